@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The RoCEv2 invariant CRC: CRC-32 over eight bytes of ones (standing for
+ * the InfiniBand LRH), the IP header, the UDP header, the BTH and the rest
+ * of the packet up to the ICRC, with every field a router may rewrite
+ * replaced by ones.
+ */
+
+#include <rte_mbuf.h>
+
+#include "droce_wire.h"
+
+/* CRC-32 of the eight 0xff bytes that open every ICRC computation. */
+static uint32_t
+icrc_lrh_crc(void)
+{
+	static const uint8_t lrh[DROCE_ICRC_LRH_LEN] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+	return droce_crc32(0, lrh, sizeof(lrh));
+}
+
+uint32_t
+droce_icrc_start(const void *l3)
+{
+	/* Largest masked block: IPv4 with options, UDP, BTH. */
+	uint8_t hdr[60 + 8 + DROCE_BTH_LEN];
+	uint32_t len = droce_icrc_hdr_len(l3);
+	uint8_t *udp;
+
+	memcpy(hdr, l3, len);
+	if ((hdr[0] >> 4) == 6) {
+		/* traffic class and flow label (version stays) */
+		hdr[0] |= 0x0f;
+		hdr[1] = 0xff;
+		hdr[2] = 0xff;
+		hdr[3] = 0xff;
+		hdr[7] = 0xff;          /* hop limit */
+		udp = hdr + 40;
+	} else {
+		hdr[1] = 0xff;          /* TOS */
+		hdr[8] = 0xff;          /* TTL */
+		hdr[10] = 0xff;         /* header checksum */
+		hdr[11] = 0xff;
+		udp = hdr + (hdr[0] & 0xf) * 4;
+	}
+	udp[6] = 0xff;                  /* UDP checksum */
+	udp[7] = 0xff;
+	udp[8 + 4] = 0xff;              /* BTH FECN, BECN, reserved */
+
+	return droce_crc32(icrc_lrh_crc(), hdr, len);
+}
+
+uint32_t
+droce_icrc_calc(const void *l3, uint32_t len)
+{
+	uint32_t hlen = droce_icrc_hdr_len(l3);
+
+	return droce_crc32(droce_icrc_start(l3), (const uint8_t *)l3 + hlen,
+			   len - hlen);
+}
+
+uint32_t
+droce_icrc_calc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
+{
+	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
+	uint32_t off = l3_off + droce_icrc_hdr_len(l3);
+	uint32_t left = len - (off - l3_off);
+	uint32_t crc = droce_icrc_start(l3);
+
+	for (; m != NULL && left > 0; m = m->next) {
+		uint32_t n;
+
+		if (off >= m->data_len) {
+			off -= m->data_len;
+			continue;
+		}
+		n = RTE_MIN(left, (uint32_t)m->data_len - off);
+		crc = droce_crc32(crc, rte_pktmbuf_mtod_offset(m, const uint8_t *,
+							       off), n);
+		left -= n;
+		off = 0;
+	}
+	return left == 0 ? crc : 0;
+}

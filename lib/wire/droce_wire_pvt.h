@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_WIRE_PVT_H
+#define DROCE_WIRE_PVT_H
+
+/*
+ * Internals of lib/wire that its tests reach: each CRC-32 implementation
+ * on its own, so that they can be checked against each other.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Raw CRC register update (no inversion), slice-by-8 tables. */
+uint32_t droce_crc32_sw(uint32_t reg, const void *buf, size_t len);
+
+/* Raw CRC register update by carry-less multiplication; len >= 64 and
+ * droce_crc32_have_clmul() required. */
+uint32_t droce_crc32_clmul(uint32_t reg, const void *buf, size_t len);
+
+/* true if this CPU can run droce_crc32_clmul(). */
+bool droce_crc32_have_clmul(void);
+
+#endif /* DROCE_WIRE_PVT_H */
