@@ -377,9 +377,14 @@ droce_wire_build(void *buf, uint32_t cap, const struct droce_wire_pkt *pkt)
 		memcpy(bth + op->hdr_len, pkt->payload, pkt->payload_len);
 	memset(bth + op->hdr_len + pkt->payload_len, 0, pad);
 
+	/* ICRC */
+	droce_icrc_put(f + frame_len - DROCE_ICRC_LEN,
+		       droce_icrc_calc(ip, (uint32_t)(f + frame_len -
+						      DROCE_ICRC_LEN - ip)));
 	/*
 	 * UDP checksum: IPv4 carries the given value (RoCEv2 senders put 0);
-	 * IPv6 forbids 0, so it is computed (it is outside the ICRC).
+	 * IPv6 forbids 0, so it is computed, over the ICRC too (which
+	 * does not cover it).
 	 */
 	if (pkt->ip_version == 4) {
 		droce_put_be16(udp + 6, pkt->udp_cksum);
@@ -389,9 +394,5 @@ droce_wire_build(void *buf, uint32_t cap, const struct droce_wire_pkt *pkt)
 		memcpy(udp + 6, &cksum, sizeof(cksum));
 	}
 
-	/* ICRC */
-	droce_icrc_put(f + frame_len - DROCE_ICRC_LEN,
-		       droce_icrc_calc(ip, (uint32_t)(f + frame_len -
-						      DROCE_ICRC_LEN - ip)));
 	return (int)frame_len;
 }

@@ -163,6 +163,20 @@ assert_same_view(const struct droce_wire_pkt *a, const struct droce_wire_pkt *b)
 		assert_memory_equal(a->payload, b->payload, a->payload_len);
 }
 
+/* The UDP checksum of an IPv6 frame is the one computed afresh. */
+static void
+assert_ipv6_udp_cksum(uint8_t *ip, uint8_t *udp)
+{
+	uint16_t stored, fresh;
+
+	memcpy(&stored, udp + 6, 2);
+	memset(udp + 6, 0, 2);
+	fresh = rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)ip, udp);
+	memcpy(udp + 6, &stored, 2);
+	assert_int_not_equal(stored, 0);
+	assert_int_equal(stored, fresh);
+}
+
 static void
 round_trip(uint8_t opcode, int ipv, bool vlan, uint32_t plen)
 {
@@ -180,6 +194,12 @@ round_trip(uint8_t opcode, int ipv, bool vlan, uint32_t plen)
 	assert_int_equal(out.bth_off, out.l3_off + (ipv == 4 ? 20 : 40) + 8);
 	assert_ptr_equal(out.payload, frame + out.bth_off + out.op->hdr_len);
 	assert_same_view(&in, &out);
+	/* IPv4 header checksum and IPv6 UDP checksum are valid */
+	if (ipv == 4)
+		assert_int_equal(rte_ipv4_cksum((const struct rte_ipv4_hdr *)
+						(frame + out.l3_off)), 0);
+	else
+		assert_ipv6_udp_cksum(frame + out.l3_off, frame + out.l4_off);
 	/* pad bytes are zero */
 	if (out.bth.padcnt != 0) {
 		static const uint8_t zero[3];
