@@ -1,0 +1,156 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+#
+# Set up, build and run droce on a Debian 12 machine.
+#
+#   devtools/quickstart.sh demo   install what is missing, build, run the demo
+#   devtools/quickstart.sh test   install what is missing, build, run every
+#                                 test, then again in an ASan+UBSan build
+#                                 (clang, with the fuzz targets)
+#
+# Packages are installed with apt-get (as root, or through sudo) only when
+# missing. The test entry ends with a line "N passed, N failed".
+
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+# What building needs, and what the tests need on top.
+BUILD_PKGS="gcc libc6-dev pkg-config meson ninja-build libdpdk-dev libbsd-dev
+	libcmocka-dev"
+TEST_PKGS="clang libclang-rt-14-dev python3 python3-scapy tshark"
+
+# Fuzz time per fuzz target, in seconds (the test suite's bound).
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+
+log() {
+	printf '==> %s\n' "$*"
+}
+
+have_pkg() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null |
+		grep -q 'install ok installed'
+}
+
+install_missing() {
+	missing=""
+	for p in "$@"; do
+		have_pkg "$p" || missing="$missing $p"
+	done
+	if [ -z "$missing" ]; then
+		log "packages: all present"
+		return 0
+	fi
+	log "installing:$missing"
+	if [ "$(id -u)" -eq 0 ]; then
+		sudo=""
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo="sudo"
+	else
+		echo "quickstart: need root (or sudo) to install:$missing" >&2
+		return 1
+	fi
+	$sudo apt-get update -q
+	# shellcheck disable=SC2086 # word splitting of the list is wanted
+	$sudo env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends $missing
+}
+
+# setup DIR [meson options...]: configure DIR once, reconfigure afterwards.
+setup() {
+	dir=$1
+	shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson configure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@"
+	fi
+}
+
+demo() {
+	# shellcheck disable=SC2086
+	install_missing $BUILD_PKGS
+	setup build
+	ninja -C build
+	mkdir -p build/demo
+	log "building a frame of every RoCEv2 opcode (IPv4 and IPv6, pad counts 0..3)"
+	build/app/droce-framegen -o build/demo/every-opcode.pcap -l 0-3,1024
+	log "decoding them back with droce-dump"
+	build/app/droce-dump --check build/demo/every-opcode.pcap
+	log "the same frames as JSON: build/app/droce-dump --json build/demo/every-opcode.pcap"
+	log "a capture from Linux soft-RoCE: tests/data/pcaps/loss_write.pcap (go-back-N after loss)"
+	build/app/droce-dump tests/data/pcaps/loss_write.pcap | sed -n '45,56p'
+}
+
+# run_suite DIR: meson test in DIR; adds its counts to passed/failed.
+run_suite() {
+	out="$1/meson-logs/quickstart-test.out"
+	if meson test -C "$1" --print-errorlogs >"$out" 2>&1; then :; fi
+	cat "$out"
+	ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$out")
+	xfail=$(sed -n 's/^Expected Fail: *\([0-9]*\).*/\1/p' "$out")
+	fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$out")
+	xpass=$(sed -n 's/^Unexpected Pass: *\([0-9]*\).*/\1/p' "$out")
+	skip=$(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$out")
+	tmo=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$out")
+	if [ -z "$ok" ]; then
+		echo "quickstart: no test summary from $1" >&2
+		failed=$((failed + 1))
+		return 0
+	fi
+	# A skipped test proves nothing: it counts as failed.
+	passed=$((passed + ok + ${xfail:-0}))
+	failed=$((failed + ${fail:-0} + ${xpass:-0} + ${skip:-0} + ${tmo:-0}))
+}
+
+test_all() {
+	passed=0
+	failed=0
+	# shellcheck disable=SC2086
+	if ! install_missing $BUILD_PKGS $TEST_PKGS; then
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+
+	log "build (gcc, warnings are errors)"
+	if setup build -Dtests=true -Dwerror=true && ninja -C build; then
+		log "test suite"
+		run_suite build
+	else
+		echo "quickstart: build failed" >&2
+		failed=$((failed + 1))
+	fi
+
+	log "ASan+UBSan build (clang, with the fuzz targets, ${FUZZ_SECONDS} s each)"
+	export CC=clang
+	if setup build-asan -Dtests=true -Dwerror=true \
+		-Db_sanitize=address,undefined -Db_lundef=false \
+		-Dfuzz=true -Dfuzz_seconds="$FUZZ_SECONDS" &&
+		ninja -C build-asan; then
+		unset CC
+		log "test suite under ASan+UBSan"
+		run_suite build-asan
+	else
+		unset CC
+		echo "quickstart: sanitizer build failed" >&2
+		failed=$((failed + 1))
+	fi
+
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
+
+case "${1:-}" in
+demo)
+	demo
+	;;
+test)
+	test_all
+	;;
+*)
+	echo "usage: $0 demo|test" >&2
+	exit 2
+	;;
+esac
