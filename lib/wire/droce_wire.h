@@ -780,6 +780,29 @@ struct droce_wire_pkt {
 int droce_wire_parse(const void *frame, uint32_t len, unsigned int flags,
 		     struct droce_wire_pkt *pkt);
 
+/** Where the parts of a RoCEv2 frame are: the receive path's view. */
+struct droce_wire_meta {
+	const struct droce_opcode_info *op; /**< NULL until the BTH is read */
+	uint16_t l3_off;            /**< IP header */
+	uint16_t l4_off;            /**< UDP header */
+	uint16_t bth_off;           /**< BTH */
+	uint8_t ip_version;         /**< 4 or 6 */
+	uint8_t padcnt;
+	uint32_t payload_len;       /**< without the pad */
+	uint32_t frame_len;         /**< up to the ICRC's end */
+};
+
+/**
+ * Check a frame as droce_wire_parse() does, recording only where its
+ * parts are: the per-packet check of the engine's receive path, which
+ * then decodes just the headers it needs.
+ *
+ * @return 0 or the negated enum droce_wire_err; on -DROCE_WIRE_EICRC and
+ * -DROCE_WIRE_EIPCSUM @p meta is complete.
+ */
+int droce_wire_parse_meta(const void *frame, uint32_t len, unsigned int flags,
+			  struct droce_wire_meta *meta);
+
 /**
  * @return the frame length droce_wire_build() will produce for @p pkt, or 0
  * if its opcode is not defined.

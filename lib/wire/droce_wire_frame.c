@@ -111,13 +111,11 @@ encode_ext(uint8_t *b, const struct droce_opcode_info *op,
 		       DROCE_CNP_RESV_LEN);
 }
 
-/* Parse the IPv4 header at ip; *l4_len gets the bytes it says follow it. */
+/* Check the IPv4 header at ip; *l4_len gets the bytes it says follow it. */
 static int
-parse_ipv4(const uint8_t *ip, uint32_t avail, struct droce_wire_pkt *pkt,
-	   uint32_t *ihl, uint32_t *l4_len)
+check_ipv4(const uint8_t *ip, uint32_t avail, uint32_t *ihl, uint32_t *l4_len)
 {
 	uint32_t tot_len;
-	rte_be32_t addr;
 
 	if (avail < IPV4_HLEN)
 		return -DROCE_WIRE_ETRUNC;
@@ -128,21 +126,13 @@ parse_ipv4(const uint8_t *ip, uint32_t avail, struct droce_wire_pkt *pkt,
 		return -DROCE_WIRE_ELENGTH;
 	if (avail < *ihl)
 		return -DROCE_WIRE_ETRUNC;
-	pkt->tos = ip[1];
-	tot_len = droce_get_be16(ip + 2);
-	pkt->ip_id = droce_get_be16(ip + 4);
-	pkt->ip_frag = droce_get_be16(ip + 6);
-	pkt->ttl = ip[8];
-	pkt->ip_cksum = droce_get_be16(ip + 10);
-	memcpy(&addr, ip + 12, sizeof(addr));
-	droce_gid_from_ipv4(pkt->src_gid, addr);
-	memcpy(&addr, ip + 16, sizeof(addr));
-	droce_gid_from_ipv4(pkt->dst_gid, addr);
 	if (ip[9] != IP_PROTO_UDP)
 		return -DROCE_WIRE_ENOTROCE;
 	/* MF set or a fragment offset: RoCEv2 is never fragmented. */
-	if (pkt->ip_frag & (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+	if (droce_get_be16(ip + 6) &
+	    (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
 		return -DROCE_WIRE_ENOTROCE;
+	tot_len = droce_get_be16(ip + 2);
 	if (tot_len < *ihl)
 		return -DROCE_WIRE_ELENGTH;
 	if (tot_len > avail)
@@ -151,23 +141,14 @@ parse_ipv4(const uint8_t *ip, uint32_t avail, struct droce_wire_pkt *pkt,
 	return 0;
 }
 
-/* Parse the IPv6 header at ip; *l4_len gets the bytes it says follow it. */
+/* Check the IPv6 header at ip; *l4_len gets the bytes it says follow it. */
 static int
-parse_ipv6(const uint8_t *ip, uint32_t avail, struct droce_wire_pkt *pkt,
-	   uint32_t *l4_len)
+check_ipv6(const uint8_t *ip, uint32_t avail, uint32_t *l4_len)
 {
-	uint32_t vtc;
-
 	if (avail < IPV6_HLEN)
 		return -DROCE_WIRE_ETRUNC;
-	vtc = droce_get_be32(ip);
-	if ((vtc >> 28) != 6)
+	if ((ip[0] >> 4) != 6)
 		return -DROCE_WIRE_EVERSION;
-	pkt->tos = (uint8_t)(vtc >> 20);
-	pkt->flow_label = vtc & 0xfffff;
-	pkt->ttl = ip[7];
-	memcpy(pkt->src_gid, ip + 8, 16);
-	memcpy(pkt->dst_gid, ip + 24, 16);
 	/* Extension headers are not used by RoCEv2. */
 	if (ip[6] != IP_PROTO_UDP)
 		return -DROCE_WIRE_ENOTROCE;
@@ -178,42 +159,39 @@ parse_ipv6(const uint8_t *ip, uint32_t avail, struct droce_wire_pkt *pkt,
 }
 
 int
-droce_wire_parse(const void *frame, uint32_t len, unsigned int flags,
-		 struct droce_wire_pkt *pkt)
+droce_wire_parse_meta(const void *frame, uint32_t len, unsigned int flags,
+		      struct droce_wire_meta *meta)
 {
 	const uint8_t *f = frame;
 	const uint8_t *bth;
 	const struct droce_opcode_info *op;
 	uint32_t off, ihl = IPV6_HLEN, l4_len = 0, udp_len, rest;
 	uint16_t type;
+	bool icrc_ok = true;
 	int ret;
 
-	memset(pkt, 0, sizeof(*pkt));
+	meta->op = NULL;
 
 	/* Ethernet */
 	if (len < ETH_HLEN)
 		return -DROCE_WIRE_ETRUNC;
-	memcpy(&pkt->dst_mac, f, RTE_ETHER_ADDR_LEN);
-	memcpy(&pkt->src_mac, f + 6, RTE_ETHER_ADDR_LEN);
 	type = droce_get_be16(f + 12);
 	off = ETH_HLEN;
 	if (type == RTE_ETHER_TYPE_VLAN) {
 		if (len < ETH_HLEN + VLAN_HLEN)
 			return -DROCE_WIRE_ETRUNC;
-		pkt->has_vlan = true;
-		pkt->vlan_tci = droce_get_be16(f + 14);
 		type = droce_get_be16(f + 16);
 		off += VLAN_HLEN;
 	}
 
 	/* IP */
-	pkt->l3_off = (uint16_t)off;
+	meta->l3_off = (uint16_t)off;
 	if (type == RTE_ETHER_TYPE_IPV4) {
-		pkt->ip_version = 4;
-		ret = parse_ipv4(f + off, len - off, pkt, &ihl, &l4_len);
+		meta->ip_version = 4;
+		ret = check_ipv4(f + off, len - off, &ihl, &l4_len);
 	} else if (type == RTE_ETHER_TYPE_IPV6) {
-		pkt->ip_version = 6;
-		ret = parse_ipv6(f + off, len - off, pkt, &l4_len);
+		meta->ip_version = 6;
+		ret = check_ipv6(f + off, len - off, &l4_len);
 	} else {
 		return -DROCE_WIRE_ENOTROCE;
 	}
@@ -222,32 +200,29 @@ droce_wire_parse(const void *frame, uint32_t len, unsigned int flags,
 	off += ihl;
 
 	/* UDP */
-	pkt->l4_off = (uint16_t)off;
+	meta->l4_off = (uint16_t)off;
 	if (l4_len < UDP_HLEN)
 		return -DROCE_WIRE_ELENGTH;
-	pkt->udp_sport = droce_get_be16(f + off);
-	pkt->udp_dport = droce_get_be16(f + off + 2);
-	udp_len = droce_get_be16(f + off + 4);
-	pkt->udp_cksum = droce_get_be16(f + off + 6);
-	if (pkt->udp_dport != DROCE_UDP_PORT)
+	if (droce_get_be16(f + off + 2) != DROCE_UDP_PORT)
 		return -DROCE_WIRE_ENOTROCE;
+	udp_len = droce_get_be16(f + off + 4);
 	if (udp_len != l4_len)
 		return -DROCE_WIRE_ELENGTH;
 	off += UDP_HLEN;
-	pkt->frame_len = off - UDP_HLEN + udp_len;
+	meta->frame_len = off - UDP_HLEN + udp_len;
 
 	/* BTH */
-	pkt->bth_off = (uint16_t)off;
+	meta->bth_off = (uint16_t)off;
 	if (udp_len < UDP_HLEN + DROCE_BTH_LEN + DROCE_ICRC_LEN)
 		return -DROCE_WIRE_ELENGTH;
 	bth = f + off;
-	droce_bth_decode(bth, &pkt->bth);
-	if (pkt->bth.tver != 0)
+	if ((bth[1] & 0xf) != 0)
 		return -DROCE_WIRE_EVERSION;
-	op = droce_opcode_get(pkt->bth.opcode);
+	op = droce_opcode_get(bth[0]);
 	if (op == NULL)
 		return -DROCE_WIRE_EOPCODE;
-	pkt->op = op;
+	meta->op = op;
+	meta->padcnt = (bth[1] >> 4) & 3;
 
 	/* Extension headers, payload, pad, ICRC */
 	rest = udp_len - UDP_HLEN;
@@ -255,25 +230,95 @@ droce_wire_parse(const void *frame, uint32_t len, unsigned int flags,
 		return -DROCE_WIRE_ELENGTH;
 	rest -= op->hdr_len + DROCE_ICRC_LEN;
 	/* payload and pad fill whole 4-byte words */
-	if (rest < pkt->bth.padcnt || (rest & 3) != 0)
+	if (rest < meta->padcnt || (rest & 3) != 0)
 		return -DROCE_WIRE_ELENGTH;
 	if (!(op->flags & DROCE_OPF_PAYLOAD) && rest != 0)
 		return -DROCE_WIRE_ELENGTH;
-	decode_ext(bth, op, pkt);
-	pkt->payload = bth + op->hdr_len;
-	pkt->payload_len = rest - pkt->bth.padcnt;
-	pkt->icrc = droce_icrc_get(f + pkt->frame_len - DROCE_ICRC_LEN);
+	meta->payload_len = rest - meta->padcnt;
 
 	if (!(flags & DROCE_WIRE_NO_ICRC))
-		pkt->icrc_ok = droce_icrc_calc(f + pkt->l3_off, pkt->frame_len -
-					       pkt->l3_off - DROCE_ICRC_LEN) ==
-			pkt->icrc;
-	if (pkt->ip_version == 4 && !(flags & DROCE_WIRE_NO_IPCSUM) &&
-	    rte_ipv4_cksum((const struct rte_ipv4_hdr *)(f + pkt->l3_off)) != 0)
+		icrc_ok = droce_icrc_calc(f + meta->l3_off, meta->frame_len -
+					  meta->l3_off - DROCE_ICRC_LEN) ==
+			droce_icrc_get(f + meta->frame_len - DROCE_ICRC_LEN);
+	if (meta->ip_version == 4 && !(flags & DROCE_WIRE_NO_IPCSUM) &&
+	    rte_ipv4_cksum((const struct rte_ipv4_hdr *)(f + meta->l3_off)) != 0)
 		return -DROCE_WIRE_EIPCSUM;
-	if (!(flags & DROCE_WIRE_NO_ICRC) && !pkt->icrc_ok)
+	if (!icrc_ok)
 		return -DROCE_WIRE_EICRC;
 	return 0;
+}
+
+/* Decode the Ethernet, IP and UDP fields of a frame meta checked. */
+static void
+decode_l2_l4(const uint8_t *f, const struct droce_wire_meta *meta,
+	     struct droce_wire_pkt *pkt)
+{
+	const uint8_t *ip = f + meta->l3_off;
+	const uint8_t *udp = f + meta->l4_off;
+	rte_be32_t addr;
+
+	memcpy(&pkt->dst_mac, f, RTE_ETHER_ADDR_LEN);
+	memcpy(&pkt->src_mac, f + 6, RTE_ETHER_ADDR_LEN);
+	if (meta->l3_off == ETH_HLEN + VLAN_HLEN) {
+		pkt->has_vlan = true;
+		pkt->vlan_tci = droce_get_be16(f + 14);
+	}
+	pkt->ip_version = meta->ip_version;
+	if (meta->ip_version == 4) {
+		pkt->tos = ip[1];
+		pkt->ip_id = droce_get_be16(ip + 4);
+		pkt->ip_frag = droce_get_be16(ip + 6);
+		pkt->ttl = ip[8];
+		pkt->ip_cksum = droce_get_be16(ip + 10);
+		memcpy(&addr, ip + 12, sizeof(addr));
+		droce_gid_from_ipv4(pkt->src_gid, addr);
+		memcpy(&addr, ip + 16, sizeof(addr));
+		droce_gid_from_ipv4(pkt->dst_gid, addr);
+	} else {
+		uint32_t vtc = droce_get_be32(ip);
+
+		pkt->tos = (uint8_t)(vtc >> 20);
+		pkt->flow_label = vtc & 0xfffff;
+		pkt->ttl = ip[7];
+		memcpy(pkt->src_gid, ip + 8, 16);
+		memcpy(pkt->dst_gid, ip + 24, 16);
+	}
+	pkt->udp_sport = droce_get_be16(udp);
+	pkt->udp_dport = droce_get_be16(udp + 2);
+	pkt->udp_cksum = droce_get_be16(udp + 6);
+}
+
+int
+droce_wire_parse(const void *frame, uint32_t len, unsigned int flags,
+		 struct droce_wire_pkt *pkt)
+{
+	const uint8_t *f = frame;
+	struct droce_wire_meta meta;
+	int ret;
+
+	memset(pkt, 0, sizeof(*pkt));
+	ret = droce_wire_parse_meta(frame, len, flags, &meta);
+	/* the view is complete when only a checksum failed */
+	if (ret != 0 && ret != -DROCE_WIRE_EICRC && ret != -DROCE_WIRE_EIPCSUM)
+		return ret;
+
+	decode_l2_l4(f, &meta, pkt);
+	pkt->l3_off = meta.l3_off;
+	pkt->l4_off = meta.l4_off;
+	pkt->bth_off = meta.bth_off;
+	pkt->frame_len = meta.frame_len;
+	pkt->op = meta.op;
+	droce_bth_decode(f + meta.bth_off, &pkt->bth);
+	decode_ext(f + meta.bth_off, meta.op, pkt);
+	pkt->payload = f + meta.bth_off + meta.op->hdr_len;
+	pkt->payload_len = meta.payload_len;
+	pkt->icrc = droce_icrc_get(f + meta.frame_len - DROCE_ICRC_LEN);
+	if (!(flags & DROCE_WIRE_NO_ICRC))
+		pkt->icrc_ok = ret != -DROCE_WIRE_EICRC &&
+			(ret == 0 || droce_icrc_calc(f + meta.l3_off,
+				meta.frame_len - meta.l3_off - DROCE_ICRC_LEN) ==
+			 pkt->icrc);
+	return ret;
 }
 
 /* Headers, payload and pad: what follows the UDP header, ICRC included. */
