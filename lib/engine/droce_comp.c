@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The completer: the responses to our requests. An ACK acknowledges every
+ * request up to its PSN; a READ response or atomic ACK does the same for
+ * the requests before it and carries the data of its own. A NAK rewinds
+ * the requester (PSN sequence error), makes it wait (RNR) or fails the
+ * WQE (access, invalid request, operational errors). WQEs complete in
+ * order; progress restarts the retransmission timer and the retry counts.
+ */
+
+#include "droce_engine_pvt.h"
+
+static bool
+is_rd_atomic(uint8_t opcode)
+{
+	return opcode == IBV_WR_RDMA_READ ||
+		opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Something was acknowledged: reset the retry counts and the timer. */
+static void
+progress(struct droce_qp *qp, uint32_t psn, uint64_t now)
+{
+	uint32_t next = droce_psn_add(psn, 1);
+
+	if (droce_psn_diff(next, qp->req.una_psn) > 0)
+		qp->req.una_psn = next;
+	qp->req.gap_rewound = false;
+	qp->req.retry_left = qp->retry_cnt;
+	qp->req.rnr_left = qp->rnr_retry;
+	qp->req.rexmit_at = qp->timeout_cycles != 0 ?
+		now + qp->timeout_cycles : 0;
+}
+
+/*
+ * Mark done every SEND/WRITE WQE whose last PSN is at or before @p psn.
+ * A READ or atomic covered by it lost its response: resend it.
+ * @return true if the requester was rewound.
+ */
+static bool
+ack_upto(struct droce_qp *qp, uint32_t psn)
+{
+	struct droce_wq *sq = qp->cfg.sq;
+	uint32_t idx;
+
+	for (idx = qp->req.comp; idx != qp->req.cons; idx++) {
+		struct droce_send_wqe *wqe = droce_wq_slot(sq, idx);
+
+		if (wqe->state == DROCE_WQE_DONE)
+			continue;
+		if (wqe->state != DROCE_WQE_SENT ||
+		    droce_psn_diff(wqe->last_psn, psn) > 0)
+			break;
+		if (is_rd_atomic(wqe->opcode)) {
+			/* acknowledged past its last response: the responses
+			 * were lost, ask again */
+			droce_req_rewind(qp, droce_psn_add(wqe->first_psn,
+					 wqe->done_bytes / qp->mtu));
+			return true;
+		}
+		wqe->state = DROCE_WQE_DONE;
+	}
+	return false;
+}
+
+/* The oldest WQE not done, if it is the READ or atomic @p psn answers. */
+static struct droce_send_wqe *
+rd_atomic_wqe(struct droce_qp *qp, uint32_t psn)
+{
+	struct droce_wq *sq = qp->cfg.sq;
+	uint32_t idx;
+
+	for (idx = qp->req.comp; idx != qp->req.cons; idx++) {
+		struct droce_send_wqe *wqe = droce_wq_slot(sq, idx);
+
+		if (wqe->state == DROCE_WQE_DONE)
+			continue;
+		if (!is_rd_atomic(wqe->opcode) || wqe->state != DROCE_WQE_SENT)
+			return NULL;
+		if (droce_psn_diff(psn, wqe->first_psn) < 0 ||
+		    droce_psn_diff(psn, wqe->last_psn) > 0)
+			return NULL;
+		return wqe;
+	}
+	return NULL;
+}
+
+static void
+read_response(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
+	      const struct droce_wire_meta *meta, uint64_t now)
+{
+	struct droce_send_wqe *wqe;
+	uint32_t expect, len = meta->payload_len;
+
+	/* a response acknowledges every request before the READ */
+	if (ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK)))
+		return;
+	wqe = rd_atomic_wqe(qp, psn);
+	if (wqe == NULL || wqe->opcode != IBV_WR_RDMA_READ)
+		return;
+	expect = droce_psn_add(wqe->first_psn, wqe->done_bytes / qp->mtu);
+	if (psn != expect) {
+		/* a gap: ask again from the missing response, once per gap */
+		if (droce_psn_diff(psn, expect) > 0 &&
+		    !(qp->req.gap_rewound && qp->req.gap_psn == expect)) {
+			droce_req_rewind(qp, expect);
+			qp->req.una_psn = expect;
+			qp->req.gap_rewound = true;
+			qp->req.gap_psn = expect;
+		}
+		return;
+	}
+	if (wqe->done_bytes + len > wqe->length ||
+	    (len != qp->mtu && wqe->done_bytes + len != wqe->length)) {
+		droce_req_fail(qp, IBV_WC_BAD_RESP_ERR);
+		return;
+	}
+	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, wqe->done_bytes,
+			bth + meta->op->hdr_len, len);
+	wqe->done_bytes += len;
+	progress(qp, psn, now);
+	if (meta->op->flags & DROCE_OPF_LAST) {
+		if (wqe->done_bytes != wqe->length) {
+			droce_req_fail(qp, IBV_WC_BAD_RESP_ERR);
+			return;
+		}
+		wqe->state = DROCE_WQE_DONE;
+		qp->req.rd_atomic--;
+	}
+}
+
+static void
+atomic_ack(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
+	   const struct droce_wire_meta *meta, uint64_t now)
+{
+	struct droce_send_wqe *wqe;
+	struct droce_atomicacketh ack;
+
+	if (ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK)))
+		return;
+	wqe = rd_atomic_wqe(qp, psn);
+	if (wqe == NULL || wqe->opcode == IBV_WR_RDMA_READ)
+		return;
+	droce_atomicacketh_decode(bth + meta->op->offset[DROCE_EXT_ATOMICACKETH],
+				  &ack);
+	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, 0, &ack.orig,
+			sizeof(ack.orig));
+	wqe->state = DROCE_WQE_DONE;
+	qp->req.rd_atomic--;
+	progress(qp, psn, now);
+}
+
+static void
+nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
+{
+	uint8_t value = syndrome & DROCE_AETH_VALUE_MASK;
+	uint32_t before = droce_psn_add(psn, DROCE_PSN_MASK);
+
+	/* a NAK for psn acknowledges everything before it */
+	if (ack_upto(qp, before))
+		return;
+	if ((syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_RNR_NAK) {
+		qp->stats.rnr_naks_rcvd++;
+		if (qp->rnr_retry != 7) {
+			if (qp->req.rnr_left == 0) {
+				droce_req_complete(qp);
+				droce_req_fail(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			qp->req.rnr_left--;
+		}
+		droce_req_rewind(qp, psn);
+		qp->req.una_psn = psn;
+		qp->req.rnr_wait = true;
+		qp->req.rnr_at = now + droce_rnr_cycles(value, droce_eng.hz);
+		qp->req.rexmit_at = 0;
+		return;
+	}
+	qp->stats.naks_rcvd++;
+	droce_req_complete(qp);
+	switch (value) {
+	case DROCE_NAK_PSN_SEQ_ERR:
+		if (qp->req.retry_left == 0) {
+			droce_req_fail(qp, IBV_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->req.retry_left--;
+		droce_req_rewind(qp, psn);
+		qp->req.una_psn = psn;
+		qp->req.rexmit_at = qp->timeout_cycles != 0 ?
+			now + qp->timeout_cycles : 0;
+		break;
+	case DROCE_NAK_REM_ACCESS_ERR:
+		droce_req_fail(qp, IBV_WC_REM_ACCESS_ERR);
+		break;
+	case DROCE_NAK_REM_OP_ERR:
+		droce_req_fail(qp, IBV_WC_REM_OP_ERR);
+		break;
+	default:
+		droce_req_fail(qp, IBV_WC_REM_INV_REQ_ERR);
+		break;
+	}
+}
+
+void
+droce_comp_rx(struct droce_qp *qp, struct rte_mbuf *m,
+	      const struct droce_wire_meta *meta, uint64_t now)
+{
+	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						     meta->bth_off);
+	uint32_t psn = droce_bth_psn(bth);
+	uint32_t flags = meta->op->flags;
+	struct droce_aeth aeth = { 0 };
+
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return;
+	/* responses to PSNs never sent are stale or forged */
+	if (droce_psn_diff(psn, qp->req.psn) >= 0)
+		return;
+	if (flags & DROCE_OPF_AETH)
+		droce_aeth_decode(bth + meta->op->offset[DROCE_EXT_AETH], &aeth);
+
+	if (flags & DROCE_OPF_READ) {
+		read_response(qp, bth, psn, meta, now);
+	} else if (flags & DROCE_OPF_ATOMIC) {
+		atomic_ack(qp, bth, psn, meta, now);
+	} else if ((aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK) {
+		if (droce_psn_diff(psn, qp->req.una_psn) >= 0 &&
+		    !ack_upto(qp, psn))
+			progress(qp, psn, now);
+	} else {
+		nak(qp, aeth.syndrome, psn, now);
+	}
+	if (qp->state != IBV_QPS_ERR)
+		droce_req_complete(qp);
+	if (qp->req.comp == qp->req.cons && qp->req.offset == 0)
+		qp->req.rexmit_at = 0;
+}

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Configuration: which DPDK ports become which droce devices, with which
+ * addresses, EAL arguments and engine cores. Read from the .ini file named
+ * by DROCE_CONFIG; without one, the embedded default applies: droce0 and
+ * droce1 wired back to back over a net_ring pair inside the process.
+ *
+ *   [eal]
+ *   args = --no-huge -m 512 --no-pci --in-memory --vdev=net_memif0,...
+ *
+ *   [engine]
+ *   cores = 1              ; CPUs of the engine lcores (default: the last)
+ *   idle_sleep_us = 20     ; sleep when idle; 0 busy-polls
+ *   pcap = /tmp/droce.pcap ; mirror every frame sent and received, one
+ *                          ; file per device (droce-droce0.pcap, ...)
+ *   mbufs = 16384
+ *
+ *   [device droce0]
+ *   port = ring:pair0:0    ; or an ethdev name (net_memif0), or a PCI address
+ *   mac = 02:d7:0c:e0:00:01
+ *   ipv4 = 10.0.0.1/24
+ *   ipv6 = fd00::1/64
+ *   mtu = 1500
+ *   lcore = 0              ; index into cores
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cfgfile.h>
+#include <rte_string_fns.h>
+
+#include "droce_engine_pvt.h"
+
+#define DEFAULT_EAL_ARGS "--no-huge -m 512 --no-pci --no-shconf"
+#define DEFAULT_MBUFS 16384
+#define DEFAULT_IDLE_SLEEP_US 20
+#define DEFAULT_MTU 1500
+
+static void
+config_defaults(struct droce_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	strlcpy(cfg->eal_args, DEFAULT_EAL_ARGS, sizeof(cfg->eal_args));
+	cfg->ncores = 1;
+	cfg->cores[0] = -1;
+	cfg->idle_sleep_us = DEFAULT_IDLE_SLEEP_US;
+	cfg->mbufs = DEFAULT_MBUFS;
+}
+
+static void
+dev_defaults(struct droce_dev_cfg *d, const char *name)
+{
+	memset(d, 0, sizeof(*d));
+	strlcpy(d->name, name, sizeof(d->name));
+	d->mtu = DEFAULT_MTU;
+	d->lcore = -1;
+}
+
+/* The embedded default: two devices back to back over a ring pair. */
+static void
+config_embedded(struct droce_cfg *cfg)
+{
+	static const struct rte_ether_addr mac[2] = {
+		{ { 0x02, 0xd7, 0x0c, 0xe0, 0x00, 0x01 } },
+		{ { 0x02, 0xd7, 0x0c, 0xe0, 0x00, 0x02 } },
+	};
+	unsigned int i;
+
+	config_defaults(cfg);
+	cfg->ndevs = 2;
+	for (i = 0; i < 2; i++) {
+		struct droce_dev_cfg *d = &cfg->dev[i];
+		char name[16];
+
+		snprintf(name, sizeof(name), "droce%u", i);
+		dev_defaults(d, name);
+		snprintf(d->port, sizeof(d->port), "ring:droce:%u", i);
+		d->has_mac = true;
+		d->mac = mac[i];
+		d->ipv4 = htonl(0x0a000001 + i);
+		d->ipv4_prefix = 24;
+	}
+}
+
+static int
+parse_ipv4(const char *s, rte_be32_t *addr, uint8_t *prefix)
+{
+	char buf[64];
+	char *slash;
+	struct in_addr a;
+
+	strlcpy(buf, s, sizeof(buf));
+	*prefix = 32;
+	slash = strchr(buf, '/');
+	if (slash != NULL) {
+		char *end;
+		unsigned long p = strtoul(slash + 1, &end, 10);
+
+		if (*end != '\0' || p > 32)
+			return -EINVAL;
+		*prefix = (uint8_t)p;
+		*slash = '\0';
+	}
+	if (inet_pton(AF_INET, buf, &a) != 1)
+		return -EINVAL;
+	*addr = a.s_addr;
+	return 0;
+}
+
+static int
+parse_ipv6(const char *s, uint8_t addr[16], uint8_t *prefix)
+{
+	char buf[128];
+	char *slash;
+
+	strlcpy(buf, s, sizeof(buf));
+	*prefix = 64;
+	slash = strchr(buf, '/');
+	if (slash != NULL) {
+		char *end;
+		unsigned long p = strtoul(slash + 1, &end, 10);
+
+		if (*end != '\0' || p > 128)
+			return -EINVAL;
+		*prefix = (uint8_t)p;
+		*slash = '\0';
+	}
+	return inet_pton(AF_INET6, buf, addr) == 1 ? 0 : -EINVAL;
+}
+
+static int
+parse_uint(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(s, &end, 0);
+	if (errno != 0 || end == s || *end != '\0' || *v > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int
+parse_cores(const char *s, struct droce_cfg *cfg)
+{
+	char buf[256];
+	char *save = NULL, *tok;
+
+	strlcpy(buf, s, sizeof(buf));
+	cfg->ncores = 0;
+	for (tok = strtok_r(buf, ", ", &save); tok != NULL;
+	     tok = strtok_r(NULL, ", ", &save)) {
+		unsigned long cpu;
+
+		if (cfg->ncores == DROCE_MAX_LCORES ||
+		    parse_uint(tok, 1023, &cpu) < 0)
+			return -EINVAL;
+		cfg->cores[cfg->ncores++] = (int)cpu;
+	}
+	return cfg->ncores > 0 ? 0 : -EINVAL;
+}
+
+/* One [device NAME] section. */
+static int
+parse_device(struct rte_cfgfile *f, const char *section,
+	     struct droce_dev_cfg *d)
+{
+	const char *v;
+	unsigned long n;
+
+	dev_defaults(d, section + strlen("device "));
+	if (d->name[0] == '\0')
+		return -EINVAL;
+	v = rte_cfgfile_get_entry(f, section, "port");
+	if (v == NULL) {
+		DROCE_LOG(ERR, "[%s]: no port", section);
+		return -EINVAL;
+	}
+	strlcpy(d->port, v, sizeof(d->port));
+	v = rte_cfgfile_get_entry(f, section, "mac");
+	if (v != NULL) {
+		if (rte_ether_unformat_addr(v, &d->mac) < 0) {
+			DROCE_LOG(ERR, "[%s]: bad mac '%s'", section, v);
+			return -EINVAL;
+		}
+		d->has_mac = true;
+	}
+	v = rte_cfgfile_get_entry(f, section, "ipv4");
+	if (v != NULL && parse_ipv4(v, &d->ipv4, &d->ipv4_prefix) < 0) {
+		DROCE_LOG(ERR, "[%s]: bad ipv4 '%s'", section, v);
+		return -EINVAL;
+	}
+	v = rte_cfgfile_get_entry(f, section, "ipv6");
+	if (v != NULL) {
+		if (parse_ipv6(v, d->ipv6, &d->ipv6_prefix) < 0) {
+			DROCE_LOG(ERR, "[%s]: bad ipv6 '%s'", section, v);
+			return -EINVAL;
+		}
+		d->has_ipv6 = true;
+	}
+	v = rte_cfgfile_get_entry(f, section, "mtu");
+	if (v != NULL) {
+		if (parse_uint(v, 9600, &n) < 0 || n < 576) {
+			DROCE_LOG(ERR, "[%s]: bad mtu '%s'", section, v);
+			return -EINVAL;
+		}
+		d->mtu = (uint16_t)n;
+	}
+	v = rte_cfgfile_get_entry(f, section, "lcore");
+	if (v != NULL) {
+		if (parse_uint(v, DROCE_MAX_LCORES - 1, &n) < 0) {
+			DROCE_LOG(ERR, "[%s]: bad lcore '%s'", section, v);
+			return -EINVAL;
+		}
+		d->lcore = (int)n;
+	}
+	if (d->ipv4 == 0 && !d->has_ipv6) {
+		DROCE_LOG(ERR, "[%s]: needs an ipv4 or ipv6 address", section);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+droce_config_parse_file(const char *path, struct droce_cfg *cfg)
+{
+	struct rte_cfgfile *f;
+	char **sections = NULL;
+	const char *v;
+	unsigned long n;
+	int nsec = 0, ndev, i, ret = 0;
+
+	config_defaults(cfg);
+	f = rte_cfgfile_load(path, 0);
+	if (f == NULL) {
+		DROCE_LOG(ERR, "cannot read configuration %s", path);
+		return -ENOENT;
+	}
+
+	v = rte_cfgfile_get_entry(f, "eal", "args");
+	if (v != NULL)
+		strlcpy(cfg->eal_args, v, sizeof(cfg->eal_args));
+	v = rte_cfgfile_get_entry(f, "engine", "cores");
+	if (v != NULL && parse_cores(v, cfg) < 0) {
+		DROCE_LOG(ERR, "%s: bad cores '%s'", path, v);
+		ret = -EINVAL;
+		goto out;
+	}
+	v = rte_cfgfile_get_entry(f, "engine", "idle_sleep_us");
+	if (v != NULL) {
+		if (parse_uint(v, 1000000, &n) < 0) {
+			DROCE_LOG(ERR, "%s: bad idle_sleep_us '%s'", path, v);
+			ret = -EINVAL;
+			goto out;
+		}
+		cfg->idle_sleep_us = (unsigned int)n;
+	}
+	v = rte_cfgfile_get_entry(f, "engine", "pcap");
+	if (v != NULL)
+		strlcpy(cfg->pcap, v, sizeof(cfg->pcap));
+	v = rte_cfgfile_get_entry(f, "engine", "mbufs");
+	if (v != NULL) {
+		if (parse_uint(v, 1u << 22, &n) < 0 || n < 1024) {
+			DROCE_LOG(ERR, "%s: bad mbufs '%s'", path, v);
+			ret = -EINVAL;
+			goto out;
+		}
+		cfg->mbufs = (unsigned int)n;
+	}
+
+	ndev = rte_cfgfile_num_sections(f, "device ", strlen("device "));
+	if (ndev <= 0) {
+		DROCE_LOG(ERR, "%s: no [device NAME] section", path);
+		ret = -EINVAL;
+		goto out;
+	}
+	if (ndev > DROCE_MAX_DEVS) {
+		DROCE_LOG(ERR, "%s: more than %d devices", path, DROCE_MAX_DEVS);
+		ret = -EINVAL;
+		goto out;
+	}
+	nsec = rte_cfgfile_num_sections(f, NULL, 0);
+	sections = calloc((size_t)nsec, sizeof(*sections));
+	if (sections == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nsec; i++) {
+		sections[i] = malloc(CFG_NAME_LEN);
+		if (sections[i] == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	rte_cfgfile_sections(f, sections, nsec);
+	for (i = 0; i < nsec; i++) {
+		if (strncmp(sections[i], "device ", strlen("device ")) != 0)
+			continue;
+		ret = parse_device(f, sections[i], &cfg->dev[cfg->ndevs]);
+		if (ret < 0)
+			goto out;
+		if (cfg->dev[cfg->ndevs].lcore >= (int)cfg->ncores) {
+			DROCE_LOG(ERR, "[%s]: lcore %d but %u engine cores",
+				  sections[i], cfg->dev[cfg->ndevs].lcore,
+				  cfg->ncores);
+			ret = -EINVAL;
+			goto out;
+		}
+		cfg->ndevs++;
+	}
+out:
+	if (sections != NULL) {
+		for (i = 0; i < nsec; i++)
+			free(sections[i]);
+		free(sections);
+	}
+	rte_cfgfile_close(f);
+	return ret;
+}
+
+int
+droce_config_load(struct droce_cfg *cfg)
+{
+	const char *path = getenv("DROCE_CONFIG");
+
+	if (path == NULL || path[0] == '\0') {
+		config_embedded(cfg);
+		return 0;
+	}
+	return droce_config_parse_file(path, cfg);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Moving payload between registered memory and packets. Keys and ranges
+ * are checked before any byte moves; the copies themselves trust them.
+ */
+
+#include <rte_memcpy.h>
+
+#include "droce_engine_pvt.h"
+
+int
+droce_sge_check(const struct droce_dev *dev, const struct droce_pd_eng *pd,
+		const struct ibv_sge *sge, uint32_t nsge, bool write)
+{
+	uint32_t i;
+
+	for (i = 0; i < nsge; i++) {
+		const struct droce_mr_eng *mr;
+
+		if (sge[i].length == 0)
+			continue;
+		mr = droce_mr_lookup(dev, sge[i].lkey, false);
+		if (mr == NULL || mr->pd != pd || sge[i].addr < mr->addr ||
+		    sge[i].addr - mr->addr > mr->length ||
+		    sge[i].length > mr->length - (sge[i].addr - mr->addr))
+			return -EACCES;
+		if (write && !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+			return -EACCES;
+	}
+	return 0;
+}
+
+void
+droce_sge_read(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+	       void *dst, uint32_t len)
+{
+	uint8_t *d = dst;
+	uint32_t i;
+
+	for (i = 0; i < nsge && len > 0; i++) {
+		uint32_t n;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = RTE_MIN(len, sge[i].length - off);
+		rte_memcpy(d, (const void *)(uintptr_t)(sge[i].addr + off), n);
+		d += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+void
+droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		const void *src, uint32_t len)
+{
+	const uint8_t *s = src;
+	uint32_t i;
+
+	for (i = 0; i < nsge && len > 0; i++) {
+		uint32_t n;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = RTE_MIN(len, sge[i].length - off);
+		rte_memcpy((void *)(uintptr_t)(sge[i].addr + off), s, n);
+		s += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+struct droce_mr_eng *
+droce_rkey_check(const struct droce_dev *dev, const struct droce_pd_eng *pd,
+		 uint32_t rkey, uint64_t va, uint64_t len, uint32_t access)
+{
+	struct droce_mr_eng *mr = droce_mr_lookup(dev, rkey, true);
+
+	if (mr == NULL || mr->pd != pd || (mr->access & access) != access)
+		return NULL;
+	if (va < mr->addr || va - mr->addr > mr->length ||
+	    len > mr->length - (va - mr->addr))
+		return NULL;
+	return mr;
+}

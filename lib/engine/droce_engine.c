@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Engine start-up: the configuration, DPDK's EAL (initialised in a thread
+ * of the engine's own, which becomes the main lcore, so the application's
+ * threads keep their affinity), the ports, the devices on them, and the
+ * engine lcores. Also the control calls that run on an engine lcore.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+#include <rte_string_fns.h>
+
+#include "droce_engine_pvt.h"
+
+RTE_LOG_REGISTER_DEFAULT(droce_engine_logtype, NOTICE);
+
+struct droce_engine droce_eng;
+
+#define RX_DESC 1024
+#define TX_DESC 1024
+#define MAX_EAL_ARGS 64
+
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
+static int start_state;   /* 0 not started, 1 starting, 2 done */
+static int start_result;
+static bool stop_registered;
+
+uint64_t
+droce_clock(void)
+{
+	return rte_get_tsc_cycles();
+}
+
+uint64_t
+droce_clock_hz(void)
+{
+	return droce_eng.hz;
+}
+
+unsigned int
+droce_dev_count(void)
+{
+	return droce_eng.ndevs;
+}
+
+struct droce_dev *
+droce_dev_get(unsigned int idx)
+{
+	return idx < droce_eng.ndevs ? droce_eng.devs[idx] : NULL;
+}
+
+/* The largest IB MTU whose packets fit an Ethernet MTU. */
+static enum ibv_mtu
+active_mtu(uint16_t eth_mtu)
+{
+	/* IPv6 + UDP + BTH + the longest extension headers + ICRC */
+	const uint32_t overhead = 40 + 8 + DROCE_BTH_LEN + 28 + 4;
+	enum ibv_mtu m;
+
+	for (m = IBV_MTU_4096; m > IBV_MTU_256; m--)
+		if (droce_mtu_bytes(m) + overhead <= eth_mtu)
+			break;
+	return m;
+}
+
+void
+droce_dev_query(struct droce_dev *dev, struct droce_dev_attr *attr)
+{
+	struct rte_eth_link link;
+	const uint8_t *m = dev->mac.addr_bytes;
+	uint8_t eui[8] = { m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5] };
+
+	memset(attr, 0, sizeof(*attr));
+	strlcpy(attr->name, dev->name, sizeof(attr->name));
+	attr->mac = dev->mac;
+	memcpy(&attr->guid, eui, sizeof(eui));
+	attr->eth_mtu = dev->eth_mtu;
+	attr->active_mtu = dev->active_mtu;
+	memset(&link, 0, sizeof(link));
+	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0) {
+		attr->link_up = link.link_status == RTE_ETH_LINK_UP;
+		attr->link_speed_mbps = link.link_speed;
+	}
+	attr->gid_count = dev->gid_count;
+	memcpy(attr->gid, dev->gid, sizeof(attr->gid));
+	attr->port_id = dev->port_id;
+	attr->lcore = dev->lc->lcore_id;
+}
+
+void
+droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats)
+{
+	*stats = dev->stats;
+}
+
+int
+droce_dev_call(struct droce_dev *dev,
+	       int (*fn)(struct droce_dev *dev, void *arg), void *arg)
+{
+	struct droce_ctl_req req = { .fn = fn, .dev = dev, .arg = arg };
+	unsigned int spins = 0;
+
+	if (rte_lcore_id() == dev->lc->lcore_id)
+		return fn(dev, arg);
+	while (rte_ring_enqueue(dev->lc->ctl, &req) != 0)
+		sched_yield();
+	while (!__atomic_load_n(&req.done, __ATOMIC_ACQUIRE)) {
+		if (++spins < 1000) {
+			rte_pause();
+		} else {
+			struct timespec ts = { 0, 5000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	return req.ret;
+}
+
+/* ------------------------------------------------------------------------
+ * Ports.
+ */
+
+/* "ring:PAIR:END": one end of a pair of ports wired back to back. */
+static int
+ring_port(const char *spec, unsigned int socket)
+{
+	char pair[17], rname[2][RTE_RING_NAMESIZE], pname[RTE_ETH_NAME_MAX_LEN];
+	struct rte_ring *r[2];
+	const char *colon;
+	unsigned long end;
+	unsigned int i;
+	int port;
+
+	colon = strrchr(spec, ':');
+	/* the pair's name goes into ring names: at most 16 characters */
+	if (colon == NULL || colon == spec + 4 || colon - spec - 5 >= 17)
+		return -EINVAL;
+	end = strtoul(colon + 1, NULL, 10);
+	if (end > 1)
+		return -EINVAL;
+	snprintf(pair, sizeof(pair), "%.*s", (int)(colon - spec - 5), spec + 5);
+	for (i = 0; i < 2; i++) {
+		snprintf(rname[i], sizeof(rname[i]), "drp_%s_%u", pair, i);
+		r[i] = rte_ring_lookup(rname[i]);
+		if (r[i] == NULL)
+			r[i] = rte_ring_create(rname[i], 4096, (int)socket,
+					       RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (r[i] == NULL)
+			return -rte_errno;
+	}
+	snprintf(pname, sizeof(pname), "droce_ring_%s_%lu", pair, end);
+	/* end 0 sends on ring 0 and receives on ring 1; end 1 the reverse */
+	port = rte_eth_from_rings(pname, &r[1 - end], 1, &r[end], 1, socket);
+	return port < 0 ? -rte_errno : port;
+}
+
+/* The port a device spec names, probing it if it is not there yet. */
+static int
+find_port(const char *spec, unsigned int socket)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	uint16_t port;
+
+	if (strncmp(spec, "ring:", 5) == 0)
+		return ring_port(spec, socket);
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(spec, ","), spec);
+	if (rte_eth_dev_get_port_by_name(name, &port) == 0)
+		return port;
+	if (rte_dev_probe(spec) < 0)
+		return -ENODEV;
+	if (rte_eth_dev_get_port_by_name(name, &port) == 0)
+		return port;
+	return -ENODEV;
+}
+
+static int
+port_start(struct droce_dev *dev)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr port_mac;
+	int ret;
+
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_info_get(dev->port_id, &info);
+	if (ret < 0)
+		return ret;
+	conf.rxmode.mtu = dev->eth_mtu;
+	if (info.max_mtu < dev->eth_mtu) {
+		DROCE_LOG(WARNING, "%s: port MTU at most %u", dev->name,
+			  info.max_mtu);
+		dev->eth_mtu = info.max_mtu;
+		conf.rxmode.mtu = info.max_mtu;
+	}
+	ret = rte_eth_dev_configure(dev->port_id, 1, 1, &conf);
+	if (ret < 0)
+		return ret;
+	ret = rte_eth_rx_queue_setup(dev->port_id, 0, RX_DESC,
+				     rte_eth_dev_socket_id(dev->port_id), NULL,
+				     dev->pool);
+	if (ret < 0)
+		return ret;
+	ret = rte_eth_tx_queue_setup(dev->port_id, 0, TX_DESC,
+				     rte_eth_dev_socket_id(dev->port_id), NULL);
+	if (ret < 0)
+		return ret;
+	ret = rte_eth_dev_start(dev->port_id);
+	if (ret < 0)
+		return ret;
+	/* Frames for our MAC only; promiscuous where the port's MAC is not
+	 * ours (the MAC check is done in software either way). */
+	if (rte_eth_macaddr_get(dev->port_id, &port_mac) == 0 &&
+	    !rte_is_same_ether_addr(&port_mac, &dev->mac) &&
+	    rte_eth_dev_default_mac_addr_set(dev->port_id, &dev->mac) != 0)
+		rte_eth_promiscuous_enable(dev->port_id);
+	rte_eth_allmulticast_enable(dev->port_id);
+	return 0;
+}
+
+/* GID table: the IPv4-mapped address, the link-local IPv6 address, then
+ * the configured IPv6 address. */
+static void
+dev_gids(struct droce_dev *dev)
+{
+	const uint8_t *m = dev->mac.addr_bytes;
+	uint8_t *ll = dev->ipv6_ll;
+
+	memset(ll, 0, 16);
+	ll[0] = 0xfe;
+	ll[1] = 0x80;
+	ll[8] = m[0] ^ 2;
+	ll[9] = m[1];
+	ll[10] = m[2];
+	ll[11] = 0xff;
+	ll[12] = 0xfe;
+	ll[13] = m[3];
+	ll[14] = m[4];
+	ll[15] = m[5];
+	dev->gid_count = 0;
+	if (dev->ipv4 != 0)
+		droce_gid_from_ipv4(dev->gid[dev->gid_count++].raw, dev->ipv4);
+	memcpy(dev->gid[dev->gid_count++].raw, ll, 16);
+	if (dev->has_ipv6)
+		memcpy(dev->gid[dev->gid_count++].raw, dev->ipv6, 16);
+}
+
+/*
+ * Each device mirrors what its port sends and receives to a file of its
+ * own: the configured path with "%s" replaced by the device name, or with
+ * "-NAME" added before its extension.
+ */
+static int
+mirror_open(struct droce_dev *dev)
+{
+	const char *p = droce_eng.cfg.pcap;
+	const char *pct = strstr(p, "%s");
+	const char *dot = strrchr(p, '.');
+	char path[sizeof(droce_eng.cfg.pcap) + 64];
+	int ret;
+
+	if (pct != NULL)
+		snprintf(path, sizeof(path), "%.*s%s%s", (int)(pct - p), p,
+			 dev->name, pct + 2);
+	else if (dot != NULL && strchr(dot, '/') == NULL)
+		snprintf(path, sizeof(path), "%.*s-%s%s", (int)(dot - p), p,
+			 dev->name, dot);
+	else
+		snprintf(path, sizeof(path), "%s-%s", p, dev->name);
+	ret = droce_mirror_open(path, &dev->mirror);
+	if (ret < 0)
+		DROCE_LOG(ERR, "%s: cannot write %s: %s", dev->name, path,
+			  strerror(-ret));
+	return ret;
+}
+
+static int
+dev_create(const struct droce_dev_cfg *c, unsigned int idx,
+	   struct rte_mempool *pool)
+{
+	struct droce_dev *dev;
+	int port;
+	int ret;
+
+	dev = rte_zmalloc("droce_dev", sizeof(*dev), RTE_CACHE_LINE_SIZE);
+	if (dev == NULL)
+		return -ENOMEM;
+	strlcpy(dev->name, c->name, sizeof(dev->name));
+	port = find_port(c->port, rte_socket_id());
+	if (port < 0) {
+		DROCE_LOG(ERR, "%s: no port '%s': %s", c->name, c->port,
+			  strerror(-port));
+		rte_free(dev);
+		return port;
+	}
+	dev->port_id = (uint16_t)port;
+	dev->pool = pool;
+	if (c->has_mac)
+		dev->mac = c->mac;
+	else
+		rte_eth_macaddr_get(dev->port_id, &dev->mac);
+	dev->ipv4 = c->ipv4;
+	dev->ipv4_prefix = c->ipv4_prefix;
+	dev->has_ipv6 = c->has_ipv6;
+	memcpy(dev->ipv6, c->ipv6, 16);
+	dev->eth_mtu = c->mtu;
+	dev->key_rand = rte_rand();
+	ret = port_start(dev);
+	if (ret < 0) {
+		DROCE_LOG(ERR, "%s: cannot start port %u: %s", dev->name,
+			  dev->port_id, strerror(-ret));
+		rte_free(dev);
+		return ret;
+	}
+	dev->active_mtu = active_mtu(dev->eth_mtu);
+	dev_gids(dev);
+	if (droce_eng.cfg.pcap[0] != '\0') {
+		ret = mirror_open(dev);
+		if (ret < 0) {
+			rte_eth_dev_stop(dev->port_id);
+			rte_free(dev);
+			return ret;
+		}
+	}
+	dev->lc = &droce_eng.lcores[c->lcore >= 0 ? (unsigned int)c->lcore :
+				    idx % droce_eng.nlcores];
+	dev->lc->devs[dev->lc->ndevs++] = dev;
+	droce_eng.devs[droce_eng.ndevs++] = dev;
+	DROCE_LOG(INFO, "%s: port %u, lcore %u, MTU %u", dev->name,
+		  dev->port_id, dev->lc->lcore_id, dev->eth_mtu);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * EAL and lcores.
+ */
+
+/* The engine's CPUs: as configured, or the last CPU this process may use. */
+static void
+pick_cores(struct droce_cfg *cfg)
+{
+	cpu_set_t set;
+	int cpu, last = 0;
+
+	if (cfg->cores[0] >= 0)
+		return;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &set))
+				last = cpu;
+	cfg->cores[0] = last;
+}
+
+static int
+eal_init(struct droce_cfg *cfg)
+{
+	static char args[sizeof(cfg->eal_args)];
+	static char lcores[DROCE_MAX_LCORES * 16];
+	char *argv[MAX_EAL_ARGS];
+	char *save = NULL, *tok;
+	int argc = 0;
+	unsigned int i;
+	size_t off = 0;
+
+	argv[argc++] = (char *)(uintptr_t)"droce";
+	strlcpy(args, cfg->eal_args, sizeof(args));
+	for (tok = strtok_r(args, " \t", &save); tok != NULL &&
+	     argc < MAX_EAL_ARGS - 4; tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	if (strstr(cfg->eal_args, "--log-level") == NULL)
+		argv[argc++] = (char *)(uintptr_t)"--log-level=lib.eal:warning";
+	/* engine lcore i runs on CPU cores[i]; lcore 0 is the main one */
+	for (i = 0; i < cfg->ncores; i++)
+		off += (size_t)snprintf(lcores + off, sizeof(lcores) - off,
+					"%s%u@%d", i ? "," : "", i,
+					cfg->cores[i]);
+	argv[argc++] = (char *)(uintptr_t)"--lcores";
+	argv[argc++] = lcores;
+	if (rte_eal_init(argc, argv) < 0)
+		return -rte_errno ? -rte_errno : -EINVAL;
+	return 0;
+}
+
+static int
+engine_init(void)
+{
+	struct droce_cfg *cfg = &droce_eng.cfg;
+	struct rte_mempool *pool;
+	unsigned int i, lcore;
+	uint16_t max_mtu = 0;
+	int ret;
+
+	ret = droce_config_load(cfg);
+	if (ret < 0)
+		return ret;
+	pick_cores(cfg);
+	ret = eal_init(cfg);
+	if (ret < 0) {
+		DROCE_LOG(ERR, "EAL initialisation failed: %s", strerror(-ret));
+		return ret;
+	}
+	droce_eng.hz = rte_get_tsc_hz();
+
+	i = 0;
+	RTE_LCORE_FOREACH(lcore) {
+		struct droce_lcore *lc = &droce_eng.lcores[i];
+		char name[RTE_RING_NAMESIZE];
+
+		if (i == DROCE_MAX_LCORES)
+			break;
+		lc->lcore_id = lcore;
+		lc->idx = i;
+		snprintf(name, sizeof(name), "droce_ctl_%u", i);
+		lc->ctl = rte_ring_create(name, 256, SOCKET_ID_ANY,
+					  RING_F_MP_HTS_ENQ | RING_F_SC_DEQ);
+		if (lc->ctl == NULL)
+			return -rte_errno;
+		i++;
+	}
+	droce_eng.nlcores = i;
+
+	for (i = 0; i < cfg->ndevs; i++)
+		max_mtu = RTE_MAX(max_mtu, cfg->dev[i].mtu);
+	pool = rte_pktmbuf_pool_create("droce_mbufs", cfg->mbufs, 256, 0,
+				       RTE_PKTMBUF_HEADROOM + max_mtu + 14 + 4,
+				       rte_socket_id());
+	if (pool == NULL) {
+		DROCE_LOG(ERR, "cannot create the mbuf pool: %s",
+			  rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	for (i = 0; i < cfg->ndevs; i++) {
+		ret = dev_create(&cfg->dev[i], i, pool);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static void
+engine_stop(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < droce_eng.nlcores; i++)
+		__atomic_store_n(&droce_eng.lcores[i].stop, 1, __ATOMIC_RELEASE);
+	/* the main lcore runs the engine in its own thread: let it notice */
+	for (i = 0; i < droce_eng.nlcores; i++)
+		while (__atomic_load_n(&droce_eng.lcores[i].stop,
+				       __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+	for (i = 0; i < droce_eng.ndevs; i++) {
+		struct droce_dev *dev = droce_eng.devs[i];
+
+		rte_eth_dev_stop(dev->port_id);
+		if (dev->mirror != NULL)
+			droce_mirror_close(dev->mirror);
+	}
+}
+
+/* The engine's own thread: initialise, report, then be the main lcore. */
+static void *
+engine_thread(void *unused)
+{
+	unsigned int i;
+	int ret;
+
+	RTE_SET_USED(unused);
+	ret = engine_init();
+	if (ret == 0)
+		for (i = 1; i < droce_eng.nlcores; i++)
+			rte_eal_remote_launch(droce_lcore_main,
+					      &droce_eng.lcores[i],
+					      droce_eng.lcores[i].lcore_id);
+
+	pthread_mutex_lock(&start_lock);
+	start_result = ret;
+	start_state = 2;
+	pthread_cond_broadcast(&start_cond);
+	pthread_mutex_unlock(&start_lock);
+
+	if (ret == 0)
+		droce_lcore_main(&droce_eng.lcores[0]);
+	return NULL;
+}
+
+int
+droce_engine_start(void)
+{
+	pthread_t tid;
+	int ret;
+
+	pthread_mutex_lock(&start_lock);
+	if (start_state == 0) {
+		start_state = 1;
+		ret = pthread_create(&tid, NULL, engine_thread, NULL);
+		if (ret != 0) {
+			start_state = 2;
+			start_result = -ret;
+		} else {
+			pthread_detach(tid);
+		}
+	}
+	while (start_state != 2)
+		pthread_cond_wait(&start_cond, &start_lock);
+	ret = start_result;
+	if (ret == 0 && !stop_registered) {
+		stop_registered = true;
+		atexit(engine_stop);
+	}
+	pthread_mutex_unlock(&start_lock);
+	return ret;
+}

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_ENGINE_H
+#define DROCE_ENGINE_H
+
+/**
+ * @file
+ * The droce engine: RoCE devices on DPDK ports, run by poll-mode lcores.
+ *
+ * This header is what the verbs layer (lib/verbs) sees of the engine:
+ *
+ *  - start-up from a configuration (droce_engine_start()) and the list of
+ *    devices it made;
+ *  - the work queues and completion queues an application thread shares
+ *    with the engine lcore that owns a QP: the only shared structures on
+ *    the fast path. Posting builds WQEs in place in a work queue and
+ *    publishes them with one store; the engine writes completions into a
+ *    CQ ring the application polls;
+ *  - synchronous control calls (droce_dev_call()) that run a function on
+ *    the engine lcore owning a device, so that every piece of transport
+ *    state is touched by that lcore alone.
+ */
+
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rte_atomic.h>
+#include <rte_common.h>
+#include <rte_ether.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct droce_dev;
+struct droce_qp;
+struct droce_cq;
+
+/* ------------------------------------------------------------------------
+ * Start-up and devices.
+ */
+
+/**
+ * Start the engine once per process: read the configuration named by the
+ * environment variable DROCE_CONFIG (or the embedded default: droce0 and
+ * droce1 back to back over a net_ring pair), initialise DPDK's EAL in a
+ * thread of its own, bring up the ports and launch the engine lcores.
+ * Later calls return the first call's result at once.
+ *
+ * @return 0, or a negative errno (the reason is logged).
+ */
+int droce_engine_start(void);
+
+/** @return how many devices the engine runs (0 before start). */
+unsigned int droce_dev_count(void);
+
+/** @return device @p idx, or NULL. */
+struct droce_dev *droce_dev_get(unsigned int idx);
+
+/** What the verbs layer reports about a device. */
+struct droce_dev_attr {
+	char name[64];
+	struct rte_ether_addr mac;
+	uint64_t guid;            /**< EUI-64 from the MAC, network order */
+	uint16_t eth_mtu;         /**< Ethernet MTU of the port */
+	enum ibv_mtu active_mtu;  /**< largest IB MTU the port carries */
+	bool link_up;
+	uint32_t link_speed_mbps;
+	uint8_t gid_count;        /**< valid entries of gid[] */
+	union ibv_gid gid[4];
+	uint16_t port_id;         /**< DPDK port */
+	unsigned int lcore;       /**< engine lcore owning the device */
+};
+
+/** Fill @p attr for @p dev. */
+void droce_dev_query(struct droce_dev *dev, struct droce_dev_attr *attr);
+
+/**
+ * Run @p fn(dev, arg) on the engine lcore that owns @p dev and wait for
+ * it. Control operations (create, modify, destroy) go through here so
+ * that transport state has a single writer.
+ *
+ * @return what @p fn returned.
+ */
+int droce_dev_call(struct droce_dev *dev,
+		   int (*fn)(struct droce_dev *dev, void *arg), void *arg);
+
+/** Current time of the engine's clock, in TSC cycles. */
+uint64_t droce_clock(void);
+
+/** TSC cycles per second. */
+uint64_t droce_clock_hz(void);
+
+/* ------------------------------------------------------------------------
+ * Work queues: the application produces, the engine consumes.
+ *
+ * Slots are claimed by moving prod_head (compare-and-swap, so several
+ * threads may post), filled in place, then published in claim order by
+ * moving prod_tail. The engine reads slots up to prod_tail and keeps them
+ * until it has completed them. A slot is free again only when the
+ * application polls the completion that retires it (or a later
+ * signalled one of the same queue): `retired` is moved by the poller.
+ */
+
+/** A work queue shared by an application and an engine lcore. */
+struct droce_wq {
+	alignas(RTE_CACHE_LINE_SIZE) uint32_t prod_head; /**< claimed */
+	uint32_t prod_tail;         /**< published to the engine */
+	alignas(RTE_CACHE_LINE_SIZE) uint32_t retired; /**< freed by polls */
+	alignas(RTE_CACHE_LINE_SIZE) uint8_t *slots;
+	uint32_t mask;              /**< slot count - 1 (a power of two) */
+	uint32_t stride;            /**< bytes per slot */
+	uint32_t max_wr;            /**< what the application may post */
+	uint32_t max_sge;
+	uint32_t max_inline;
+};
+
+/** @return slot @p idx of @p wq. */
+static inline void *
+droce_wq_slot(const struct droce_wq *wq, uint32_t idx)
+{
+	return wq->slots + (size_t)(idx & wq->mask) * wq->stride;
+}
+
+/**
+ * Claim up to @p n slots for posting.
+ * @return how many were claimed (0 if the queue is full); *head receives
+ * the index of the first one.
+ */
+static inline uint32_t
+droce_wq_claim(struct droce_wq *wq, uint32_t n, uint32_t *head)
+{
+	uint32_t h = __atomic_load_n(&wq->prod_head, __ATOMIC_RELAXED);
+
+	for (;;) {
+		uint32_t used = h - __atomic_load_n(&wq->retired,
+						    __ATOMIC_ACQUIRE);
+		uint32_t avail = wq->max_wr > used ? wq->max_wr - used : 0;
+		uint32_t take = RTE_MIN(n, avail);
+
+		if (take == 0)
+			return 0;
+		if (__atomic_compare_exchange_n(&wq->prod_head, &h, h + take,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			*head = h;
+			return take;
+		}
+	}
+}
+
+/** Publish slots [head, head + n) once every earlier claim is published. */
+static inline void
+droce_wq_publish(struct droce_wq *wq, uint32_t head, uint32_t n)
+{
+	while (__atomic_load_n(&wq->prod_tail, __ATOMIC_RELAXED) != head)
+		rte_pause();
+	__atomic_store_n(&wq->prod_tail, head + n, __ATOMIC_RELEASE);
+}
+
+/** Send WQE flags (DROCE_WQE_*). */
+#define DROCE_WQE_SIGNALED  (1u << 0)
+#define DROCE_WQE_FENCE     (1u << 1)
+#define DROCE_WQE_SOLICITED (1u << 2)
+#define DROCE_WQE_INLINE    (1u << 3)
+
+/** State of a send WQE (droce_send_wqe.state): POSTED when posted. */
+enum droce_wqe_state {
+	DROCE_WQE_POSTED,      /**< nothing sent yet */
+	DROCE_WQE_SENDING,     /**< some packets sent */
+	DROCE_WQE_SENT,        /**< every request packet sent */
+	DROCE_WQE_DONE,        /**< completed (status set) */
+};
+
+/** A send work request as posted; inline data or the SGEs follow it. */
+struct droce_send_wqe {
+	uint64_t wr_id;
+	uint8_t opcode;            /**< enum ibv_wr_opcode */
+	uint8_t flags;             /**< DROCE_WQE_* */
+	uint16_t num_sge;
+	uint32_t length;           /**< total bytes of the message */
+	uint32_t imm;              /**< imm_data (network order) or inv. rkey */
+	uint32_t rkey;
+	uint64_t remote_addr;
+	uint64_t compare_add;
+	uint64_t swap;
+	/* engine-owned from here on */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t npkts;            /**< packets (READ: response packets) */
+	uint32_t done_bytes;       /**< READ: response bytes placed */
+	uint8_t state;             /**< engine private */
+	uint8_t status;            /**< enum ibv_wc_status once done */
+	uint16_t resv;
+	uint32_t resv2;
+	/* struct ibv_sge sge[num_sge], or the inline bytes */
+};
+
+/** @return the SGEs (or inline data) of @p wqe. */
+static inline struct ibv_sge *
+droce_send_wqe_sge(struct droce_send_wqe *wqe)
+{
+	return (struct ibv_sge *)(wqe + 1);
+}
+
+/** A receive work request as posted; the SGEs follow it. */
+struct droce_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;           /**< total bytes of the buffers */
+	/* struct ibv_sge sge[num_sge] */
+};
+
+/** @return the SGEs of @p wqe. */
+static inline struct ibv_sge *
+droce_recv_wqe_sge(struct droce_recv_wqe *wqe)
+{
+	return (struct ibv_sge *)(wqe + 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Completion queues: the engine produces, applications poll.
+ */
+
+/** CQE flags. */
+#define DROCE_CQE_SEND       (1u << 0) /**< completes a send-queue WQE */
+#define DROCE_CQE_SOLICITED  (1u << 1) /**< wakes solicited-only waiters */
+
+/** One completion. */
+struct droce_cqe {
+	uint64_t wr_id;
+	uint64_t ts;               /**< TSC when the engine completed it */
+	uint32_t qp_num;
+	uint32_t wqe_idx;          /**< work queue index it retires up to */
+	uint32_t byte_len;
+	uint32_t imm;              /**< imm_data (network order) / inv. rkey */
+	uint32_t src_qp;
+	uint32_t vendor_err;
+	uint16_t wc_flags;         /**< enum ibv_wc_flags */
+	uint8_t status;            /**< enum ibv_wc_status */
+	uint8_t opcode;            /**< enum ibv_wc_opcode */
+	uint8_t flags;             /**< DROCE_CQE_* */
+	uint8_t resv[3];
+	struct droce_wq *wq;       /**< the work queue it retires slots of */
+};
+
+/** A completion queue. */
+struct droce_cq_ring {
+	alignas(RTE_CACHE_LINE_SIZE) uint32_t prod;  /**< written by engine */
+	alignas(RTE_CACHE_LINE_SIZE) uint32_t cons;  /**< moved by pollers */
+	/** 0: not armed; 1: next completion; 2: next solicited one */
+	alignas(RTE_CACHE_LINE_SIZE) uint32_t armed;
+	uint32_t overrun;          /**< set by the engine if it was full */
+	alignas(RTE_CACHE_LINE_SIZE) struct droce_cqe *cqes;
+	uint32_t mask;
+	uint32_t depth;            /**< usable entries */
+	/** Called by the engine when an armed CQ gets a completion. */
+	void (*notify)(struct droce_cq_ring *ring);
+};
+
+#define DROCE_CQ_ARMED_ANY 1
+#define DROCE_CQ_ARMED_SOLICITED 2
+
+/* ------------------------------------------------------------------------
+ * Engine objects created by the verbs layer.
+ */
+
+/** A protection domain. */
+struct droce_pd_eng {
+	uint32_t handle;
+};
+
+/** Memory region access rights are enum ibv_access_flags. */
+struct droce_mr_eng {
+	uint64_t addr;             /**< start (iova == address) */
+	uint64_t length;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t access;
+	const struct droce_pd_eng *pd;
+};
+
+/**
+ * Register @p mr with @p dev: it gets fresh lkey and rkey values, unique
+ * on the device and not guessable from earlier ones.
+ * @return 0 or -ENOMEM.
+ */
+int droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr);
+
+/** Forget @p mr: its keys are refused from now on. */
+void droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr);
+
+/** QP attributes the engine keeps (the verbs layer checks transitions). */
+struct droce_qp_cfg {
+	enum ibv_qp_type type;
+	uint32_t qp_num;
+	const struct droce_pd_eng *pd;
+	struct droce_cq_ring *send_cq;
+	struct droce_cq_ring *recv_cq;
+	struct droce_wq *sq;
+	struct droce_wq *rq;
+	bool sq_sig_all;
+};
+
+/**
+ * Create the engine side of a QP on @p dev (state RESET).
+ * @return the QP, or NULL with errno set.
+ */
+struct droce_qp *droce_qp_create(struct droce_dev *dev,
+				 const struct droce_qp_cfg *cfg);
+
+/**
+ * Apply a verbs modify (already validated against the state table) on the
+ * engine lcore.
+ * @return 0 or a positive errno, as ibv_modify_qp().
+ */
+int droce_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *attr,
+		    int mask);
+
+/** Copy the QP's current attributes out (on the engine lcore). */
+int droce_qp_query(struct droce_qp *qp, struct ibv_qp_attr *attr);
+
+/** QP number of @p qp. */
+uint32_t droce_qp_num(const struct droce_qp *qp);
+
+/** Current state of @p qp. */
+enum ibv_qp_state droce_qp_state(const struct droce_qp *qp);
+
+/** Destroy @p qp: the engine forgets it before this returns. */
+void droce_qp_destroy(struct droce_qp *qp);
+
+/** Device of @p qp. */
+struct droce_dev *droce_qp_dev(const struct droce_qp *qp);
+
+/** Per-QP counters. */
+struct droce_qp_stats {
+	uint64_t tx_pkts;
+	uint64_t rx_pkts;
+	uint64_t retransmits;     /**< packets sent again */
+	uint64_t timeouts;
+	uint64_t naks_sent;
+	uint64_t naks_rcvd;
+	uint64_t rnr_naks_sent;
+	uint64_t rnr_naks_rcvd;
+	uint64_t dup_reqs;
+};
+
+/** Per-device counters. */
+struct droce_dev_stats {
+	uint64_t rx_frames;
+	uint64_t rx_bytes;
+	uint64_t tx_frames;
+	uint64_t tx_bytes;
+	uint64_t rx_roce;
+	uint64_t rx_icrc_err;
+	uint64_t rx_malformed;
+	uint64_t rx_not_ours;     /**< not to our MAC/IP, or unknown QP */
+	uint64_t rx_arp;
+	uint64_t tx_drop;         /**< the port refused them */
+	uint64_t no_mbuf;
+};
+
+/** Read the counters of @p dev. */
+void droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats);
+
+/** Read the counters of @p qp. */
+void droce_qp_stats(struct droce_qp *qp, struct droce_qp_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_ENGINE_H */

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_ENGINE_PVT_H
+#define DROCE_ENGINE_PVT_H
+
+/*
+ * Inside the engine: devices, lcores, QP transport state. Everything here
+ * except the configuration is owned by one engine lcore.
+ */
+
+#include <stdio.h>
+
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <droce_wire.h>
+
+#include "droce_engine.h"
+
+extern int droce_engine_logtype;
+#define DROCE_LOG(level, ...) \
+	rte_log(RTE_LOG_ ## level, droce_engine_logtype, \
+		RTE_FMT("droce: " RTE_FMT_HEAD(__VA_ARGS__, ) "\n", \
+			RTE_FMT_TAIL(__VA_ARGS__, )))
+
+#define DROCE_BURST 32
+#define DROCE_MAX_DEVS 16
+#define DROCE_MAX_LCORES 16
+/** QPNs 0 and 1 are special; droce's start where Linux's do. */
+#define DROCE_QPN_BASE 0x11
+#define DROCE_MAX_QP 4096
+/** MR table slots; the rest of a key's bits are random. */
+#define DROCE_MR_BITS 14
+#define DROCE_MAX_MR (1u << DROCE_MR_BITS)
+#define DROCE_MAX_NEIGH 64
+#define DROCE_TX_BUF 128
+/** Outstanding read/atomic requests a QP can take, each way. */
+#define DROCE_MAX_RD_ATOMIC 16
+/** Packets in flight per QP before the requester waits for ACKs. */
+#define DROCE_MAX_INFLIGHT 1024
+/** Request an ACK at least every this many packets. */
+#define DROCE_ACK_EVERY 64
+/** Packets a QP may send per pass of the loop. */
+#define DROCE_QP_BUDGET 64
+
+/* ------------------------------------------------------------------------
+ * Configuration (lib/engine/droce_config.c).
+ */
+
+struct droce_dev_cfg {
+	char name[64];
+	char port[256];             /**< "ring:PAIR:END", an ethdev name or PCI */
+	bool has_mac;
+	struct rte_ether_addr mac;
+	rte_be32_t ipv4;
+	uint8_t ipv4_prefix;
+	bool has_ipv6;
+	uint8_t ipv6[16];
+	uint8_t ipv6_prefix;
+	uint16_t mtu;
+	int lcore;                  /**< index into the engine cores, or -1 */
+};
+
+struct droce_cfg {
+	char eal_args[1024];
+	unsigned int ncores;
+	int cores[DROCE_MAX_LCORES]; /**< CPUs for engine lcores; -1: pick */
+	unsigned int idle_sleep_us;  /**< 0: busy-poll */
+	char pcap[512];              /**< mirror every frame here if set */
+	unsigned int mbufs;
+	unsigned int ndevs;
+	struct droce_dev_cfg dev[DROCE_MAX_DEVS];
+};
+
+/** Fill @p cfg from DROCE_CONFIG or the embedded default. */
+int droce_config_load(struct droce_cfg *cfg);
+
+/** Parse the .ini file at @p path into @p cfg. */
+int droce_config_parse_file(const char *path, struct droce_cfg *cfg);
+
+/* ------------------------------------------------------------------------
+ * Lcores and control calls (lib/engine/droce_lcore.c).
+ */
+
+struct droce_ctl_req {
+	int (*fn)(struct droce_dev *dev, void *arg);
+	struct droce_dev *dev;
+	void *arg;
+	int ret;
+	uint32_t done;
+};
+
+struct droce_lcore {
+	unsigned int lcore_id;
+	unsigned int idx;
+	struct rte_ring *ctl;         /**< droce_ctl_req pointers */
+	unsigned int ndevs;
+	struct droce_dev *devs[DROCE_MAX_DEVS];
+	uint32_t stop;
+	uint64_t idle_loops;
+};
+
+int droce_lcore_main(void *arg);
+
+/* ------------------------------------------------------------------------
+ * Devices.
+ */
+
+enum droce_neigh_state {
+	DROCE_NEIGH_FREE,
+	DROCE_NEIGH_PENDING,
+	DROCE_NEIGH_VALID,
+};
+
+struct droce_neigh {
+	uint8_t gid[16];
+	struct rte_ether_addr mac;
+	uint8_t state;
+	uint8_t tries;
+	uint64_t next_try;
+};
+
+struct droce_pcap_mirror;
+
+struct droce_dev {
+	char name[64];
+	uint16_t port_id;
+	struct droce_lcore *lc;
+	struct rte_mempool *pool;
+	struct rte_ether_addr mac;
+	rte_be32_t ipv4;
+	uint8_t ipv4_prefix;
+	bool has_ipv6;
+	uint8_t ipv6[16];
+	uint8_t ipv6_ll[16];          /**< link-local, from the MAC */
+	uint16_t eth_mtu;
+	enum ibv_mtu active_mtu;
+	uint8_t gid_count;
+	union ibv_gid gid[4];
+
+	/* owned by the engine lcore */
+	struct droce_qp *qps[DROCE_MAX_QP];    /**< by QPN - DROCE_QPN_BASE */
+	uint32_t nlive;
+	struct droce_qp *live[DROCE_MAX_QP];   /**< dense, for the loop */
+	struct droce_mr_eng *mrs[DROCE_MAX_MR];
+	uint64_t key_rand;
+	struct droce_neigh neigh[DROCE_MAX_NEIGH];
+	uint16_t ntx;
+	struct rte_mbuf *tx[DROCE_TX_BUF];
+	struct droce_dev_stats stats;
+	struct droce_pcap_mirror *mirror;
+};
+
+/** The engine's global state. */
+struct droce_engine {
+	struct droce_cfg cfg;
+	unsigned int ndevs;
+	struct droce_dev *devs[DROCE_MAX_DEVS];
+	unsigned int nlcores;
+	struct droce_lcore lcores[DROCE_MAX_LCORES];
+	uint64_t hz;
+};
+
+extern struct droce_engine droce_eng;
+
+/** Queue @p m for transmission on @p dev (mirrored, flushed per burst). */
+void droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m);
+
+/** Send what is queued on @p dev. */
+void droce_dev_tx_flush(struct droce_dev *dev);
+
+/** Handle one received frame (lib/engine/droce_rx.c). */
+void droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now);
+
+/** @return the MR of @p key (lkey or rkey per @p remote), or NULL. */
+static inline struct droce_mr_eng *
+droce_mr_lookup(const struct droce_dev *dev, uint32_t key, bool remote)
+{
+	struct droce_mr_eng *mr = dev->mrs[key & (DROCE_MAX_MR - 1)];
+
+	if (mr == NULL || (remote ? mr->rkey : mr->lkey) != key)
+		return NULL;
+	return mr;
+}
+
+/* ------------------------------------------------------------------------
+ * Neighbours: ARP and IPv6 ND (lib/engine/droce_neigh.c).
+ */
+
+/**
+ * Look up the MAC of @p gid, starting resolution if unknown.
+ * @return 0 with *mac set, -EAGAIN while resolving, -EHOSTUNREACH.
+ */
+int droce_neigh_resolve(struct droce_dev *dev, const uint8_t gid[16],
+			struct rte_ether_addr *mac, uint64_t now);
+
+/** Retry pending resolutions (called every loop, cheap when idle). */
+void droce_neigh_timer(struct droce_dev *dev, uint64_t now);
+
+/** Handle an ARP frame; consumes @p m. */
+void droce_neigh_arp_input(struct droce_dev *dev, struct rte_mbuf *m);
+
+/**
+ * Handle an ICMPv6 frame (neighbour solicitation/advertisement).
+ * @return true if it was ND and @p m is consumed.
+ */
+bool droce_neigh_nd_input(struct droce_dev *dev, struct rte_mbuf *m);
+
+/* ------------------------------------------------------------------------
+ * QPs: transport state (lib/engine/droce_qp.c, droce_req.c, droce_resp.c,
+ * droce_comp.c).
+ */
+
+/** A read or atomic request the responder has accepted. */
+struct droce_rd_res {
+	uint8_t busy;
+	uint8_t atomic;            /**< else READ */
+	uint32_t first_psn;        /**< PSN of the request */
+	uint32_t last_psn;         /**< of its last response */
+	/* READ */
+	uint64_t va;
+	uint32_t length;
+	uint32_t rkey;
+	uint32_t next_psn;         /**< next response to send */
+	uint32_t sent;             /**< bytes sent */
+	bool sending;
+	/* atomic */
+	uint64_t orig;
+};
+
+struct droce_qp {
+	struct droce_dev *dev;
+	struct droce_qp_cfg cfg;
+	enum ibv_qp_state state;
+	uint32_t slot;             /**< index in dev->qps */
+	uint32_t live_idx;         /**< index in dev->live */
+
+	/* attributes */
+	uint32_t dest_qpn;
+	enum ibv_mtu path_mtu;
+	uint32_t mtu;              /**< bytes */
+	uint32_t access;           /**< qp_access_flags */
+	uint16_t pkey_index;
+	uint8_t port_num;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t sq_draining;
+	uint32_t qkey;
+	uint32_t sq_psn;           /**< attr.sq_psn as set */
+	uint32_t rq_psn;           /**< attr.rq_psn as set */
+	struct ibv_ah_attr ah;
+	uint64_t timeout_cycles;   /**< 0: no retransmission timer */
+
+	/* the path */
+	uint8_t ip_version;
+	uint8_t sgid[16];
+	uint8_t dgid[16];
+	bool mac_ok;
+	struct rte_ether_addr dmac;
+	uint16_t sport;
+	uint8_t hdr_len;           /**< Ethernet + IP + UDP */
+	uint8_t hdr[14 + 40 + 8];  /**< their template */
+
+	/* requester and completer */
+	struct {
+		uint32_t cons;         /**< next WQE to send from */
+		uint32_t comp;         /**< oldest WQE not completed */
+		uint32_t psn;          /**< next PSN to send */
+		uint32_t offset;       /**< bytes of WQE cons sent */
+		uint32_t una_psn;      /**< oldest PSN not acknowledged */
+		uint32_t noack_pkts;
+		uint32_t rd_atomic;    /**< READ/atomic WQEs in flight */
+		uint8_t retry_left;
+		uint8_t rnr_left;
+		bool rnr_wait;
+		uint64_t rexmit_at;    /**< 0: timer stopped */
+		uint64_t rnr_at;
+		bool gap_rewound;      /**< READ response gap already asked */
+		uint32_t gap_psn;
+	} req;
+
+	/* responder */
+	struct {
+		uint32_t psn;          /**< expected */
+		uint32_t msn;
+		bool nak_sent;         /**< for the current sequence gap */
+		bool ack_pending;
+		uint32_t ack_psn;
+		uint8_t opcode;        /**< of the message in progress (0xff) */
+		/* RDMA WRITE in progress (the key is looked up per packet:
+		 * the MR may be deregistered between two) */
+		uint64_t va;
+		uint32_t remaining;
+		uint32_t rkey;
+		uint32_t msg_len;      /**< bytes of the message so far */
+		/* SEND in progress */
+		bool has_rwqe;
+		uint32_t rwqe;         /**< RQ index of the receive WQE in use */
+		uint32_t roffset;
+		uint32_t rq_cons;      /**< next receive WQE to take */
+		/* READ/atomic resources, a ring */
+		uint32_t res_head;
+		struct droce_rd_res res[DROCE_MAX_RD_ATOMIC];
+		uint32_t res_sending;  /**< READ responses to send (count) */
+	} resp;
+
+	struct droce_qp_stats stats;
+};
+
+/** Path MTU in bytes. */
+static inline uint32_t
+droce_mtu_bytes(enum ibv_mtu mtu)
+{
+	return 128u << mtu;
+}
+
+/** Microseconds in a timeout exponent: 4.096 us * 2^t. */
+static inline uint64_t
+droce_timeout_cycles(uint8_t t, uint64_t hz)
+{
+	if (t == 0)
+		return 0;
+	return (uint64_t)(4096.0e-9 * (double)(1ull << (t > 31 ? 31 : t)) *
+			  (double)hz);
+}
+
+/** RNR timer (IBA table of encoded delays), in cycles. */
+uint64_t droce_rnr_cycles(uint8_t code, uint64_t hz);
+
+/** Move @p qp to ERR and flush both queues. */
+void droce_qp_error(struct droce_qp *qp);
+
+/** Push a completion to @p ring (wakes an armed CQ). */
+void droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe);
+
+/** Flush what can be flushed of @p qp in ERR. */
+void droce_qp_flush(struct droce_qp *qp, uint64_t now);
+
+/** Complete send WQE @p idx with @p status (a CQE if one is due). */
+void droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx,
+		       const struct droce_send_wqe *wqe,
+		       enum ibv_wc_status status);
+
+/** Complete receive WQE @p idx. */
+void droce_qp_recv_cqe(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
+		       enum ibv_wc_status status, enum ibv_wc_opcode opcode,
+		       uint32_t byte_len, uint16_t wc_flags, uint32_t imm,
+		       bool solicited);
+
+/**
+ * Make sure the QP knows its peer's MAC and has its header template.
+ * @return true when it can send.
+ */
+bool droce_qp_path_ready(struct droce_qp *qp, uint64_t now);
+
+/* ------------------------------------------------------------------------
+ * Local memory through SGE lists (lib/engine/droce_dma.c).
+ */
+
+/**
+ * Check every SGE of a list: a live lkey of @p pd covering the range, with
+ * LOCAL_WRITE if @p write.
+ * @return 0 or -EACCES.
+ */
+int droce_sge_check(const struct droce_dev *dev, const struct droce_pd_eng *pd,
+		    const struct ibv_sge *sge, uint32_t nsge, bool write);
+
+/** Copy @p len bytes from byte @p off of an SGE list (checked) to @p dst. */
+void droce_sge_read(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		    void *dst, uint32_t len);
+
+/** Copy @p len bytes from @p src to byte @p off of an SGE list (checked). */
+void droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		     const void *src, uint32_t len);
+
+/**
+ * The remote range [va, va + len) through @p rkey: the MR if it exists,
+ * belongs to @p pd, covers the range and grants @p access.
+ */
+struct droce_mr_eng *droce_rkey_check(const struct droce_dev *dev,
+				      const struct droce_pd_eng *pd,
+				      uint32_t rkey, uint64_t va, uint64_t len,
+				      uint32_t access);
+
+/** Allocate an mbuf with the headers of @p qp, BTH included. */
+struct rte_mbuf *droce_pkt_alloc(struct droce_qp *qp, uint8_t opcode,
+				 uint32_t psn, bool ackreq, bool se,
+				 uint32_t payload_len, uint8_t **ext);
+
+/** Finish a packet: pad, lengths, checksums, ICRC; queue it. */
+void droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m,
+		    uint32_t payload_len);
+
+/** Requester: send what the send queue and the window allow. */
+void droce_req_run(struct droce_qp *qp, uint64_t now);
+
+/** Complete, in order, the send WQEs that are done. */
+void droce_req_complete(struct droce_qp *qp);
+
+/** Go back to @p psn: send everything from there again (go-back-N). */
+void droce_req_rewind(struct droce_qp *qp, uint32_t psn);
+
+/** Fail the oldest send WQE with @p status; the QP goes to ERR. */
+void droce_req_fail(struct droce_qp *qp, enum ibv_wc_status status);
+
+/** Requester timers: retransmission and RNR waits. */
+void droce_req_timer(struct droce_qp *qp, uint64_t now);
+
+/** Completer: one response packet (ACK, NAK, read response, atomic ACK). */
+void droce_comp_rx(struct droce_qp *qp, struct rte_mbuf *m,
+		   const struct droce_wire_meta *meta, uint64_t now);
+
+/** Responder: one request packet. */
+void droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
+		   const struct droce_wire_meta *meta, uint64_t now);
+
+/** Responder: send pending READ responses and ACKs. */
+void droce_resp_run(struct droce_qp *qp, uint64_t now);
+
+/** Send an ACK/NAK with @p syndrome for @p psn. */
+void droce_resp_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn);
+
+/* ------------------------------------------------------------------------
+ * Packet capture mirror (lib/engine/droce_mirror.c).
+ */
+
+int droce_mirror_open(const char *path, struct droce_pcap_mirror **mirror);
+void droce_mirror_frame(struct droce_pcap_mirror *mirror,
+			const struct rte_mbuf *m);
+void droce_mirror_close(struct droce_pcap_mirror *mirror);
+
+#endif /* DROCE_ENGINE_PVT_H */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The engine lcore loop. Each pass: control calls, then for every device
+ * of this lcore a receive burst (dispatched to responder and completer),
+ * the responder's and requester's sending for every live QP within a
+ * budget, timers, and one transmit burst. The clock is read once a pass.
+ */
+
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "droce_engine_pvt.h"
+
+/* Passes without work before an idle engine starts sleeping. */
+#define IDLE_PASSES 2048
+
+static unsigned int
+run_control(struct droce_lcore *lc)
+{
+	void *reqs[8];
+	unsigned int i, n;
+
+	n = rte_ring_dequeue_burst(lc->ctl, reqs, RTE_DIM(reqs), NULL);
+	for (i = 0; i < n; i++) {
+		struct droce_ctl_req *req = reqs[i];
+
+		req->ret = req->fn(req->dev, req->arg);
+		__atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+/* One pass over a device. @return work done (frames in and out). */
+static unsigned int
+run_device(struct droce_dev *dev, uint64_t now)
+{
+	struct rte_mbuf *pkts[DROCE_BURST];
+	uint64_t tx_before = dev->stats.tx_frames;
+	unsigned int i, n;
+
+	n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
+	for (i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		droce_dev_rx(dev, pkts[i], now);
+	}
+	for (i = 0; i < dev->nlive; i++) {
+		struct droce_qp *qp = dev->live[i];
+
+		if (qp->state == IBV_QPS_ERR) {
+			droce_qp_flush(qp, now);
+			continue;
+		}
+		droce_resp_run(qp, now);
+		droce_req_timer(qp, now);
+		droce_req_run(qp, now);
+	}
+	droce_neigh_timer(dev, now);
+	droce_dev_tx_flush(dev);
+	return n + (unsigned int)(dev->stats.tx_frames - tx_before) + dev->ntx;
+}
+
+int
+droce_lcore_main(void *arg)
+{
+	struct droce_lcore *lc = arg;
+	const unsigned int sleep_us = droce_eng.cfg.idle_sleep_us;
+	unsigned int idle = 0;
+
+	while (__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE) == 0) {
+		uint64_t now = rte_get_tsc_cycles();
+		unsigned int work = run_control(lc);
+		unsigned int d;
+
+		for (d = 0; d < lc->ndevs; d++)
+			work += run_device(lc->devs[d], now);
+		if (work != 0 || sleep_us == 0) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < IDLE_PASSES) {
+			rte_pause();
+		} else {
+			struct timespec ts = { 0, (long)sleep_us * 1000 };
+
+			lc->idle_loops++;
+			nanosleep(&ts, NULL);
+		}
+	}
+	__atomic_store_n(&lc->stop, 2, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void
+droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m)
+{
+	if (dev->ntx == DROCE_TX_BUF)
+		droce_dev_tx_flush(dev);
+	if (dev->ntx == DROCE_TX_BUF) {
+		/* the port is not draining: lose it, retransmission recovers */
+		dev->stats.tx_drop++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (dev->mirror != NULL)
+		droce_mirror_frame(dev->mirror, m);
+	dev->tx[dev->ntx++] = m;
+}
+
+void
+droce_dev_tx_flush(struct droce_dev *dev)
+{
+	uint16_t sent, i;
+
+	if (dev->ntx == 0)
+		return;
+	sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, dev->ntx);
+	for (i = 0; i < sent; i++)
+		dev->stats.tx_bytes += rte_pktmbuf_pkt_len(dev->tx[i]);
+	dev->stats.tx_frames += sent;
+	/* keep what the port refused for the next pass */
+	if (sent < dev->ntx)
+		memmove(dev->tx, dev->tx + sent,
+			(size_t)(dev->ntx - sent) * sizeof(dev->tx[0]));
+	dev->ntx = (uint16_t)(dev->ntx - sent);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Mirror of every frame the engine sends and receives into a pcap file
+ * (the [engine] pcap setting), for droce-dump and tshark. A debugging aid:
+ * it takes a lock and writes through stdio.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <rte_spinlock.h>
+
+#include <droce_pcapfile.h>
+
+#include "droce_engine_pvt.h"
+
+struct droce_pcap_mirror {
+	rte_spinlock_t lock;
+	struct droce_pcapfile file;
+	uint8_t buf[DROCE_PCAP_SNAPLEN];
+};
+
+int
+droce_mirror_open(const char *path, struct droce_pcap_mirror **mirror)
+{
+	struct droce_pcap_mirror *mi = calloc(1, sizeof(*mi));
+	int ret;
+
+	if (mi == NULL)
+		return -ENOMEM;
+	rte_spinlock_init(&mi->lock);
+	ret = droce_pcap_open_write(&mi->file, path);
+	if (ret < 0) {
+		free(mi);
+		return ret;
+	}
+	*mirror = mi;
+	return 0;
+}
+
+void
+droce_mirror_frame(struct droce_pcap_mirror *mi, const struct rte_mbuf *m)
+{
+	uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m),
+			       (uint32_t)DROCE_PCAP_SNAPLEN);
+	const void *data;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rte_spinlock_lock(&mi->lock);
+	data = rte_pktmbuf_read(m, 0, len, mi->buf);
+	if (data != NULL)
+		droce_pcap_write(&mi->file, (uint64_t)ts.tv_sec * 1000000000u +
+				 (uint64_t)ts.tv_nsec, data, len);
+	rte_spinlock_unlock(&mi->lock);
+}
+
+void
+droce_mirror_close(struct droce_pcap_mirror *mi)
+{
+	rte_spinlock_lock(&mi->lock);
+	droce_pcap_close(&mi->file);
+	rte_spinlock_unlock(&mi->lock);
+	free(mi);
+}

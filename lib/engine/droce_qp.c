@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * QPs on the engine side: creation in the device's QPN table, the state
+ * transitions (attributes already checked by the verbs layer), errors and
+ * flushing, completions, and the packet frame every QP sends.
+ */
+
+#include <errno.h>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+
+#include "droce_engine_pvt.h"
+
+#define DEFAULT_TTL 64
+
+/* RNR NAK timer codes to microseconds (InfiniBand, table of RNR delays). */
+static const uint32_t rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+uint64_t
+droce_rnr_cycles(uint8_t code, uint64_t hz)
+{
+	return (uint64_t)rnr_us[code & 31] * hz / 1000000;
+}
+
+struct droce_dev *
+droce_qp_dev(const struct droce_qp *qp)
+{
+	return qp->dev;
+}
+
+uint32_t
+droce_qp_num(const struct droce_qp *qp)
+{
+	return qp->cfg.qp_num;
+}
+
+enum ibv_qp_state
+droce_qp_state(const struct droce_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+void
+droce_qp_stats(struct droce_qp *qp, struct droce_qp_stats *stats)
+{
+	*stats = qp->stats;
+}
+
+/* ------------------------------------------------------------------------
+ * Creation and destruction, on the engine lcore.
+ */
+
+static int
+qp_insert(struct droce_dev *dev, void *arg)
+{
+	struct droce_qp *qp = arg;
+	uint32_t i;
+
+	for (i = 0; i < DROCE_MAX_QP; i++)
+		if (dev->qps[i] == NULL)
+			break;
+	if (i == DROCE_MAX_QP)
+		return -ENOMEM;
+	qp->slot = i;
+	qp->cfg.qp_num = DROCE_QPN_BASE + i;
+	qp->live_idx = dev->nlive;
+	dev->live[dev->nlive++] = qp;
+	dev->qps[i] = qp;
+	return 0;
+}
+
+struct droce_qp *
+droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
+{
+	struct droce_qp *qp;
+	int ret;
+
+	if (cfg->type != IBV_QPT_RC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	qp = rte_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	if (qp == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->dev = dev;
+	qp->cfg = *cfg;
+	qp->state = IBV_QPS_RESET;
+	qp->resp.opcode = 0xff;
+	qp->pkey_index = 0;
+	ret = droce_dev_call(dev, qp_insert, qp);
+	if (ret < 0) {
+		rte_free(qp);
+		errno = -ret;
+		return NULL;
+	}
+	return qp;
+}
+
+static int
+qp_remove(struct droce_dev *dev, void *arg)
+{
+	struct droce_qp *qp = arg;
+	struct droce_qp *last = dev->live[dev->nlive - 1];
+
+	dev->live[qp->live_idx] = last;
+	last->live_idx = qp->live_idx;
+	dev->nlive--;
+	dev->qps[qp->slot] = NULL;
+	return 0;
+}
+
+void
+droce_qp_destroy(struct droce_qp *qp)
+{
+	droce_dev_call(qp->dev, qp_remove, qp);
+	rte_free(qp);
+}
+
+/* ------------------------------------------------------------------------
+ * State transitions.
+ */
+
+/* Build the Ethernet, IP and UDP header template of the QP's path. */
+static void
+qp_build_header(struct droce_qp *qp)
+{
+	struct droce_dev *dev = qp->dev;
+	uint8_t *h = qp->hdr;
+	uint8_t *ip = h + 14;
+	uint8_t ttl = qp->ah.grh.hop_limit > 1 ? qp->ah.grh.hop_limit :
+		DEFAULT_TTL;
+	uint8_t *udp;
+
+	memcpy(h, &qp->dmac, 6);
+	memcpy(h + 6, &dev->mac, 6);
+	if (qp->ip_version == 4) {
+		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV4);
+		memset(ip, 0, 20);
+		ip[0] = 0x45;
+		ip[1] = qp->ah.grh.traffic_class;
+		droce_put_be16(ip + 6, RTE_IPV4_HDR_DF_FLAG);
+		ip[8] = ttl;
+		ip[9] = IPPROTO_UDP;
+		memcpy(ip + 12, qp->sgid + 12, 4);
+		memcpy(ip + 16, qp->dgid + 12, 4);
+		udp = ip + 20;
+	} else {
+		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV6);
+		droce_put_be32(ip, 6u << 28 |
+			       (uint32_t)qp->ah.grh.traffic_class << 20 |
+			       (qp->ah.grh.flow_label & 0xfffff));
+		droce_put_be16(ip + 4, 0);
+		ip[6] = IPPROTO_UDP;
+		ip[7] = ttl;
+		memcpy(ip + 8, qp->sgid, 16);
+		memcpy(ip + 24, qp->dgid, 16);
+		udp = ip + 40;
+	}
+	droce_put_be16(udp, qp->sport);
+	droce_put_be16(udp + 2, DROCE_UDP_PORT);
+	droce_put_be32(udp + 4, 0);
+	qp->hdr_len = (uint8_t)(udp + 8 - h);
+}
+
+bool
+droce_qp_path_ready(struct droce_qp *qp, uint64_t now)
+{
+	if (qp->mac_ok)
+		return true;
+	if (droce_neigh_resolve(qp->dev, qp->dgid, &qp->dmac, now) != 0)
+		return false;
+	qp->mac_ok = true;
+	qp_build_header(qp);
+	return true;
+}
+
+/* Take the path of an address vector; resolution of the MAC starts. */
+static int
+qp_set_path(struct droce_qp *qp, const struct ibv_ah_attr *ah, uint64_t now)
+{
+	struct droce_dev *dev = qp->dev;
+	const union ibv_gid *sgid;
+	int ret;
+
+	if (!ah->is_global || ah->grh.sgid_index >= dev->gid_count)
+		return EINVAL;
+	sgid = &dev->gid[ah->grh.sgid_index];
+	if (droce_gid_is_ipv4(sgid->raw) != droce_gid_is_ipv4(ah->grh.dgid.raw))
+		return EINVAL;
+	qp->ah = *ah;
+	memcpy(qp->sgid, sgid->raw, 16);
+	memcpy(qp->dgid, ah->grh.dgid.raw, 16);
+	qp->ip_version = droce_gid_is_ipv4(qp->dgid) ? 4 : 6;
+	ret = droce_neigh_resolve(dev, qp->dgid, &qp->dmac, now);
+	if (ret == -EHOSTUNREACH)
+		return EHOSTUNREACH;
+	qp->mac_ok = ret == 0;
+	return 0;
+}
+
+/* Forget all transport state (RESET). */
+static void
+qp_reset(struct droce_qp *qp)
+{
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->resp.opcode = 0xff;
+	qp->mac_ok = false;
+	qp->sq_draining = 0;
+}
+
+struct modify_args {
+	struct droce_qp *qp;
+	const struct ibv_qp_attr *attr;
+	int mask;
+};
+
+static int
+qp_modify(struct droce_dev *dev, void *arg)
+{
+	struct modify_args *a = arg;
+	struct droce_qp *qp = a->qp;
+	const struct ibv_qp_attr *attr = a->attr;
+	int mask = a->mask;
+	uint64_t now = rte_get_tsc_cycles();
+	int ret;
+
+	if ((mask & IBV_QP_PATH_MTU) && attr->path_mtu > dev->active_mtu)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > DROCE_MAX_RD_ATOMIC)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > DROCE_MAX_RD_ATOMIC)
+		return EINVAL;
+	if (mask & IBV_QP_AV) {
+		ret = qp_set_path(qp, &attr->ah_attr, now);
+		if (ret != 0)
+			return ret;
+	}
+
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IBV_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (mask & IBV_QP_PORT)
+		qp->port_num = attr->port_num;
+	if (mask & IBV_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IBV_QP_PATH_MTU) {
+		qp->path_mtu = attr->path_mtu;
+		qp->mtu = droce_mtu_bytes(attr->path_mtu);
+	}
+	if (mask & IBV_QP_DEST_QPN) {
+		qp->dest_qpn = attr->dest_qp_num & DROCE_PSN_MASK;
+		qp->sport = droce_udp_sport(qp->cfg.qp_num, qp->dest_qpn);
+	}
+	if (mask & IBV_QP_RQ_PSN)
+		qp->rq_psn = attr->rq_psn & DROCE_PSN_MASK;
+	if (mask & IBV_QP_SQ_PSN)
+		qp->sq_psn = attr->sq_psn & DROCE_PSN_MASK;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer & 31;
+	if (mask & IBV_QP_TIMEOUT) {
+		qp->timeout = attr->timeout;
+		qp->timeout_cycles = droce_timeout_cycles(attr->timeout,
+							  droce_eng.hz);
+	}
+	if (mask & IBV_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt & 7;
+	if (mask & IBV_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry & 7;
+
+	if (!(mask & IBV_QP_STATE))
+		return 0;
+	switch (attr->qp_state) {
+	case IBV_QPS_RESET:
+		qp_reset(qp);
+		break;
+	case IBV_QPS_RTR:
+		if (qp->state == IBV_QPS_INIT) {
+			qp->resp.psn = qp->rq_psn;
+			qp->resp.opcode = 0xff;
+			if (qp->mac_ok)
+				qp_build_header(qp);
+		}
+		break;
+	case IBV_QPS_RTS:
+		if (qp->state == IBV_QPS_RTR) {
+			qp->req.psn = qp->sq_psn;
+			qp->req.una_psn = qp->sq_psn;
+			qp->req.retry_left = qp->retry_cnt;
+			qp->req.rnr_left = qp->rnr_retry;
+		}
+		qp->sq_draining = 0;
+		break;
+	case IBV_QPS_SQD:
+		qp->sq_draining = 1;
+		break;
+	case IBV_QPS_ERR:
+		droce_qp_error(qp);
+		return 0;
+	default:
+		break;
+	}
+	__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+droce_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *attr, int mask)
+{
+	struct modify_args a = { .qp = qp, .attr = attr, .mask = mask };
+
+	return droce_dev_call(qp->dev, qp_modify, &a);
+}
+
+struct query_args {
+	struct droce_qp *qp;
+	struct ibv_qp_attr *attr;
+};
+
+static int
+qp_query(struct droce_dev *dev, void *arg)
+{
+	struct query_args *a = arg;
+	const struct droce_qp *qp = a->qp;
+	struct ibv_qp_attr *attr = a->attr;
+
+	RTE_SET_USED(dev);
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->path_mtu = qp->path_mtu;
+	attr->path_mig_state = IBV_MIG_MIGRATED;
+	attr->qkey = qp->qkey;
+	attr->rq_psn = qp->state >= IBV_QPS_RTR ? qp->resp.psn : qp->rq_psn;
+	attr->sq_psn = qp->state >= IBV_QPS_RTS ? qp->req.psn : qp->sq_psn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->qp_access_flags = qp->access;
+	attr->ah_attr = qp->ah;
+	attr->pkey_index = qp->pkey_index;
+	attr->sq_draining = qp->sq_draining;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->port_num = qp->port_num;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	return 0;
+}
+
+int
+droce_qp_query(struct droce_qp *qp, struct ibv_qp_attr *attr)
+{
+	struct query_args a = { .qp = qp, .attr = attr };
+
+	return droce_dev_call(qp->dev, qp_query, &a);
+}
+
+/* ------------------------------------------------------------------------
+ * Errors, flushing and completions.
+ */
+
+void
+droce_qp_error(struct droce_qp *qp)
+{
+	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+	qp->req.rexmit_at = 0;
+	qp->req.rnr_wait = false;
+}
+
+void
+droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
+{
+	uint32_t prod = ring->prod;
+	uint32_t armed;
+
+	if (prod - __atomic_load_n(&ring->cons, __ATOMIC_ACQUIRE) >=
+	    ring->depth) {
+		__atomic_store_n(&ring->overrun, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	ring->cqes[prod & ring->mask] = *cqe;
+	__atomic_store_n(&ring->prod, prod + 1, __ATOMIC_RELEASE);
+
+	armed = __atomic_load_n(&ring->armed, __ATOMIC_ACQUIRE);
+	if (armed == 0)
+		return;
+	if (armed == DROCE_CQ_ARMED_SOLICITED &&
+	    !(cqe->flags & DROCE_CQE_SOLICITED) && cqe->status == IBV_WC_SUCCESS)
+		return;
+	if (__atomic_compare_exchange_n(&ring->armed, &armed, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
+	    ring->notify != NULL)
+		ring->notify(ring);
+}
+
+/* The completion opcode of a send WQE. */
+static enum ibv_wc_opcode
+send_wc_opcode(uint8_t opcode)
+{
+	switch (opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+void
+droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx,
+		  const struct droce_send_wqe *wqe, enum ibv_wc_status status)
+{
+	struct droce_cqe cqe = {
+		.wr_id = wqe->wr_id,
+		.ts = rte_get_tsc_cycles(),
+		.qp_num = qp->cfg.qp_num,
+		.wqe_idx = idx,
+		.byte_len = wqe->length,
+		.status = (uint8_t)status,
+		.opcode = (uint8_t)send_wc_opcode(wqe->opcode),
+		.flags = DROCE_CQE_SEND,
+		.wq = qp->cfg.sq,
+	};
+
+	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		cqe.byte_len = 8;
+	droce_cq_push(qp->cfg.send_cq, &cqe);
+}
+
+void
+droce_qp_recv_cqe(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
+		  enum ibv_wc_status status, enum ibv_wc_opcode opcode,
+		  uint32_t byte_len, uint16_t wc_flags, uint32_t imm,
+		  bool solicited)
+{
+	struct droce_cqe cqe = {
+		.wr_id = wr_id,
+		.ts = rte_get_tsc_cycles(),
+		.qp_num = qp->cfg.qp_num,
+		.wqe_idx = idx,
+		.byte_len = byte_len,
+		.imm = imm,
+		.src_qp = qp->dest_qpn,
+		.wc_flags = wc_flags,
+		.status = (uint8_t)status,
+		.opcode = (uint8_t)opcode,
+		.flags = solicited ? DROCE_CQE_SOLICITED : 0,
+		.wq = qp->cfg.rq,
+	};
+
+	droce_cq_push(qp->cfg.recv_cq, &cqe);
+}
+
+void
+droce_qp_flush(struct droce_qp *qp, uint64_t now)
+{
+	struct droce_wq *sq = qp->cfg.sq, *rq = qp->cfg.rq;
+	uint32_t prod;
+
+	RTE_SET_USED(now);
+	/* every WQE completes, signalled or not: the oldest with its own
+	 * error if it has one, the others flushed */
+	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
+	while (qp->req.comp != prod) {
+		struct droce_send_wqe *wqe = droce_wq_slot(sq, qp->req.comp);
+		enum ibv_wc_status st = wqe->state == DROCE_WQE_DONE &&
+			wqe->status != IBV_WC_SUCCESS ? wqe->status :
+			IBV_WC_WR_FLUSH_ERR;
+
+		droce_qp_send_cqe(qp, qp->req.comp, wqe, st);
+		qp->req.comp++;
+	}
+	qp->req.cons = qp->req.comp;
+	qp->req.offset = 0;
+	qp->req.rd_atomic = 0;
+
+	prod = __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE);
+	while (qp->resp.rq_cons != prod) {
+		struct droce_recv_wqe *wqe = droce_wq_slot(rq, qp->resp.rq_cons);
+
+		droce_qp_recv_cqe(qp, qp->resp.rq_cons, wqe->wr_id,
+				  IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, 0, 0,
+				  false);
+		qp->resp.rq_cons++;
+	}
+	qp->resp.has_rwqe = false;
+}
+
+/* ------------------------------------------------------------------------
+ * Packets.
+ */
+
+struct rte_mbuf *
+droce_pkt_alloc(struct droce_qp *qp, uint8_t opcode, uint32_t psn,
+		bool ackreq, bool se, uint32_t payload_len, uint8_t **ext)
+{
+	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	uint32_t pad = (4 - (payload_len & 3)) & 3;
+	uint32_t len = qp->hdr_len + op->hdr_len + payload_len + pad +
+		DROCE_ICRC_LEN;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
+	uint8_t *f, *bth;
+
+	if (m == NULL) {
+		qp->dev->stats.no_mbuf++;
+		return NULL;
+	}
+	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	if (f == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	rte_memcpy(f, qp->hdr, qp->hdr_len);
+	bth = f + qp->hdr_len;
+	bth[0] = opcode;
+	bth[1] = (uint8_t)((se ? 0x80 : 0) | pad << 4);
+	droce_put_be16(bth + 2, 0xffff);
+	droce_put_be32(bth + 4, qp->dest_qpn);
+	droce_put_be32(bth + 8, (ackreq ? 0x80000000u : 0) | psn);
+	if (pad != 0)
+		memset(bth + op->hdr_len + payload_len, 0, pad);
+	*ext = bth;
+	return m;
+}
+
+void
+droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m, uint32_t payload_len)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint8_t *ip = f + 14;
+	uint32_t len = m->data_len;
+	uint16_t cksum;
+	uint8_t *udp;
+
+	RTE_SET_USED(payload_len);
+	if (qp->ip_version == 4) {
+		droce_put_be16(ip + 2, (uint16_t)(len - 14));
+		ip[10] = 0;
+		ip[11] = 0;
+		cksum = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
+		memcpy(ip + 10, &cksum, 2);
+		udp = ip + 20;
+	} else {
+		droce_put_be16(ip + 4, (uint16_t)(len - 14 - 40));
+		udp = ip + 40;
+	}
+	droce_put_be16(udp + 4, (uint16_t)(f + len - udp));
+	droce_icrc_put(f + len - DROCE_ICRC_LEN,
+		       droce_icrc_calc(ip, len - 14 - DROCE_ICRC_LEN));
+	if (qp->ip_version == 6) {
+		udp[6] = 0;
+		udp[7] = 0;
+		cksum = rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)ip,
+					      udp);
+		memcpy(udp + 6, &cksum, 2);
+	}
+	qp->stats.tx_pkts++;
+	droce_dev_tx(qp->dev, m);
+}

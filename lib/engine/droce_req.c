@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The requester: turns send WQEs into request packets. SEND and RDMA
+ * WRITE messages are segmented by the path MTU into FIRST/MIDDLE/LAST (or
+ * ONLY) packets, a READ is one request whose responses take a PSN each,
+ * an atomic is one request. PSNs are assigned here; an ACK is requested
+ * on every message's last packet and every DROCE_ACK_EVERY packets.
+ * Retransmission rewinds to a PSN (go-back-N) and sends again from
+ * there; the retransmission and RNR timers live here too.
+ */
+
+#include "droce_engine_pvt.h"
+
+static bool
+is_rd_atomic(uint8_t opcode)
+{
+	return opcode == IBV_WR_RDMA_READ ||
+		opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* PSNs a WQE takes: its packets, or for a READ its responses. */
+static uint32_t
+wqe_npkts(const struct droce_qp *qp, const struct droce_send_wqe *wqe)
+{
+	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		return 1;
+	return wqe->length == 0 ? 1 : (wqe->length + qp->mtu - 1) / qp->mtu;
+}
+
+/*
+ * Begin a WQE: wait for a fence or a read/atomic slot, check its local
+ * buffers, give it its PSNs.
+ * @return 0 to send it, -EAGAIN to wait, 1 if it failed locally (it is
+ * DONE with an error status and takes no PSN).
+ */
+static int
+req_start(struct droce_qp *qp, struct droce_send_wqe *wqe)
+{
+	bool rd_atomic = is_rd_atomic(wqe->opcode);
+	bool write_local = rd_atomic;
+
+	if ((wqe->flags & DROCE_WQE_FENCE) && qp->req.rd_atomic > 0)
+		return -EAGAIN;
+	if (rd_atomic &&
+	    qp->req.rd_atomic >= RTE_MAX((uint32_t)qp->max_rd_atomic, 1u))
+		return -EAGAIN;
+	if (!(wqe->flags & DROCE_WQE_INLINE) &&
+	    droce_sge_check(qp->dev, qp->cfg.pd, droce_send_wqe_sge(wqe),
+			    wqe->num_sge, write_local) != 0) {
+		wqe->status = IBV_WC_LOC_PROT_ERR;
+		wqe->state = DROCE_WQE_DONE;
+		return 1;
+	}
+	wqe->first_psn = qp->req.psn;
+	wqe->npkts = wqe_npkts(qp, wqe);
+	wqe->last_psn = droce_psn_add(wqe->first_psn, wqe->npkts - 1);
+	wqe->done_bytes = 0;
+	wqe->status = IBV_WC_SUCCESS;
+	wqe->state = DROCE_WQE_SENDING;
+	qp->req.offset = 0;
+	if (rd_atomic)
+		qp->req.rd_atomic++;
+	return 0;
+}
+
+/* The wire opcode of the packet of a SEND or WRITE at a position. */
+static uint8_t
+data_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
+{
+	bool write = wqe->opcode == IBV_WR_RDMA_WRITE ||
+		wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+		wqe->opcode == IBV_WR_SEND_WITH_IMM;
+	bool inv = wqe->opcode == IBV_WR_SEND_WITH_INV;
+	uint8_t op;
+
+	if (first && last)
+		op = write ? (imm ? DROCE_OP_WRITE_ONLY_IMM : DROCE_OP_WRITE_ONLY) :
+			imm ? DROCE_OP_SEND_ONLY_IMM :
+			inv ? DROCE_OP_SEND_ONLY_INV : DROCE_OP_SEND_ONLY;
+	else if (first)
+		op = write ? DROCE_OP_WRITE_FIRST : DROCE_OP_SEND_FIRST;
+	else if (!last)
+		op = write ? DROCE_OP_WRITE_MIDDLE : DROCE_OP_SEND_MIDDLE;
+	else
+		op = write ? (imm ? DROCE_OP_WRITE_LAST_IMM : DROCE_OP_WRITE_LAST) :
+			imm ? DROCE_OP_SEND_LAST_IMM :
+			inv ? DROCE_OP_SEND_LAST_INV : DROCE_OP_SEND_LAST;
+	return DROCE_TR_RC | op;
+}
+
+/* Send the next packet of a SEND or WRITE. @return false if out of mbufs. */
+static bool
+send_data(struct droce_qp *qp, struct droce_send_wqe *wqe)
+{
+	uint32_t off = qp->req.offset;
+	uint32_t len = RTE_MIN(qp->mtu, wqe->length - off);
+	bool first = off == 0, last = off + len >= wqe->length;
+	uint8_t opcode = data_opcode(wqe, first, last);
+	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	uint32_t psn = qp->req.psn;
+	bool ackreq = last || ++qp->req.noack_pkts >= DROCE_ACK_EVERY;
+	bool se = last && (wqe->flags & DROCE_WQE_SOLICITED);
+	struct rte_mbuf *m;
+	uint8_t *bth;
+
+	m = droce_pkt_alloc(qp, opcode, psn, ackreq, se, len, &bth);
+	if (m == NULL)
+		return false;
+	if (ackreq)
+		qp->req.noack_pkts = 0;
+	if (op->flags & DROCE_OPF_RETH) {
+		struct droce_reth reth = {
+			.va = wqe->remote_addr,
+			.rkey = wqe->rkey,
+			.dlen = wqe->length,
+		};
+
+		droce_reth_encode(bth + op->offset[DROCE_EXT_RETH], &reth);
+	}
+	if (op->flags & DROCE_OPF_IMMDT)
+		memcpy(bth + op->offset[DROCE_EXT_IMMDT], &wqe->imm, 4);
+	if (op->flags & DROCE_OPF_IETH)
+		droce_put_be32(bth + op->offset[DROCE_EXT_IETH], wqe->imm);
+	if (wqe->flags & DROCE_WQE_INLINE)
+		memcpy(bth + op->hdr_len,
+		       (const uint8_t *)droce_send_wqe_sge(wqe) + off, len);
+	else
+		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
+			       bth + op->hdr_len, len);
+	droce_pkt_send(qp, m, len);
+
+	qp->req.psn = droce_psn_add(psn, 1);
+	qp->req.offset = off + len;
+	if (last) {
+		wqe->state = DROCE_WQE_SENT;
+		qp->req.offset = 0;
+		qp->req.cons++;
+	}
+	return true;
+}
+
+/* Send a READ request for what has not arrived yet. */
+static bool
+send_read(struct droce_qp *qp, struct droce_send_wqe *wqe)
+{
+	uint8_t opcode = DROCE_TR_RC | DROCE_OP_READ_REQUEST;
+	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	uint32_t done = wqe->done_bytes;
+	uint32_t psn = droce_psn_add(wqe->first_psn, done / qp->mtu);
+	struct droce_reth reth = {
+		.va = wqe->remote_addr + done,
+		.rkey = wqe->rkey,
+		.dlen = wqe->length - done,
+	};
+	struct rte_mbuf *m;
+	uint8_t *bth;
+
+	m = droce_pkt_alloc(qp, opcode, psn, true, false, 0, &bth);
+	if (m == NULL)
+		return false;
+	droce_reth_encode(bth + op->offset[DROCE_EXT_RETH], &reth);
+	droce_pkt_send(qp, m, 0);
+	qp->req.noack_pkts = 0;
+	qp->req.psn = droce_psn_add(wqe->last_psn, 1);
+	wqe->state = DROCE_WQE_SENT;
+	qp->req.cons++;
+	return true;
+}
+
+static bool
+send_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe)
+{
+	uint8_t opcode = DROCE_TR_RC |
+		(wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+		 DROCE_OP_COMPARE_SWAP : DROCE_OP_FETCH_ADD);
+	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	struct droce_atomiceth a = {
+		.va = wqe->remote_addr,
+		.rkey = wqe->rkey,
+		.swap_add = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+			wqe->swap : wqe->compare_add,
+		.compare = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+			wqe->compare_add : 0,
+	};
+	struct rte_mbuf *m;
+	uint8_t *bth;
+
+	m = droce_pkt_alloc(qp, opcode, wqe->first_psn, true, false, 0, &bth);
+	if (m == NULL)
+		return false;
+	droce_atomiceth_encode(bth + op->offset[DROCE_EXT_ATOMICETH], &a);
+	droce_pkt_send(qp, m, 0);
+	qp->req.noack_pkts = 0;
+	qp->req.psn = droce_psn_add(wqe->first_psn, 1);
+	wqe->state = DROCE_WQE_SENT;
+	qp->req.cons++;
+	return true;
+}
+
+/* Complete, in order, the WQEs that are done: CQEs where due. */
+void
+droce_req_complete(struct droce_qp *qp)
+{
+	struct droce_wq *sq = qp->cfg.sq;
+
+	while (qp->req.comp != qp->req.cons) {
+		struct droce_send_wqe *wqe = droce_wq_slot(sq, qp->req.comp);
+
+		if (wqe->state != DROCE_WQE_DONE)
+			break;
+		if (wqe->status != IBV_WC_SUCCESS) {
+			/* the QP fails; this WQE completes with its own error
+			 * and the flush takes the rest */
+			droce_qp_error(qp);
+			return;
+		}
+		if ((wqe->flags & DROCE_WQE_SIGNALED) || qp->cfg.sq_sig_all)
+			droce_qp_send_cqe(qp, qp->req.comp, wqe,
+					  IBV_WC_SUCCESS);
+		qp->req.comp++;
+	}
+}
+
+void
+droce_req_run(struct droce_qp *qp, uint64_t now)
+{
+	struct droce_wq *sq = qp->cfg.sq;
+	unsigned int budget = DROCE_QP_BUDGET;
+	bool sent = false;
+	uint32_t prod;
+
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return;
+	if (qp->req.rnr_wait || !droce_qp_path_ready(qp, now))
+		return;
+	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
+	while (budget > 0 && qp->req.cons != prod) {
+		struct droce_send_wqe *wqe = droce_wq_slot(sq, qp->req.cons);
+		bool ok;
+
+		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
+		    DROCE_MAX_INFLIGHT)
+			break;
+		if (wqe->state == DROCE_WQE_POSTED) {
+			int ret;
+
+			if (qp->sq_draining)
+				break;
+			ret = req_start(qp, wqe);
+			if (ret < 0)
+				break;
+			if (ret == 1) {
+				/* nothing to send: it completes in turn */
+				qp->req.cons++;
+				droce_req_complete(qp);
+				break;
+			}
+		}
+		switch (wqe->opcode) {
+		case IBV_WR_RDMA_READ:
+			ok = send_read(qp, wqe);
+			break;
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			ok = send_atomic(qp, wqe);
+			break;
+		default:
+			ok = send_data(qp, wqe);
+			break;
+		}
+		if (!ok)
+			break;
+		sent = true;
+		budget--;
+	}
+	if (sent && qp->req.rexmit_at == 0 && qp->timeout_cycles != 0)
+		qp->req.rexmit_at = now + qp->timeout_cycles;
+}
+
+void
+droce_req_rewind(struct droce_qp *qp, uint32_t psn)
+{
+	struct droce_wq *sq = qp->cfg.sq;
+	uint32_t idx, end;
+	uint32_t sent = (uint32_t)droce_psn_diff(qp->req.psn, psn);
+
+	/* the WQE holding psn, among those sent or being sent */
+	end = qp->req.cons;
+	if (end != __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE) &&
+	    ((struct droce_send_wqe *)droce_wq_slot(sq, end))->state ==
+	    DROCE_WQE_SENDING)
+		end++;
+	for (idx = qp->req.comp; idx != end; idx++) {
+		struct droce_send_wqe *w = droce_wq_slot(sq, idx);
+
+		if (w->state != DROCE_WQE_DONE &&
+		    droce_psn_diff(w->last_psn, psn) >= 0)
+			break;
+	}
+	if (idx == end)
+		return;
+
+	/* later WQEs start over; this one resumes at psn */
+	for (uint32_t j = idx; j != end; j++) {
+		struct droce_send_wqe *w = droce_wq_slot(sq, j);
+
+		if (w->state == DROCE_WQE_DONE)
+			continue;
+		if (j != idx) {
+			if (is_rd_atomic(w->opcode))
+				qp->req.rd_atomic--;
+			w->state = DROCE_WQE_POSTED;
+		}
+	}
+	{
+		struct droce_send_wqe *w = droce_wq_slot(sq, idx);
+		int32_t into = droce_psn_diff(psn, w->first_psn);
+
+		if (into < 0)
+			into = 0;
+		w->state = DROCE_WQE_SENDING;
+		if (w->opcode == IBV_WR_RDMA_READ) {
+			/* responses up to psn arrived: re-read the rest */
+			qp->req.psn = droce_psn_add(w->first_psn,
+						    w->done_bytes / qp->mtu);
+		} else if (is_rd_atomic(w->opcode)) {
+			qp->req.psn = w->first_psn;
+		} else {
+			qp->req.offset = (uint32_t)into * qp->mtu;
+			qp->req.psn = droce_psn_add(w->first_psn, (uint32_t)into);
+		}
+	}
+	qp->req.cons = idx;
+	qp->req.noack_pkts = 0;
+	qp->stats.retransmits += sent;
+}
+
+/* Give up on the oldest WQE with @p status; the QP goes to ERR. */
+void
+droce_req_fail(struct droce_qp *qp, enum ibv_wc_status status)
+{
+	struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, qp->req.comp);
+
+	wqe->state = DROCE_WQE_DONE;
+	wqe->status = (uint8_t)status;
+	droce_qp_error(qp);
+}
+
+/* @return true if some request is waiting for an acknowledgement. */
+static bool
+req_outstanding(const struct droce_qp *qp)
+{
+	return qp->req.comp != qp->req.cons || qp->req.offset != 0;
+}
+
+void
+droce_req_timer(struct droce_qp *qp, uint64_t now)
+{
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return;
+	if (qp->req.rnr_wait) {
+		if (now >= qp->req.rnr_at)
+			qp->req.rnr_wait = false;
+		return;
+	}
+	if (qp->req.rexmit_at == 0 || now < qp->req.rexmit_at)
+		return;
+	if (!req_outstanding(qp)) {
+		qp->req.rexmit_at = 0;
+		return;
+	}
+	qp->stats.timeouts++;
+	if (qp->req.retry_left == 0) {
+		droce_req_fail(qp, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->req.retry_left--;
+	droce_req_rewind(qp, qp->req.una_psn);
+	qp->req.rexmit_at = now + qp->timeout_cycles;
+}

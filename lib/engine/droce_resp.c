@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The responder: requests from the peer. Packets are taken in PSN order:
+ * a gap gets one NAK (PSN sequence error) until it is filled, a duplicate
+ * is answered again (re-ACKed, READs re-executed from the duplicate's
+ * RETH, atomics answered from the replay ring, never executed twice).
+ * Before any byte moves, the rkey, PD, range and access right are checked;
+ * a failure is NAKed and puts the QP in error. SENDs without a receive
+ * WQE are RNR NAKed. READ responses and atomic ACKs leave in request
+ * order, ACKs are coalesced to one per pass.
+ */
+
+#include "droce_engine_pvt.h"
+
+#define NO_OPCODE 0xff
+
+void
+droce_resp_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	uint8_t opcode = DROCE_TR_RC | DROCE_OP_ACKNOWLEDGE;
+	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	struct droce_aeth aeth = { .syndrome = syndrome, .msn = qp->resp.msn };
+	struct rte_mbuf *m;
+	uint8_t *bth;
+
+	m = droce_pkt_alloc(qp, opcode, psn, false, false, 0, &bth);
+	if (m == NULL)
+		return;
+	droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
+	droce_pkt_send(qp, m, 0);
+}
+
+/* NAK @p code for the expected PSN and fail the QP. */
+static void
+nak_fatal(struct droce_qp *qp, uint8_t code)
+{
+	qp->stats.naks_sent++;
+	droce_resp_send_ack(qp, DROCE_AETH_NAK | code, qp->resp.psn);
+	droce_qp_error(qp);
+}
+
+static void
+rnr_nak(struct droce_qp *qp, uint32_t psn)
+{
+	qp->stats.rnr_naks_sent++;
+	droce_resp_send_ack(qp, DROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn);
+}
+
+/* Acknowledge @p psn with the next coalesced ACK if the packet asked. */
+static void
+in_order_done(struct droce_qp *qp, const uint8_t *bth, uint32_t psn)
+{
+	qp->resp.psn = droce_psn_add(psn, 1);
+	if (bth[8] & 0x80) {
+		qp->resp.ack_pending = true;
+		qp->resp.ack_psn = psn;
+	}
+}
+
+/* Is this packet the right one after what came before? */
+static bool
+sequence_ok(const struct droce_qp *qp, uint32_t flags)
+{
+	const struct droce_opcode_info *cur;
+
+	if (qp->resp.opcode == NO_OPCODE)
+		return (flags & DROCE_OPF_FIRST) != 0;
+	cur = &droce_opcode_table[qp->resp.opcode];
+	if ((cur->flags & DROCE_OPF_SEND) != (flags & DROCE_OPF_SEND) ||
+	    (cur->flags & DROCE_OPF_WRITE) != (flags & DROCE_OPF_WRITE))
+		return false;
+	return (flags & DROCE_OPF_FIRST) == 0;
+}
+
+/* The receive WQE a SEND (or WRITE with immediate) lands in, if any. */
+static struct droce_recv_wqe *
+recv_wqe(struct droce_qp *qp, bool *fatal)
+{
+	struct droce_wq *rq = qp->cfg.rq;
+	struct droce_recv_wqe *wqe;
+
+	*fatal = false;
+	if (qp->resp.has_rwqe)
+		return droce_wq_slot(rq, qp->resp.rwqe);
+	if (qp->resp.rq_cons == __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE))
+		return NULL;
+	wqe = droce_wq_slot(rq, qp->resp.rq_cons);
+	if (droce_sge_check(qp->dev, qp->cfg.pd, droce_recv_wqe_sge(wqe),
+			    wqe->num_sge, true) != 0) {
+		droce_qp_recv_cqe(qp, qp->resp.rq_cons, wqe->wr_id,
+				  IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0,
+				  false);
+		qp->resp.rq_cons++;
+		*fatal = true;
+		return NULL;
+	}
+	qp->resp.has_rwqe = true;
+	qp->resp.rwqe = qp->resp.rq_cons;
+	qp->resp.roffset = 0;
+	return wqe;
+}
+
+/* Complete the receive WQE in use. */
+static void
+recv_done(struct droce_qp *qp, const uint8_t *bth,
+	  const struct droce_opcode_info *op, enum ibv_wc_opcode wc_opcode,
+	  uint32_t byte_len)
+{
+	struct droce_recv_wqe *wqe = droce_wq_slot(qp->cfg.rq, qp->resp.rwqe);
+	uint16_t wc_flags = 0;
+	uint32_t imm = 0;
+
+	if (op->flags & DROCE_OPF_IMMDT) {
+		memcpy(&imm, bth + op->offset[DROCE_EXT_IMMDT], 4);
+		wc_flags |= IBV_WC_WITH_IMM;
+	}
+	droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
+			  wc_opcode, byte_len, wc_flags, imm,
+			  (bth[1] & 0x80) != 0);
+	qp->resp.rq_cons = qp->resp.rwqe + 1;
+	qp->resp.has_rwqe = false;
+}
+
+static void
+do_send(struct droce_qp *qp, const uint8_t *bth,
+	const struct droce_wire_meta *meta, uint32_t psn)
+{
+	const struct droce_opcode_info *op = meta->op;
+	struct droce_recv_wqe *wqe;
+	uint32_t len = meta->payload_len;
+	bool fatal;
+
+	if (op->flags & DROCE_OPF_IETH) {
+		/* SEND with invalidate needs memory windows: not yet */
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return;
+	}
+	wqe = recv_wqe(qp, &fatal);
+	if (wqe == NULL) {
+		if (fatal)
+			nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
+		else
+			rnr_nak(qp, psn);
+		return;
+	}
+	if (qp->resp.roffset + len > wqe->length) {
+		droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id,
+				  IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0,
+				  false);
+		qp->resp.rq_cons = qp->resp.rwqe + 1;
+		qp->resp.has_rwqe = false;
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return;
+	}
+	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, qp->resp.roffset,
+			bth + op->hdr_len, len);
+	qp->resp.roffset += len;
+	qp->resp.opcode = bth[0];
+	if (op->flags & DROCE_OPF_LAST) {
+		recv_done(qp, bth, op, IBV_WC_RECV, qp->resp.roffset);
+		qp->resp.opcode = NO_OPCODE;
+		qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
+	}
+	in_order_done(qp, bth, psn);
+}
+
+static void
+do_write(struct droce_qp *qp, const uint8_t *bth,
+	 const struct droce_wire_meta *meta, uint32_t psn)
+{
+	const struct droce_opcode_info *op = meta->op;
+	uint32_t len = meta->payload_len;
+	bool imm = (op->flags & DROCE_OPF_IMMDT) != 0;
+	struct droce_mr_eng *mr = NULL;
+	bool fatal;
+
+	if (op->flags & DROCE_OPF_RETH) {
+		struct droce_reth reth;
+
+		droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
+		if (reth.dlen != 0 &&
+		    droce_rkey_check(qp->dev, qp->cfg.pd, reth.rkey, reth.va,
+				     reth.dlen, IBV_ACCESS_REMOTE_WRITE) == NULL) {
+			nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+			return;
+		}
+		qp->resp.va = reth.va;
+		qp->resp.remaining = reth.dlen;
+		qp->resp.rkey = reth.rkey;
+		qp->resp.msg_len = reth.dlen;
+	}
+	if (len > qp->resp.remaining ||
+	    ((op->flags & DROCE_OPF_LAST) && len != qp->resp.remaining)) {
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return;
+	}
+	/* with immediate: no receive WQE, no write (the retry comes back) */
+	if (imm && (op->flags & DROCE_OPF_LAST) && recv_wqe(qp, &fatal) == NULL) {
+		if (fatal)
+			nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
+		else
+			rnr_nak(qp, psn);
+		return;
+	}
+	if (len != 0) {
+		mr = droce_mr_lookup(qp->dev, qp->resp.rkey, true);
+		if (mr == NULL) {
+			nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+			return;
+		}
+		rte_memcpy((void *)(uintptr_t)qp->resp.va, bth + op->hdr_len,
+			   len);
+	}
+	qp->resp.va += len;
+	qp->resp.remaining -= len;
+	qp->resp.opcode = bth[0];
+	if (op->flags & DROCE_OPF_LAST) {
+		if (imm)
+			recv_done(qp, bth, op, IBV_WC_RECV_RDMA_WITH_IMM,
+				  qp->resp.msg_len);
+		qp->resp.opcode = NO_OPCODE;
+		qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
+	}
+	in_order_done(qp, bth, psn);
+}
+
+/* A slot of the read/atomic ring for a new request, or NULL if busy. */
+static struct droce_rd_res *
+res_alloc(struct droce_qp *qp)
+{
+	uint32_t n = RTE_MAX((uint32_t)qp->max_dest_rd_atomic, 1u);
+	struct droce_rd_res *res = &qp->resp.res[qp->resp.res_head % n];
+
+	if (res->busy && res->sending)
+		return NULL;
+	qp->resp.res_head++;
+	memset(res, 0, sizeof(*res));
+	res->busy = 1;
+	return res;
+}
+
+static uint32_t
+read_npkts(const struct droce_qp *qp, uint32_t len)
+{
+	return len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
+}
+
+/* Start (or restart) the responses of a READ at @p psn. */
+static void
+read_start(struct droce_qp *qp, struct droce_rd_res *res, uint32_t psn,
+	   const struct droce_reth *reth)
+{
+	res->atomic = 0;
+	res->first_psn = psn;
+	res->last_psn = droce_psn_add(psn, read_npkts(qp, reth->dlen) - 1);
+	res->va = reth->va;
+	res->length = reth->dlen;
+	res->rkey = reth->rkey;
+	res->next_psn = psn;
+	res->sent = 0;
+	if (!res->sending) {
+		res->sending = true;
+		qp->resp.res_sending++;
+	}
+}
+
+static void
+do_read(struct droce_qp *qp, const uint8_t *bth,
+	const struct droce_wire_meta *meta, uint32_t psn)
+{
+	const struct droce_opcode_info *op = meta->op;
+	struct droce_rd_res *res;
+	struct droce_reth reth;
+
+	droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
+	if (reth.dlen != 0 &&
+	    droce_rkey_check(qp->dev, qp->cfg.pd, reth.rkey, reth.va, reth.dlen,
+			     IBV_ACCESS_REMOTE_READ) == NULL) {
+		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+		return;
+	}
+	res = res_alloc(qp);
+	if (res == NULL)
+		return;         /* no room: the requester will retry */
+	read_start(qp, res, psn, &reth);
+	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
+	qp->resp.psn = droce_psn_add(res->last_psn, 1);
+}
+
+static void
+do_atomic(struct droce_qp *qp, const uint8_t *bth,
+	  const struct droce_wire_meta *meta, uint32_t psn)
+{
+	const struct droce_opcode_info *op = meta->op;
+	struct droce_atomiceth a;
+	struct droce_rd_res *res;
+	uint64_t *target;
+
+	droce_atomiceth_decode(bth + op->offset[DROCE_EXT_ATOMICETH], &a);
+	if (a.va & 7) {
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return;
+	}
+	if (droce_rkey_check(qp->dev, qp->cfg.pd, a.rkey, a.va, 8,
+			     IBV_ACCESS_REMOTE_ATOMIC) == NULL) {
+		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+		return;
+	}
+	res = res_alloc(qp);
+	if (res == NULL)
+		return;
+	target = (uint64_t *)(uintptr_t)a.va;
+	if ((bth[0] & 0x1f) == DROCE_OP_COMPARE_SWAP) {
+		uint64_t expected = a.compare;
+
+		__atomic_compare_exchange_n(target, &expected, a.swap_add, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		res->orig = expected;
+	} else {
+		res->orig = __atomic_fetch_add(target, a.swap_add,
+					       __ATOMIC_SEQ_CST);
+	}
+	res->atomic = 1;
+	res->first_psn = psn;
+	res->last_psn = psn;
+	res->next_psn = psn;
+	res->sending = true;
+	qp->resp.res_sending++;
+	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
+	qp->resp.psn = droce_psn_add(psn, 1);
+}
+
+/* An old request again: answer it as it was answered before. */
+static void
+duplicate(struct droce_qp *qp, const uint8_t *bth,
+	  const struct droce_wire_meta *meta, uint32_t psn)
+{
+	const struct droce_opcode_info *op = meta->op;
+	uint32_t i;
+
+	qp->stats.dup_reqs++;
+	if (op->flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)) {
+		for (i = 0; i < DROCE_MAX_RD_ATOMIC; i++) {
+			struct droce_rd_res *res = &qp->resp.res[i];
+
+			if (!res->busy || droce_psn_diff(psn, res->first_psn) < 0 ||
+			    droce_psn_diff(psn, res->last_psn) > 0)
+				continue;
+			if (op->flags & DROCE_OPF_ATOMIC) {
+				if (res->atomic && psn == res->first_psn &&
+				    !res->sending) {
+					res->next_psn = psn;
+					res->sending = true;
+					qp->resp.res_sending++;
+				}
+			} else if (!res->atomic) {
+				struct droce_reth reth;
+
+				droce_reth_decode(bth +
+						  op->offset[DROCE_EXT_RETH],
+						  &reth);
+				if (reth.dlen != 0 &&
+				    droce_rkey_check(qp->dev, qp->cfg.pd,
+						     reth.rkey, reth.va,
+						     reth.dlen,
+						     IBV_ACCESS_REMOTE_READ) == NULL)
+					return;
+				read_start(qp, res, psn, &reth);
+			}
+			return;
+		}
+		return;
+	}
+	/* SEND or WRITE: acknowledge everything received so far */
+	qp->resp.ack_pending = true;
+	qp->resp.ack_psn = droce_psn_add(qp->resp.psn, DROCE_PSN_MASK);
+}
+
+void
+droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
+	      const struct droce_wire_meta *meta, uint64_t now)
+{
+	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						     meta->bth_off);
+	uint32_t flags = meta->op->flags;
+	uint32_t psn = droce_bth_psn(bth);
+	int32_t diff;
+
+	if (qp->state == IBV_QPS_ERR || !droce_qp_path_ready(qp, now))
+		return;
+	if ((bth[0] & DROCE_TR_MASK) != DROCE_TR_RC)
+		return;
+	diff = droce_psn_diff(psn, qp->resp.psn);
+	if (diff > 0) {
+		if (!qp->resp.nak_sent) {
+			qp->stats.naks_sent++;
+			droce_resp_send_ack(qp, DROCE_AETH_NAK |
+					    DROCE_NAK_PSN_SEQ_ERR,
+					    qp->resp.psn);
+			qp->resp.nak_sent = true;
+		}
+		return;
+	}
+	if (diff < 0) {
+		duplicate(qp, bth, meta, psn);
+		return;
+	}
+	qp->resp.nak_sent = false;
+
+	if (!sequence_ok(qp, flags)) {
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return;
+	}
+	if (((flags & DROCE_OPF_WRITE) &&
+	     !(qp->access & IBV_ACCESS_REMOTE_WRITE)) ||
+	    ((flags & DROCE_OPF_READ) && !(qp->access & IBV_ACCESS_REMOTE_READ)) ||
+	    ((flags & DROCE_OPF_ATOMIC) &&
+	     !(qp->access & IBV_ACCESS_REMOTE_ATOMIC))) {
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return;
+	}
+	if (flags & DROCE_OPF_SEND)
+		do_send(qp, bth, meta, psn);
+	else if (flags & DROCE_OPF_WRITE)
+		do_write(qp, bth, meta, psn);
+	else if (flags & DROCE_OPF_READ)
+		do_read(qp, bth, meta, psn);
+	else if (flags & DROCE_OPF_ATOMIC)
+		do_atomic(qp, bth, meta, psn);
+	else
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+}
+
+/* The sending resource that comes first in PSN order. */
+static struct droce_rd_res *
+res_next(struct droce_qp *qp)
+{
+	struct droce_rd_res *best = NULL;
+	uint32_t i;
+
+	for (i = 0; i < DROCE_MAX_RD_ATOMIC; i++) {
+		struct droce_rd_res *r = &qp->resp.res[i];
+
+		if (r->busy && r->sending &&
+		    (best == NULL ||
+		     droce_psn_diff(r->next_psn, best->next_psn) < 0))
+			best = r;
+	}
+	return best;
+}
+
+static bool
+send_atomic_ack(struct droce_qp *qp, struct droce_rd_res *res)
+{
+	uint8_t opcode = DROCE_TR_RC | DROCE_OP_ATOMIC_ACKNOWLEDGE;
+	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	struct droce_aeth aeth = {
+		.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID,
+		.msn = qp->resp.msn,
+	};
+	struct droce_atomicacketh ack = { .orig = res->orig };
+	struct rte_mbuf *m;
+	uint8_t *bth;
+
+	m = droce_pkt_alloc(qp, opcode, res->first_psn, false, false, 0, &bth);
+	if (m == NULL)
+		return false;
+	droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
+	droce_atomicacketh_encode(bth + op->offset[DROCE_EXT_ATOMICACKETH],
+				  &ack);
+	droce_pkt_send(qp, m, 0);
+	return true;
+}
+
+/* One READ response packet. @return false if it could not be sent. */
+static bool
+send_read_response(struct droce_qp *qp, struct droce_rd_res *res)
+{
+	uint32_t len = RTE_MIN(qp->mtu, res->length - res->sent);
+	bool first = res->sent == 0, last = res->sent + len >= res->length;
+	uint8_t base = first && last ? DROCE_OP_READ_RESPONSE_ONLY :
+		first ? DROCE_OP_READ_RESPONSE_FIRST :
+		last ? DROCE_OP_READ_RESPONSE_LAST :
+		DROCE_OP_READ_RESPONSE_MIDDLE;
+	uint8_t opcode = DROCE_TR_RC | base;
+	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	struct rte_mbuf *m;
+	uint8_t *bth;
+
+	if (len != 0 && droce_mr_lookup(qp->dev, res->rkey, true) == NULL) {
+		/* deregistered since the request: nothing more to read */
+		res->sending = false;
+		qp->resp.res_sending--;
+		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+		return false;
+	}
+	m = droce_pkt_alloc(qp, opcode, res->next_psn, false, false, len, &bth);
+	if (m == NULL)
+		return false;
+	if (op->flags & DROCE_OPF_AETH) {
+		struct droce_aeth aeth = {
+			.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID,
+			.msn = qp->resp.msn,
+		};
+
+		droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
+	}
+	if (len != 0)
+		rte_memcpy(bth + op->hdr_len,
+			   (const void *)(uintptr_t)(res->va + res->sent), len);
+	droce_pkt_send(qp, m, len);
+	res->sent += len;
+	res->next_psn = droce_psn_add(res->next_psn, 1);
+	if (last) {
+		res->sending = false;
+		qp->resp.res_sending--;
+	}
+	return true;
+}
+
+void
+droce_resp_run(struct droce_qp *qp, uint64_t now)
+{
+	unsigned int budget = DROCE_QP_BUDGET;
+
+	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
+		return;
+	if (!droce_qp_path_ready(qp, now))
+		return;
+	while (qp->resp.res_sending > 0 && budget > 0) {
+		struct droce_rd_res *res = res_next(qp);
+		bool ok;
+
+		if (res == NULL)
+			break;
+		if (res->atomic) {
+			ok = send_atomic_ack(qp, res);
+			if (ok) {
+				res->sending = false;
+				qp->resp.res_sending--;
+			}
+		} else {
+			ok = send_read_response(qp, res);
+		}
+		if (!ok || qp->state == IBV_QPS_ERR)
+			return;
+		budget--;
+	}
+	if (qp->resp.ack_pending) {
+		struct droce_rd_res *res = res_next(qp);
+
+		/* an ACK may not overtake the responses before it */
+		if (res != NULL &&
+		    droce_psn_diff(res->next_psn, qp->resp.ack_psn) <= 0)
+			return;
+		droce_resp_send_ack(qp, DROCE_AETH_ACK |
+				    DROCE_AETH_CREDIT_INVALID,
+				    qp->resp.ack_psn);
+		qp->resp.ack_pending = false;
+	}
+}

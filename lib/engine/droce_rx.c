@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Receive path: validate once, then demultiplex. ARP and neighbour
+ * discovery go to the neighbour code; RoCEv2 frames are checked (lengths,
+ * checksums, ICRC), addressed (our MAC and IP, a live QP whose peer sent
+ * them) and handed to the responder (requests) or the completer
+ * (responses). Anything else is counted and dropped.
+ */
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+
+#include "droce_engine_pvt.h"
+
+#define IP_PROTO_ICMPV6 58
+
+static bool
+our_ip(const struct droce_dev *dev, const uint8_t *frame,
+       const struct droce_wire_meta *meta, uint8_t src_gid[16])
+{
+	const uint8_t *ip = frame + meta->l3_off;
+
+	if (meta->ip_version == 4) {
+		rte_be32_t dst, src;
+
+		memcpy(&dst, ip + 16, 4);
+		memcpy(&src, ip + 12, 4);
+		droce_gid_from_ipv4(src_gid, src);
+		return dev->ipv4 != 0 && dst == dev->ipv4;
+	}
+	memcpy(src_gid, ip + 8, 16);
+	return memcmp(ip + 24, dev->ipv6_ll, 16) == 0 ||
+		(dev->has_ipv6 && memcmp(ip + 24, dev->ipv6, 16) == 0);
+}
+
+/* The QP a packet is for, if it is live and the packet is from its peer. */
+static struct droce_qp *
+rx_qp(struct droce_dev *dev, const uint8_t *bth, const uint8_t src_gid[16])
+{
+	uint32_t qpn = droce_bth_dqpn(bth);
+	struct droce_qp *qp;
+
+	if (qpn < DROCE_QPN_BASE || qpn >= DROCE_QPN_BASE + DROCE_MAX_QP)
+		return NULL;
+	qp = dev->qps[qpn - DROCE_QPN_BASE];
+	if (qp == NULL || qp->state < IBV_QPS_RTR)
+		return NULL;
+	/* a connected QP hears only its peer */
+	if (memcmp(src_gid, qp->dgid, 16) != 0)
+		return NULL;
+	return qp;
+}
+
+void
+droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now)
+{
+	struct droce_wire_meta meta;
+	const struct rte_ether_hdr *eth;
+	const uint8_t *frame;
+	uint8_t src_gid[16];
+	struct droce_qp *qp;
+	uint16_t type;
+	int ret;
+
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+		dev->stats.rx_malformed++;
+		goto drop;
+	}
+	dev->stats.rx_frames++;
+	dev->stats.rx_bytes += m->data_len;
+	if (dev->mirror != NULL)
+		droce_mirror_frame(dev->mirror, m);
+	frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	if (m->data_len < sizeof(*eth)) {
+		dev->stats.rx_malformed++;
+		goto drop;
+	}
+	eth = (const struct rte_ether_hdr *)frame;
+	type = rte_be_to_cpu_16(eth->ether_type);
+	if (type == RTE_ETHER_TYPE_ARP) {
+		dev->stats.rx_arp++;
+		droce_neigh_arp_input(dev, m);
+		return;
+	}
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &dev->mac) &&
+	    !rte_is_multicast_ether_addr(&eth->dst_addr)) {
+		dev->stats.rx_not_ours++;
+		goto drop;
+	}
+	if (type == RTE_ETHER_TYPE_IPV6 && m->data_len >= 14 + 40 &&
+	    frame[14 + 6] == IP_PROTO_ICMPV6) {
+		if (droce_neigh_nd_input(dev, m))
+			return;
+		dev->stats.rx_not_ours++;
+		goto drop;
+	}
+
+	ret = droce_wire_parse_meta(frame, m->data_len, 0, &meta);
+	if (ret != 0) {
+		if (ret == -DROCE_WIRE_ENOTROCE)
+			dev->stats.rx_not_ours++;
+		else if (ret == -DROCE_WIRE_EICRC)
+			dev->stats.rx_icrc_err++;
+		else
+			dev->stats.rx_malformed++;
+		goto drop;
+	}
+	dev->stats.rx_roce++;
+	if (!our_ip(dev, frame, &meta, src_gid)) {
+		dev->stats.rx_not_ours++;
+		goto drop;
+	}
+	if (meta.op->flags & DROCE_OPF_CNP) {
+		/* congestion control is not implemented: nothing to slow */
+		goto drop;
+	}
+	qp = rx_qp(dev, frame + meta.bth_off, src_gid);
+	if (qp == NULL) {
+		dev->stats.rx_not_ours++;
+		goto drop;
+	}
+	qp->stats.rx_pkts++;
+	if (meta.op->flags & DROCE_OPF_REQ)
+		droce_resp_rx(qp, m, &meta, now);
+	else
+		droce_comp_rx(qp, m, &meta, now);
+drop:
+	rte_pktmbuf_free(m);
+}

@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Completion queues and channels. The engine writes completions into a
+ * ring; ibv_poll_cq and the ibv_cq_ex iterator read them, and each
+ * completion read frees the work queue slots it retires. A channel is an
+ * eventfd the engine writes when an armed CQ gets a completion.
+ */
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_malloc.h>
+
+#include "droce_verbs_pvt.h"
+
+/* Work completion fields droce fills (RoCE has no LIDs: those read 0). */
+#define SUPPORTED_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | \
+	IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | \
+	IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS | \
+	IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+	IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+
+/* ------------------------------------------------------------------------
+ * Channels.
+ */
+
+#define CHANNEL_RING 1024
+
+struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct droce_channel *ch = calloc(1, sizeof(*ch));
+
+	if (ch == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch->size = CHANNEL_RING;
+	ch->fired = calloc(ch->size, sizeof(*ch->fired));
+	ch->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ch->fired == NULL || ch->ch.fd < 0) {
+		free(ch->fired);
+		free(ch);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch->ch.context = context;
+	pthread_mutex_init(&ch->lock, NULL);
+	return &ch->ch;
+}
+
+int
+ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct droce_channel *ch = to_channel(channel);
+
+	if (__atomic_load_n(&ch->refcnt, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	close(channel->fd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch->fired);
+	free(ch);
+	return 0;
+}
+
+/* Engine side: an armed CQ got a completion. */
+static void
+cq_notify(struct droce_cq_ring *ring)
+{
+	struct droce_cq *cq = container_of(ring, struct droce_cq, ring);
+	struct droce_channel *ch;
+	uint64_t one = 1;
+
+	if (cq->cqx.channel == NULL)
+		return;
+	ch = to_channel(cq->cqx.channel);
+	pthread_mutex_lock(&ch->lock);
+	if (ch->head - ch->tail < ch->size) {
+		ch->fired[ch->head++ % ch->size] = cq;
+		if (write(ch->ch.fd, &one, sizeof(one)) != sizeof(one))
+			ch->head--;
+	}
+	pthread_mutex_unlock(&ch->lock);
+}
+
+int
+ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+		 void **cq_context)
+{
+	struct droce_channel *ch = to_channel(channel);
+	struct droce_cq *c;
+	uint64_t n;
+
+	if (read(channel->fd, &n, sizeof(n)) != sizeof(n))
+		return -1;
+	pthread_mutex_lock(&ch->lock);
+	c = ch->fired[ch->tail++ % ch->size];
+	pthread_mutex_unlock(&ch->lock);
+	pthread_mutex_lock(&c->cqx.mutex);
+	c->events++;
+	pthread_mutex_unlock(&c->cqx.mutex);
+	*cq = ibv_cq_ex_to_cq(&c->cqx);
+	*cq_context = c->cqx.cq_context;
+	return 0;
+}
+
+void
+ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+int
+droce_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	struct droce_cq *c = to_cq(cq);
+
+	__atomic_store_n(&c->ring.armed, solicited_only ?
+			 DROCE_CQ_ARMED_SOLICITED : DROCE_CQ_ARMED_ANY,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Polling.
+ */
+
+static inline void
+cq_lock(struct droce_cq *cq)
+{
+	if (!cq->single_threaded)
+		pthread_spin_lock(&cq->lock);
+}
+
+static inline void
+cq_unlock(struct droce_cq *cq)
+{
+	if (!cq->single_threaded)
+		pthread_spin_unlock(&cq->lock);
+}
+
+/* The completion at cons, skipping those of destroyed QPs; NULL if none. */
+static inline struct droce_cqe *
+cq_peek(struct droce_cq *cq, uint32_t *cons)
+{
+	uint32_t prod = __atomic_load_n(&cq->ring.prod, __ATOMIC_ACQUIRE);
+
+	while (*cons != prod) {
+		struct droce_cqe *cqe = &cq->ring.cqes[*cons & cq->ring.mask];
+
+		if (cqe->wq != NULL)
+			return cqe;
+		(*cons)++;
+	}
+	return NULL;
+}
+
+/* The slots a completion retires are free for posting again. */
+static inline void
+cq_retire(const struct droce_cqe *cqe)
+{
+	__atomic_store_n(&cqe->wq->retired, cqe->wqe_idx + 1, __ATOMIC_RELEASE);
+}
+
+int
+droce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct droce_cq *cq = to_cq(ibcq);
+	uint32_t cons;
+	int n = 0;
+
+	cq_lock(cq);
+	cons = cq->ring.cons;
+	while (n < num_entries) {
+		struct droce_cqe *cqe = cq_peek(cq, &cons);
+		struct ibv_wc *w = &wc[n];
+
+		if (cqe == NULL)
+			break;
+		w->wr_id = cqe->wr_id;
+		w->status = cqe->status;
+		w->opcode = cqe->opcode;
+		w->vendor_err = cqe->vendor_err;
+		w->byte_len = cqe->byte_len;
+		w->imm_data = cqe->imm;
+		w->qp_num = cqe->qp_num;
+		w->src_qp = cqe->src_qp;
+		w->wc_flags = cqe->wc_flags;
+		w->pkey_index = 0;
+		w->slid = 0;
+		w->sl = 0;
+		w->dlid_path_bits = 0;
+		cq_retire(cqe);
+		cons++;
+		n++;
+	}
+	__atomic_store_n(&cq->ring.cons, cons, __ATOMIC_RELEASE);
+	cq_unlock(cq);
+	return n;
+}
+
+/* The ibv_cq_ex iterator: start_poll takes the lock, end_poll drops it. */
+
+static inline struct droce_cq *
+cur_cq(struct ibv_cq_ex *cqx)
+{
+	return to_cqx(cqx);
+}
+
+static void
+load_current(struct droce_cq *cq, const struct droce_cqe *cqe)
+{
+	cq->cur = *cqe;
+	cq->cqx.status = cqe->status;
+	cq->cqx.wr_id = cqe->wr_id;
+}
+
+static int
+cq_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
+{
+	struct droce_cq *cq = cur_cq(cqx);
+	struct droce_cqe *cqe;
+	uint32_t cons;
+
+	if (attr->comp_mask != 0)
+		return EINVAL;
+	cq_lock(cq);
+	cons = cq->ring.cons;
+	cqe = cq_peek(cq, &cons);
+	__atomic_store_n(&cq->ring.cons, cons, __ATOMIC_RELEASE);
+	if (cqe == NULL) {
+		cq_unlock(cq);
+		return ENOENT;
+	}
+	load_current(cq, cqe);
+	cq->polling = true;
+	return 0;
+}
+
+/* Consume the current completion. */
+static void
+consume_current(struct droce_cq *cq)
+{
+	cq_retire(&cq->cur);
+	__atomic_store_n(&cq->ring.cons, cq->ring.cons + 1, __ATOMIC_RELEASE);
+	cq->polling = false;
+}
+
+static int
+cq_next_poll(struct ibv_cq_ex *cqx)
+{
+	struct droce_cq *cq = cur_cq(cqx);
+	struct droce_cqe *cqe;
+	uint32_t cons;
+
+	if (cq->polling)
+		consume_current(cq);
+	cons = cq->ring.cons;
+	cqe = cq_peek(cq, &cons);
+	__atomic_store_n(&cq->ring.cons, cons, __ATOMIC_RELEASE);
+	if (cqe == NULL)
+		return ENOENT;
+	load_current(cq, cqe);
+	cq->polling = true;
+	return 0;
+}
+
+static void
+cq_end_poll(struct ibv_cq_ex *cqx)
+{
+	struct droce_cq *cq = cur_cq(cqx);
+
+	if (cq->polling)
+		consume_current(cq);
+	cq_unlock(cq);
+}
+
+static enum ibv_wc_opcode
+cq_read_opcode(struct ibv_cq_ex *cqx)
+{
+	return cur_cq(cqx)->cur.opcode;
+}
+
+static uint32_t
+cq_read_vendor_err(struct ibv_cq_ex *cqx)
+{
+	return cur_cq(cqx)->cur.vendor_err;
+}
+
+static uint32_t
+cq_read_byte_len(struct ibv_cq_ex *cqx)
+{
+	return cur_cq(cqx)->cur.byte_len;
+}
+
+static __be32
+cq_read_imm_data(struct ibv_cq_ex *cqx)
+{
+	return cur_cq(cqx)->cur.imm;
+}
+
+static uint32_t
+cq_read_qp_num(struct ibv_cq_ex *cqx)
+{
+	return cur_cq(cqx)->cur.qp_num;
+}
+
+static uint32_t
+cq_read_src_qp(struct ibv_cq_ex *cqx)
+{
+	return cur_cq(cqx)->cur.src_qp;
+}
+
+static unsigned int
+cq_read_wc_flags(struct ibv_cq_ex *cqx)
+{
+	return cur_cq(cqx)->cur.wc_flags;
+}
+
+static uint32_t
+cq_read_zero32(struct ibv_cq_ex *cqx)
+{
+	RTE_SET_USED(cqx);
+	return 0;
+}
+
+static uint8_t
+cq_read_zero8(struct ibv_cq_ex *cqx)
+{
+	RTE_SET_USED(cqx);
+	return 0;
+}
+
+static uint64_t
+cq_read_completion_ts(struct ibv_cq_ex *cqx)
+{
+	return cur_cq(cqx)->cur.ts;
+}
+
+/* One reading of both clocks relates TSC values to the wall clock. */
+static uint64_t base_tsc, base_ns;
+static pthread_once_t base_once = PTHREAD_ONCE_INIT;
+
+static void
+wallclock_base(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	base_tsc = droce_clock();
+	base_ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t
+tsc_to_wallclock_ns(uint64_t ts)
+{
+	pthread_once(&base_once, wallclock_base);
+	return base_ns + (uint64_t)((double)(int64_t)(ts - base_tsc) * 1e9 /
+				    (double)droce_clock_hz());
+}
+
+static uint64_t
+cq_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
+{
+	return tsc_to_wallclock_ns(cur_cq(cqx)->cur.ts);
+}
+
+/* ------------------------------------------------------------------------
+ * Creation.
+ */
+
+static struct droce_cq *
+cq_alloc(struct ibv_context *context, unsigned int cqe,
+	 struct ibv_comp_channel *channel, void *cq_context)
+{
+	struct droce_cq *cq;
+	uint32_t size;
+
+	if (cqe == 0 || cqe > DROCE_MAX_CQE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = rte_zmalloc("droce_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE);
+	if (cq == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	size = rte_align32pow2(cqe);
+	cq->ring.cqes = rte_zmalloc("droce_cqes", size * sizeof(struct droce_cqe),
+				    RTE_CACHE_LINE_SIZE);
+	if (cq->ring.cqes == NULL) {
+		rte_free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->ring.mask = size - 1;
+	cq->ring.depth = cqe;
+	cq->ring.notify = cq_notify;
+	cq->ctx = to_ctx(context);
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	cq->cqx.context = context;
+	cq->cqx.channel = channel;
+	cq->cqx.cq_context = cq_context;
+	cq->cqx.cqe = (int)cqe;
+	pthread_mutex_init(&cq->cqx.mutex, NULL);
+	pthread_cond_init(&cq->cqx.cond, NULL);
+	if (channel != NULL)
+		__atomic_add_fetch(&to_channel(channel)->refcnt, 1,
+				   __ATOMIC_RELEASE);
+	return cq;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct droce_cq *cq;
+
+	if (cqe <= 0 || comp_vector < 0 ||
+	    comp_vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = cq_alloc(context, (unsigned int)cqe, channel, cq_context);
+	return cq != NULL ? ibv_cq_ex_to_cq(&cq->cqx) : NULL;
+}
+
+struct ibv_cq_ex *
+droce_create_cq_ex(struct ibv_context *context,
+		   struct ibv_cq_init_attr_ex *attr)
+{
+	struct droce_cq *cq;
+
+	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->wc_flags & ~(uint64_t)SUPPORTED_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = cq_alloc(context, attr->cqe, attr->channel, attr->cq_context);
+	if (cq == NULL)
+		return NULL;
+	cq->wc_flags = attr->wc_flags;
+	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		(attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	cq->cqx.comp_mask = 0;
+	cq->cqx.start_poll = cq_start_poll;
+	cq->cqx.next_poll = cq_next_poll;
+	cq->cqx.end_poll = cq_end_poll;
+	cq->cqx.read_opcode = cq_read_opcode;
+	cq->cqx.read_vendor_err = cq_read_vendor_err;
+	cq->cqx.read_wc_flags = cq_read_wc_flags;
+	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		cq->cqx.read_byte_len = cq_read_byte_len;
+	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
+		cq->cqx.read_imm_data = cq_read_imm_data;
+	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		cq->cqx.read_qp_num = cq_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		cq->cqx.read_src_qp = cq_read_src_qp;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
+		cq->cqx.read_slid = cq_read_zero32;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
+		cq->cqx.read_sl = cq_read_zero8;
+	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		cq->cqx.read_dlid_path_bits = cq_read_zero8;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cq->cqx.read_completion_ts = cq_read_completion_ts;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cq->cqx.read_completion_wallclock_ns =
+			cq_read_completion_wallclock_ns;
+	return &cq->cqx;
+}
+
+struct resize_args {
+	struct droce_cq *cq;
+	struct droce_cqe *cqes;
+	uint32_t size;
+	uint32_t depth;
+};
+
+/* On the engine lcore, so that no completion is written meanwhile. */
+static int
+cq_resize(struct droce_dev *dev, void *arg)
+{
+	struct resize_args *a = arg;
+	struct droce_cq_ring *ring = &a->cq->ring;
+	uint32_t cons = ring->cons, n = ring->prod - cons, i;
+	struct droce_cqe *old = ring->cqes;
+
+	RTE_SET_USED(dev);
+	if (n > a->depth)
+		return EINVAL;
+	for (i = 0; i < n; i++)
+		a->cqes[i] = old[(cons + i) & ring->mask];
+	ring->cqes = a->cqes;
+	ring->mask = a->size - 1;
+	ring->depth = a->depth;
+	ring->cons = 0;
+	ring->prod = n;
+	a->cqes = old;
+	return 0;
+}
+
+int
+ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct droce_cq *cq = to_cq(ibcq);
+	struct resize_args a = { .cq = cq };
+	int ret;
+
+	if (cqe <= 0 || cqe > DROCE_MAX_CQE)
+		return EINVAL;
+	a.depth = (uint32_t)cqe;
+	a.size = rte_align32pow2(a.depth);
+	a.cqes = rte_zmalloc("droce_cqes", a.size * sizeof(*a.cqes),
+			     RTE_CACHE_LINE_SIZE);
+	if (a.cqes == NULL)
+		return ENOMEM;
+	cq_lock(cq);
+	ret = droce_dev_call(cq->ctx->dev, cq_resize, &a);
+	if (ret == 0)
+		ibcq->cqe = cqe;
+	cq_unlock(cq);
+	rte_free(a.cqes);       /* the old ring, or the unused new one */
+	return ret;
+}
+
+int
+ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct droce_cq *cq = to_cq(ibcq);
+
+	if (__atomic_load_n(&cq->nqps, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	/* every event handed out must have been acknowledged */
+	pthread_mutex_lock(&ibcq->mutex);
+	while (ibcq->comp_events_completed != cq->events)
+		pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
+	pthread_mutex_unlock(&ibcq->mutex);
+	if (ibcq->channel != NULL)
+		__atomic_sub_fetch(&to_channel(ibcq->channel)->refcnt, 1,
+				   __ATOMIC_RELEASE);
+	pthread_spin_destroy(&cq->lock);
+	rte_free(cq->ring.cqes);
+	rte_free(cq);
+	return 0;
+}

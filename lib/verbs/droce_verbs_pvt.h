@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_VERBS_PVT_H
+#define DROCE_VERBS_PVT_H
+
+/*
+ * The verbs objects droce hands to applications. Each embeds the
+ * rdma-core structure the application sees as its first member, so the
+ * inline wrappers of <infiniband/verbs.h> work on it, and converts back
+ * with container_of.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#include <infiniband/verbs.h>
+#include <rte_common.h>
+
+#include <droce_engine.h>
+
+/** An ibv_device for each engine device. */
+struct droce_ibdev {
+	struct ibv_device ibdev;
+	struct droce_dev *dev;
+	unsigned int index;
+};
+
+/** An open device. */
+struct droce_context {
+	struct verbs_context vctx;      /* ends with struct ibv_context */
+	struct droce_ibdev *ibdev;
+	struct droce_dev *dev;
+	struct droce_dev_attr attr;
+	pthread_mutex_t async_lock;
+	uint32_t async_head;
+	uint32_t async_tail;
+	struct ibv_async_event async_ring[64];
+};
+
+struct droce_pd {
+	struct ibv_pd pd;
+	struct droce_pd_eng eng;
+};
+
+struct droce_mr {
+	struct ibv_mr mr;
+	struct droce_mr_eng eng;
+};
+
+/** A completion channel: an eventfd and the CQs that fired on it. */
+struct droce_channel {
+	struct ibv_comp_channel ch;
+	pthread_mutex_t lock;
+	uint32_t head;
+	uint32_t tail;
+	uint32_t size;
+	struct droce_cq **fired;        /* ring of CQs with an event */
+	unsigned int refcnt;            /* CQs using it */
+};
+
+/** A completion queue; ibv_cq_ex extends ibv_cq at the same address. */
+struct droce_cq {
+	struct ibv_cq_ex cqx;
+	struct droce_cq_ring ring;
+	struct droce_context *ctx;
+	bool single_threaded;
+	pthread_spinlock_t lock;
+	uint64_t wc_flags;              /* ibv_cq_init_attr_ex.wc_flags */
+	/* the completion the extended poll API is on */
+	struct droce_cqe cur;
+	bool polling;
+	unsigned int nqps;              /* QPs using it */
+	uint32_t events;                /* handed out by ibv_get_cq_event */
+};
+
+/** A queue pair; ibv_qp_ex extends ibv_qp at the same address. */
+struct droce_qp_v {
+	struct ibv_qp_ex qpx;
+	struct droce_qp *eng;
+	struct droce_context *ctx;
+	struct droce_cq *send_cq;
+	struct droce_cq *recv_cq;
+	struct droce_wq sq;
+	struct droce_wq rq;
+	struct ibv_qp_cap cap;
+	bool sq_sig_all;
+	pthread_mutex_t modify_lock;
+};
+
+static inline struct droce_context *
+to_ctx(struct ibv_context *c)
+{
+	return container_of(c, struct droce_context, vctx.context);
+}
+
+static inline struct droce_cq *
+to_cq(struct ibv_cq *c)
+{
+	return container_of((struct ibv_cq_ex *)c, struct droce_cq, cqx);
+}
+
+static inline struct droce_cq *
+to_cqx(struct ibv_cq_ex *c)
+{
+	return container_of(c, struct droce_cq, cqx);
+}
+
+static inline struct droce_qp_v *
+to_qp(struct ibv_qp *q)
+{
+	return container_of((struct ibv_qp_ex *)q, struct droce_qp_v, qpx);
+}
+
+static inline struct droce_pd *
+to_pd(struct ibv_pd *p)
+{
+	return container_of(p, struct droce_pd, pd);
+}
+
+static inline struct droce_mr *
+to_mr(struct ibv_mr *m)
+{
+	return container_of(m, struct droce_mr, mr);
+}
+
+static inline struct droce_channel *
+to_channel(struct ibv_comp_channel *c)
+{
+	return container_of(c, struct droce_channel, ch);
+}
+
+/* Device capabilities droce reports and enforces. */
+#define DROCE_MAX_QP_WR 16384
+#define DROCE_MAX_SGE 32
+#define DROCE_MAX_INLINE 512
+#define DROCE_MAX_CQE 65535
+#define DROCE_MAX_MR_SIZE (1ull << 40)
+
+/** Fill the context operations of a new context. */
+void droce_verbs_set_ops(struct droce_context *ctx);
+
+/** The poll function installed in context ops. */
+int droce_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int droce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int droce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int droce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
+struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *droce_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr);
+int droce_query_device_ex(struct ibv_context *context,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int droce_query_port_ex(struct ibv_context *context, uint8_t port_num,
+			struct ibv_port_attr *attr, size_t attr_len);
+int droce_query_rt_values(struct ibv_context *context,
+			  struct ibv_values_ex *values);
+
+/**
+ * Check a modify_qp request against the QP state table: the transition is
+ * allowed and the attribute mask holds every required and only allowed
+ * attributes.
+ * @return 0 or EINVAL.
+ */
+int droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
+			enum ibv_qp_state next, int mask);
+
+/** Queue an asynchronous event on @p ctx. */
+void droce_async_event(struct droce_context *ctx,
+		       const struct ibv_async_event *ev);
+
+#endif /* DROCE_VERBS_PVT_H */

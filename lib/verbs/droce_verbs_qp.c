@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Queue pairs: creation with caps enforced as a hardware provider does,
+ * the state machine with its attribute masks, and posting. A post
+ * validates each WR, builds the WQEs in place in the work queue and
+ * publishes them with one store; no syscall, no lock.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "droce_verbs_pvt.h"
+
+/* ------------------------------------------------------------------------
+ * The QP state table: which transitions exist, and for each the
+ * attributes it requires and those it allows (InfiniBand, "QP state
+ * transition" attribute tables), for RC.
+ */
+
+struct transition {
+	bool valid;
+	int req;
+	int opt;
+};
+
+#define ST(a, b) [IBV_QPS_ ## a][IBV_QPS_ ## b]
+#define ALT (IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE)
+
+static const struct transition rc_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	ST(RESET, RESET) = { true, 0, 0 },
+	ST(RESET, INIT) = { true, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		IBV_QP_ACCESS_FLAGS, 0 },
+	ST(INIT, RESET) = { true, 0, 0 },
+	ST(INIT, ERR) = { true, 0, 0 },
+	ST(INIT, INIT) = { true, 0, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		IBV_QP_ACCESS_FLAGS },
+	ST(INIT, RTR) = { true, IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+		IBV_QP_MIN_RNR_TIMER, IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+		IBV_QP_PKEY_INDEX },
+	ST(RTR, RESET) = { true, 0, 0 },
+	ST(RTR, ERR) = { true, 0, 0 },
+	ST(RTR, RTS) = { true, IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC |
+		IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_TIMEOUT,
+		IBV_QP_CUR_STATE | ALT | IBV_QP_ACCESS_FLAGS |
+		IBV_QP_MIN_RNR_TIMER },
+	ST(RTS, RESET) = { true, 0, 0 },
+	ST(RTS, ERR) = { true, 0, 0 },
+	ST(RTS, RTS) = { true, 0, IBV_QP_CUR_STATE | ALT |
+		IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER },
+	ST(RTS, SQD) = { true, 0, IBV_QP_EN_SQD_ASYNC_NOTIFY },
+	ST(SQD, RESET) = { true, 0, 0 },
+	ST(SQD, ERR) = { true, 0, 0 },
+	ST(SQD, RTS) = { true, 0, IBV_QP_CUR_STATE | ALT |
+		IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER },
+	ST(SQD, SQD) = { true, 0, IBV_QP_AV | ALT | IBV_QP_ACCESS_FLAGS |
+		IBV_QP_PKEY_INDEX | IBV_QP_MIN_RNR_TIMER | IBV_QP_TIMEOUT |
+		IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC |
+		IBV_QP_MAX_DEST_RD_ATOMIC },
+	ST(SQE, RESET) = { true, 0, 0 },
+	ST(SQE, ERR) = { true, 0, 0 },
+	ST(ERR, RESET) = { true, 0, 0 },
+	ST(ERR, ERR) = { true, 0, 0 },
+};
+
+int
+droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
+		    enum ibv_qp_state next, int mask)
+{
+	const struct transition *t;
+
+	if (type != IBV_QPT_RC || cur > IBV_QPS_ERR || next > IBV_QPS_ERR)
+		return EINVAL;
+	t = &rc_table[cur][next];
+	if (!t->valid)
+		return EINVAL;
+	mask &= ~IBV_QP_STATE;
+	if ((mask & t->req) != t->req)
+		return EINVAL;
+	if (mask & ~(t->req | t->opt))
+		return EINVAL;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Creation and destruction.
+ */
+
+static int
+wq_init(struct droce_wq *wq, uint32_t max_wr, uint32_t stride,
+	uint32_t max_sge, uint32_t max_inline)
+{
+	uint32_t slots = rte_align32pow2(RTE_MAX(max_wr, 1u));
+
+	memset(wq, 0, sizeof(*wq));
+	wq->stride = RTE_ALIGN_CEIL(stride, 16);
+	wq->slots = rte_zmalloc("droce_wq", (size_t)slots * wq->stride,
+				RTE_CACHE_LINE_SIZE);
+	if (wq->slots == NULL)
+		return -ENOMEM;
+	wq->mask = slots - 1;
+	wq->max_wr = max_wr;
+	wq->max_sge = max_sge;
+	wq->max_inline = max_inline;
+	return 0;
+}
+
+static struct ibv_qp *
+create_qp(struct ibv_context *context, struct ibv_pd *pd,
+	  struct ibv_qp_init_attr *attr)
+{
+	struct droce_context *ctx = to_ctx(context);
+	struct ibv_qp_cap *cap = &attr->cap;
+	struct droce_qp_cfg cfg;
+	struct droce_qp_v *qp;
+	uint32_t send_payload;
+
+	if (attr->qp_type != IBV_QPT_RC || attr->srq != NULL) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->send_cq == NULL || attr->recv_cq == NULL ||
+	    cap->max_send_wr > DROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > DROCE_MAX_QP_WR ||
+	    cap->max_send_sge > DROCE_MAX_SGE ||
+	    cap->max_recv_sge > DROCE_MAX_SGE ||
+	    cap->max_inline_data > DROCE_MAX_INLINE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = rte_zmalloc("droce_qp_v", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	if (qp == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* an atomic's result needs one SGE even when the caller asked none */
+	send_payload = RTE_MAX(cap->max_send_sge, 1u) *
+		(uint32_t)sizeof(struct ibv_sge);
+	send_payload = RTE_MAX(send_payload, cap->max_inline_data);
+	if (wq_init(&qp->sq, cap->max_send_wr,
+		    sizeof(struct droce_send_wqe) + send_payload,
+		    cap->max_send_sge, cap->max_inline_data) < 0 ||
+	    wq_init(&qp->rq, cap->max_recv_wr,
+		    sizeof(struct droce_recv_wqe) +
+		    RTE_MAX(cap->max_recv_sge, 1u) * sizeof(struct ibv_sge),
+		    cap->max_recv_sge, 0) < 0)
+		goto nomem;
+	qp->ctx = ctx;
+	qp->send_cq = to_cq(attr->send_cq);
+	qp->recv_cq = to_cq(attr->recv_cq);
+	qp->cap = *cap;
+	qp->sq_sig_all = attr->sq_sig_all != 0;
+	pthread_mutex_init(&qp->modify_lock, NULL);
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.type = attr->qp_type;
+	cfg.pd = &to_pd(pd)->eng;
+	cfg.send_cq = &qp->send_cq->ring;
+	cfg.recv_cq = &qp->recv_cq->ring;
+	cfg.sq = &qp->sq;
+	cfg.rq = &qp->rq;
+	cfg.sq_sig_all = qp->sq_sig_all;
+	qp->eng = droce_qp_create(ctx->dev, &cfg);
+	if (qp->eng == NULL) {
+		int err = errno;
+
+		rte_free(qp->sq.slots);
+		rte_free(qp->rq.slots);
+		rte_free(qp);
+		errno = err;
+		return NULL;
+	}
+	__atomic_add_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
+
+	qp->qpx.qp_base.context = context;
+	qp->qpx.qp_base.qp_context = attr->qp_context;
+	qp->qpx.qp_base.pd = pd;
+	qp->qpx.qp_base.send_cq = attr->send_cq;
+	qp->qpx.qp_base.recv_cq = attr->recv_cq;
+	qp->qpx.qp_base.srq = NULL;
+	qp->qpx.qp_base.qp_num = droce_qp_num(qp->eng);
+	qp->qpx.qp_base.handle = qp->qpx.qp_base.qp_num;
+	qp->qpx.qp_base.state = IBV_QPS_RESET;
+	qp->qpx.qp_base.qp_type = attr->qp_type;
+	pthread_mutex_init(&qp->qpx.qp_base.mutex, NULL);
+	pthread_cond_init(&qp->qpx.qp_base.cond, NULL);
+	return &qp->qpx.qp_base;
+nomem:
+	rte_free(qp->sq.slots);
+	rte_free(qp->rq.slots);
+	rte_free(qp);
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	return create_qp(pd->context, pd, attr);
+}
+
+struct ibv_qp *
+droce_create_qp_ex(struct ibv_context *context,
+		   struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_init_attr a;
+
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    (attr->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD)) {
+		errno = (attr->comp_mask & IBV_QP_INIT_ATTR_PD) ?
+			EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_context = attr->qp_context;
+	a.send_cq = attr->send_cq;
+	a.recv_cq = attr->recv_cq;
+	a.srq = attr->srq;
+	a.cap = attr->cap;
+	a.qp_type = attr->qp_type;
+	a.sq_sig_all = attr->sq_sig_all;
+	return create_qp(context, attr->pd, &a);
+}
+
+struct ibv_qp_ex *
+ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	/* QPs are not created with send_ops_flags yet */
+	RTE_SET_USED(qp);
+	return NULL;
+}
+
+/* Forget the completions of a destroyed QP still in a CQ. */
+static void
+cq_clean(struct droce_cq *cq, const struct droce_qp_v *qp)
+{
+	uint32_t i, prod;
+
+	if (!cq->single_threaded)
+		pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&cq->ring.prod, __ATOMIC_ACQUIRE);
+	for (i = cq->ring.cons; i != prod; i++) {
+		struct droce_cqe *cqe = &cq->ring.cqes[i & cq->ring.mask];
+
+		if (cqe->wq == &qp->sq || cqe->wq == &qp->rq)
+			cqe->wq = NULL;
+	}
+	if (!cq->single_threaded)
+		pthread_spin_unlock(&cq->lock);
+}
+
+int
+ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct droce_qp_v *qp = to_qp(ibqp);
+
+	droce_qp_destroy(qp->eng);
+	cq_clean(qp->send_cq, qp);
+	if (qp->recv_cq != qp->send_cq)
+		cq_clean(qp->recv_cq, qp);
+	__atomic_sub_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
+	pthread_mutex_destroy(&qp->modify_lock);
+	rte_free(qp->sq.slots);
+	rte_free(qp->rq.slots);
+	rte_free(qp);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Modify and query.
+ */
+
+static void
+wq_reset(struct droce_wq *wq)
+{
+	__atomic_store_n(&wq->prod_head, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&wq->prod_tail, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&wq->retired, 0, __ATOMIC_RELEASE);
+}
+
+int
+ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	struct droce_qp_v *qp = to_qp(ibqp);
+	enum ibv_qp_state cur, next;
+	int ret;
+
+	pthread_mutex_lock(&qp->modify_lock);
+	cur = droce_qp_state(qp->eng);
+	if ((attr_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ret = EINVAL;
+		goto out;
+	}
+	next = (attr_mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	ret = droce_qp_attr_check(ibqp->qp_type, cur, next, attr_mask);
+	if (ret != 0)
+		goto out;
+	if ((attr_mask & IBV_QP_PORT) && attr->port_num != 1) {
+		ret = EINVAL;
+		goto out;
+	}
+	if ((attr_mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0) {
+		ret = EINVAL;
+		goto out;
+	}
+	ret = droce_qp_modify(qp->eng, attr, attr_mask);
+	if (ret != 0)
+		goto out;
+	if (next == IBV_QPS_RESET) {
+		wq_reset(&qp->sq);
+		wq_reset(&qp->rq);
+	}
+	ibqp->state = next;
+out:
+	pthread_mutex_unlock(&qp->modify_lock);
+	return ret;
+}
+
+int
+ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+	     struct ibv_qp_init_attr *init_attr)
+{
+	struct droce_qp_v *qp = to_qp(ibqp);
+	int ret;
+
+	RTE_SET_USED(attr_mask);
+	ret = droce_qp_query(qp->eng, attr);
+	if (ret != 0)
+		return ret;
+	attr->cap = qp->cap;
+	memset(init_attr, 0, sizeof(*init_attr));
+	init_attr->qp_context = ibqp->qp_context;
+	init_attr->send_cq = ibqp->send_cq;
+	init_attr->recv_cq = ibqp->recv_cq;
+	init_attr->srq = ibqp->srq;
+	init_attr->cap = qp->cap;
+	init_attr->qp_type = ibqp->qp_type;
+	init_attr->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Posting.
+ */
+
+#define KNOWN_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
+	IBV_SEND_SOLICITED | IBV_SEND_INLINE | IBV_SEND_IP_CSUM)
+
+static bool
+is_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* @return 0, or why the WR cannot be posted on this QP. */
+static int
+send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr)
+{
+	uint64_t len = 0;
+	int i;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		break;
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+	case IBV_WR_ATOMIC_WRITE:
+		/* valid on RC, but memory windows are not there yet */
+		return EOPNOTSUPP;
+	default:
+		return EINVAL;
+	}
+	if ((wr->send_flags & ~(unsigned int)KNOWN_SEND_FLAGS) ||
+	    (wr->send_flags & IBV_SEND_IP_CSUM))
+		return EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+	if (wr->num_sge > 0 && wr->sg_list == NULL)
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > (1ull << 31))
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		if (wr->opcode == IBV_WR_RDMA_READ || is_atomic(wr->opcode) ||
+		    len > qp->sq.max_inline)
+			return EINVAL;
+	}
+	if (is_atomic(wr->opcode)) {
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+		    (wr->wr.atomic.remote_addr & 7))
+			return EINVAL;
+	}
+	return 0;
+}
+
+static void
+send_wqe_build(const struct droce_qp_v *qp, struct droce_send_wqe *wqe,
+	       const struct ibv_send_wr *wr)
+{
+	struct ibv_sge *sge = droce_send_wqe_sge(wqe);
+	uint32_t len = 0;
+	int i;
+
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = (uint8_t)wr->opcode;
+	wqe->flags = 0;
+	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
+		wqe->flags |= DROCE_WQE_SIGNALED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		wqe->flags |= DROCE_WQE_FENCE;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		wqe->flags |= DROCE_WQE_SOLICITED;
+	wqe->imm = wr->imm_data;
+	wqe->state = DROCE_WQE_POSTED;
+	wqe->status = IBV_WC_SUCCESS;
+	if (is_atomic(wr->opcode)) {
+		wqe->rkey = wr->wr.atomic.rkey;
+		wqe->remote_addr = wr->wr.atomic.remote_addr;
+		wqe->compare_add = wr->wr.atomic.compare_add;
+		wqe->swap = wr->wr.atomic.swap;
+	} else {
+		wqe->rkey = wr->wr.rdma.rkey;
+		wqe->remote_addr = wr->wr.rdma.remote_addr;
+		wqe->compare_add = 0;
+		wqe->swap = 0;
+	}
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		/* copied now: the caller may reuse its buffers on return */
+		uint8_t *d = (uint8_t *)sge;
+
+		wqe->flags |= DROCE_WQE_INLINE;
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(d + len,
+			       (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		wqe->num_sge = 0;
+	} else {
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i] = wr->sg_list[i];
+			len += wr->sg_list[i].length;
+		}
+		wqe->num_sge = (uint16_t)wr->num_sge;
+	}
+	wqe->length = len;
+}
+
+int
+droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		struct ibv_send_wr **bad_wr)
+{
+	struct droce_qp_v *qp = to_qp(ibqp);
+	enum ibv_qp_state state = droce_qp_state(qp->eng);
+	struct ibv_send_wr *w, *bad = NULL;
+	uint32_t nvalid = 0, claimed, head = 0, i;
+	int err = 0;
+
+	if (state < IBV_QPS_RTS) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	for (w = wr; w != NULL; w = w->next) {
+		err = send_wr_check(qp, w);
+		if (err != 0) {
+			bad = w;
+			break;
+		}
+		nvalid++;
+	}
+	claimed = nvalid ? droce_wq_claim(&qp->sq, nvalid, &head) : 0;
+	for (i = 0, w = wr; i < claimed; i++, w = w->next)
+		send_wqe_build(qp, droce_wq_slot(&qp->sq, head + i), w);
+	if (claimed != 0)
+		droce_wq_publish(&qp->sq, head, claimed);
+	if (claimed < nvalid) {
+		*bad_wr = w;
+		return ENOMEM;
+	}
+	if (bad != NULL) {
+		*bad_wr = bad;
+		return err;
+	}
+	return 0;
+}
+
+int
+droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		struct ibv_recv_wr **bad_wr)
+{
+	struct droce_qp_v *qp = to_qp(ibqp);
+	struct ibv_recv_wr *w, *bad = NULL;
+	uint32_t nvalid = 0, claimed, head = 0, i;
+
+	if (droce_qp_state(qp->eng) == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	for (w = wr; w != NULL; w = w->next) {
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > qp->rq.max_sge ||
+		    (w->num_sge > 0 && w->sg_list == NULL)) {
+			bad = w;
+			break;
+		}
+		nvalid++;
+	}
+	claimed = nvalid ? droce_wq_claim(&qp->rq, nvalid, &head) : 0;
+	for (i = 0, w = wr; i < claimed; i++, w = w->next) {
+		struct droce_recv_wqe *wqe = droce_wq_slot(&qp->rq, head + i);
+		struct ibv_sge *sge = droce_recv_wqe_sge(wqe);
+		uint32_t len = 0;
+		int s;
+
+		wqe->wr_id = w->wr_id;
+		wqe->num_sge = (uint32_t)w->num_sge;
+		for (s = 0; s < w->num_sge; s++) {
+			sge[s] = w->sg_list[s];
+			len += w->sg_list[s].length;
+		}
+		wqe->length = len;
+	}
+	if (claimed != 0)
+		droce_wq_publish(&qp->rq, head, claimed);
+	if (claimed < nvalid) {
+		*bad_wr = w;
+		return ENOMEM;
+	}
+	if (bad != NULL) {
+		*bad_wr = bad;
+		return EINVAL;
+	}
+	return 0;
+}
