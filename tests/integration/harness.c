@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+void
+ep_opts_default(struct ep_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_send_wr = 256;
+	o->max_recv_wr = 256;
+	o->max_sge = 4;
+	o->max_inline = 64;
+	o->cqe = 1024;
+	o->access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	o->qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		IBV_ACCESS_REMOTE_ATOMIC;
+	o->mtu = IBV_MTU_1024;
+	o->timeout = 14;
+	o->retry_cnt = 7;
+	o->rnr_retry = 7;
+	o->min_rnr_timer = 1;
+	o->gid_index = 0;
+}
+
+int
+ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o)
+{
+	struct ibv_device **list;
+	struct ibv_qp_init_attr qa;
+	int n;
+
+	memset(e, 0, sizeof(*e));
+	list = ibv_get_device_list(&n);
+	if (list == NULL || dev >= n)
+		return -1;
+	e->ctx = ibv_open_device(list[dev]);
+	ibv_free_device_list(list);
+	if (e->ctx == NULL)
+		return -1;
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->len = len;
+	e->buf = aligned_alloc(64, (len + 63) & ~(size_t)63);
+	if (e->pd == NULL || e->buf == NULL)
+		return -1;
+	memset(e->buf, 0, len);
+	e->mr = ibv_reg_mr(e->pd, e->buf, len, o->access);
+	e->scq = ibv_create_cq(e->ctx, o->cqe, NULL, NULL, 0);
+	e->rcq = ibv_create_cq(e->ctx, o->cqe, NULL, NULL, 0);
+	if (e->mr == NULL || e->scq == NULL || e->rcq == NULL)
+		return -1;
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = e->scq;
+	qa.recv_cq = e->rcq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.sq_sig_all = o->sq_sig_all;
+	qa.cap.max_send_wr = o->max_send_wr;
+	qa.cap.max_recv_wr = o->max_recv_wr;
+	qa.cap.max_send_sge = o->max_sge;
+	qa.cap.max_recv_sge = o->max_sge;
+	qa.cap.max_inline_data = o->max_inline;
+	e->qp = ibv_create_qp(e->pd, &qa);
+	if (e->qp == NULL)
+		return -1;
+	e->psn = (uint32_t)rand() & 0xffffff;
+	if (ibv_query_gid(e->ctx, 1, o->gid_index, &e->gid) != 0)
+		return -1;
+	return 0;
+}
+
+int
+ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o)
+{
+	struct ibv_qp_attr attr;
+	int ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = 1;
+	attr.qp_access_flags = (unsigned int)o->qp_access;
+	ret = ibv_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret != 0)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = o->mtu;
+	attr.dest_qp_num = b->qp->qp_num;
+	attr.rq_psn = b->psn;
+	attr.max_dest_rd_atomic = 16;
+	attr.min_rnr_timer = o->min_rnr_timer;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = b->gid;
+	attr.ah_attr.grh.sgid_index = (uint8_t)o->gid_index;
+	attr.ah_attr.grh.hop_limit = 1;
+	attr.ah_attr.port_num = 1;
+	ret = ibv_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret != 0)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = o->timeout;
+	attr.retry_cnt = o->retry_cnt;
+	attr.rnr_retry = o->rnr_retry;
+	attr.sq_psn = a->psn;
+	attr.max_rd_atomic = 16;
+	return ibv_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+void
+ep_close(struct ep *e)
+{
+	if (e->qp != NULL)
+		ibv_destroy_qp(e->qp);
+	if (e->scq != NULL)
+		ibv_destroy_cq(e->scq);
+	if (e->rcq != NULL)
+		ibv_destroy_cq(e->rcq);
+	if (e->mr != NULL)
+		ibv_dereg_mr(e->mr);
+	if (e->pd != NULL)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx != NULL)
+		ibv_close_device(e->ctx);
+	free(e->buf);
+	memset(e, 0, sizeof(*e));
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+ep_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms)
+{
+	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	int got = 0;
+
+	while (got < n) {
+		int r = ibv_poll_cq(cq, n - got, wc + got);
+
+		if (r < 0)
+			return r;
+		got += r;
+		if (r == 0 && now_ms() > end)
+			break;
+	}
+	return got;
+}
+
+int
+ep_post_recv(struct ep *e, uint64_t wr_id, size_t off, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(e->buf + off),
+		.length = len,
+		.lkey = e->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(e->qp, &wr, &bad);
+}
+
+int
+ep_post(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
+	uint32_t len, const struct ep *remote, size_t roff, unsigned int flags)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(e->buf + off),
+		.length = len,
+		.lkey = e->mr->lkey,
+	};
+	struct ibv_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = flags;
+	if (remote != NULL) {
+		if (op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			wr.wr.atomic.remote_addr =
+				(uintptr_t)(remote->buf + roff);
+			wr.wr.atomic.rkey = remote->mr->rkey;
+		} else {
+			wr.wr.rdma.remote_addr = (uintptr_t)(remote->buf + roff);
+			wr.wr.rdma.rkey = remote->mr->rkey;
+		}
+	}
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+void
+fill_pattern(uint8_t *p, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		p[i] = (uint8_t)(seed >> 24);
+	}
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_TEST_HARNESS_H
+#define DROCE_TEST_HARNESS_H
+
+/*
+ * Two RC endpoints through the public verbs API, written as an rdma-core
+ * example program would: devices, PD, MR, CQs, QP, connection by
+ * exchanging QPN/PSN/GID, posting and polling with timeouts.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+struct ep {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq;
+	struct ibv_cq *rcq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	size_t len;
+	uint32_t psn;
+	union ibv_gid gid;
+};
+
+struct ep_opts {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_sge;
+	uint32_t max_inline;
+	int cqe;
+	int access;              /* MR access (default: all) */
+	int qp_access;           /* QP remote access (default: all) */
+	enum ibv_mtu mtu;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	bool sq_sig_all;
+	int gid_index;
+};
+
+/** Defaults for @p o. */
+void ep_opts_default(struct ep_opts *o);
+
+/** Open device @p dev (0: droce0) and make an endpoint with a buffer. */
+int ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o);
+
+/** Bring @p a to RTS talking to @p b (both RESET->INIT->RTR->RTS). */
+int ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o);
+
+/** Free everything of @p e. */
+void ep_close(struct ep *e);
+
+/**
+ * Poll @p cq until @p n completions or @p timeout_ms pass.
+ * @return completions read.
+ */
+int ep_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms);
+
+/** Post one receive of [off, off + len) of e->buf. */
+int ep_post_recv(struct ep *e, uint64_t wr_id, size_t off, uint32_t len);
+
+/** Post one send-queue WR on e->buf[off, off + len) (remote side: rb). */
+int ep_post(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
+	    uint32_t len, const struct ep *remote, size_t roff,
+	    unsigned int flags);
+
+/** Fill @p p with a pattern depending on @p seed. */
+void fill_pattern(uint8_t *p, size_t len, uint32_t seed);
+
+#endif /* DROCE_TEST_HARNESS_H */
