@@ -364,6 +364,17 @@ struct droce_dev_stats {
 	uint64_t no_mbuf;
 };
 
+/**
+ * Send frames of @p frame_len bytes (an Ethernet type nobody uses) to
+ * @p dst for @p duration_ms from the engine lcore of @p dev, as fast as the
+ * port takes them: the raw rate droce's RoCE traffic is measured against.
+ * The lcore's other devices keep receiving meanwhile.
+ *
+ * @return 0 with *sent frames, or -EINVAL for a frame length out of range.
+ */
+int droce_dev_raw(struct droce_dev *dev, const struct rte_ether_addr *dst,
+		  uint32_t frame_len, uint32_t duration_ms, uint64_t *sent);
+
 /** Read the counters of @p dev. */
 void droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats);
 

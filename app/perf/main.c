@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * droce-perf: a perftest-style benchmark. Within one process (the
+ * default) droce0 is the client and droce1 the server; with --server on
+ * one side and a HOST on the other, two processes run it over TCP-swapped
+ * connection data, as perftest does. `raw` and --compare-raw measure plain
+ * frames of the same size through the same ports and lcores, so droce's
+ * rate reads as a ratio of what the port carries.
+ */
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf.h"
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: droce-perf TEST [options] [HOST]\n"
+		"TEST: write_bw read_bw send_bw atomic_bw write_lat send_lat raw\n"
+		"  -s, --size N         message size (default 65536; lat: 2)\n"
+		"  -n, --iters N        messages (default: run for -D)\n"
+		"  -D, --duration S     seconds (default 5)\n"
+		"  -q, --qps N          QPs (default 1, at most %d)\n"
+		"  -t, --tx-depth N     WRs in flight per QP (default 128)\n"
+		"  -m, --mtu N          path MTU 256..4096 (default 1024)\n"
+		"  -x, --gid-index N    GID index (default 0)\n"
+		"  -d, --ib-dev N       device index (two processes; default 0)\n"
+		"  -p, --port N         TCP port (default %d)\n"
+		"      --server         wait for a client (two processes)\n"
+		"  -R, --compare-raw    also run raw frames of the same size\n"
+		"      --no-progress    no progress line\n"
+		"  -h, --help\n"
+		"Without --server or HOST: one process, droce0 -> droce1.\n",
+		PERF_MAX_QPS, PERF_DEFAULT_PORT);
+}
+
+static int
+parse_test(const char *s, enum perf_test *t)
+{
+	static const char *const names[] = {
+		"write_bw", "read_bw", "send_bw", "atomic_bw", "write_lat",
+		"send_lat", "raw" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i]) == 0) {
+			*t = (enum perf_test)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int
+parse_mtu(unsigned long v, enum ibv_mtu *m)
+{
+	switch (v) {
+	case 256: *m = IBV_MTU_256; return 0;
+	case 512: *m = IBV_MTU_512; return 0;
+	case 1024: *m = IBV_MTU_1024; return 0;
+	case 2048: *m = IBV_MTU_2048; return 0;
+	case 4096: *m = IBV_MTU_4096; return 0;
+	default: return -1;
+	}
+}
+
+static bool
+is_lat(enum perf_test t)
+{
+	return t == PERF_WRITE_LAT || t == PERF_SEND_LAT;
+}
+
+/* One process: droce0 to droce1. */
+static int
+run_local(struct perf_opts *o)
+{
+	struct perf_side cl, sv;
+	struct perf_result r, raw;
+	int ret = -1;
+
+	if (perf_side_open(&cl, 0, o) < 0 || perf_side_open(&sv, 1, o) < 0)
+		return -1;
+	cl.peer = sv.me;
+	sv.peer = cl.me;
+	if (perf_side_connect(&cl, o) < 0 || perf_side_connect(&sv, o) < 0)
+		goto out;
+	perf_report_header(o);
+	if (o->test == PERF_RAW)
+		ret = perf_raw(o, &cl, &r);
+	else if (is_lat(o->test))
+		ret = perf_lat(o, &cl, &sv, &r);
+	else
+		ret = perf_bw(o, &cl, &sv, &r);
+	if (ret == 0)
+		perf_report(o, &r);
+	if (ret == 0 && o->compare_raw && o->test != PERF_RAW &&
+	    !is_lat(o->test)) {
+		ret = perf_raw(o, o->test == PERF_READ_BW ? &sv : &cl, &raw);
+		if (ret == 0)
+			perf_report_ratio(o, &r, &raw);
+	}
+out:
+	perf_side_close(&cl);
+	perf_side_close(&sv);
+	return ret;
+}
+
+/* Two processes: this one is the server or the client. */
+static int
+run_remote(struct perf_opts *o)
+{
+	struct perf_side me;
+	struct perf_result r, raw;
+	int ret = -1;
+
+	if (perf_side_open(&me, o->dev, o) < 0 || perf_exchange(o, &me) < 0 ||
+	    perf_side_connect(&me, o) < 0)
+		goto out;
+	if (!o->server)
+		perf_report_header(o);
+	if (is_lat(o->test)) {
+		ret = perf_lat_remote(o, &me, !o->server, &r);
+		if (ret == 0 && !o->server)
+			perf_report(o, &r);
+	} else if (o->server) {
+		ret = perf_bw_server(o, &me);
+	} else {
+		ret = perf_sync(o);
+		if (ret == 0 && o->test == PERF_RAW)
+			ret = perf_raw(o, &me, &r);
+		else if (ret == 0)
+			ret = perf_bw(o, &me, NULL, &r);
+		if (ret == 0)
+			perf_report(o, &r);
+		if (ret == 0 && o->compare_raw && o->test != PERF_RAW &&
+		    o->test != PERF_READ_BW) {
+			ret = perf_raw(o, &me, &raw);
+			if (ret == 0)
+				perf_report_ratio(o, &r, &raw);
+		}
+		if (perf_sync(o) < 0)
+			ret = -1;
+	}
+out:
+	perf_sync_close();
+	perf_side_close(&me);
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "qps", required_argument, NULL, 'q' },
+		{ "tx-depth", required_argument, NULL, 't' },
+		{ "mtu", required_argument, NULL, 'm' },
+		{ "gid-index", required_argument, NULL, 'x' },
+		{ "ib-dev", required_argument, NULL, 'd' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "server", no_argument, NULL, 'S' },
+		{ "compare-raw", no_argument, NULL, 'R' },
+		{ "no-progress", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct perf_opts o = {
+		.size = 65536,
+		.duration = 5,
+		.qps = 1,
+		.tx_depth = 128,
+		.mtu = IBV_MTU_1024,
+		.port = PERF_DEFAULT_PORT,
+		.progress = true,
+	};
+	bool size_set = false;
+	int opt;
+
+	if (argc < 2 || parse_test(argv[1], &o.test) < 0) {
+		usage(stderr);
+		return 2;
+	}
+	optind = 2;
+	while ((opt = getopt_long(argc, argv, "s:n:D:q:t:m:x:d:p:Rh", longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			o.size = (uint32_t)strtoul(optarg, NULL, 0);
+			size_set = true;
+			break;
+		case 'n':
+			o.iters = strtoull(optarg, NULL, 0);
+			break;
+		case 'D':
+			o.duration = strtod(optarg, NULL);
+			break;
+		case 'q':
+			o.qps = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			o.tx_depth = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'm':
+			if (parse_mtu(strtoul(optarg, NULL, 0), &o.mtu) < 0) {
+				fprintf(stderr, "droce-perf: bad MTU\n");
+				return 2;
+			}
+			break;
+		case 'x':
+			o.gid_index = atoi(optarg);
+			break;
+		case 'd':
+			o.dev = atoi(optarg);
+			break;
+		case 'p':
+			o.port = (uint16_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'S':
+			o.server = true;
+			break;
+		case 'R':
+			o.compare_raw = true;
+			break;
+		case 'P':
+			o.progress = false;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o.host = argv[optind];
+	if (!size_set && is_lat(o.test))
+		o.size = 2;
+	if (o.test == PERF_ATOMIC_BW)
+		o.size = 8;
+	if (o.qps == 0 || o.qps > PERF_MAX_QPS || o.tx_depth == 0 ||
+	    (is_lat(o.test) && o.qps != 1)) {
+		usage(stderr);
+		return 2;
+	}
+	if (o.server || o.host != NULL)
+		return run_remote(&o) == 0 ? 0 : 1;
+	return run_local(&o) == 0 ? 0 : 1;
+}

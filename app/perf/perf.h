@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_PERF_H
+#define DROCE_PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#define PERF_MAX_QPS 16
+#define PERF_DEFAULT_PORT 18515
+
+enum perf_test {
+	PERF_WRITE_BW,
+	PERF_READ_BW,
+	PERF_SEND_BW,
+	PERF_ATOMIC_BW,
+	PERF_WRITE_LAT,
+	PERF_SEND_LAT,
+	PERF_RAW,
+};
+
+struct perf_opts {
+	enum perf_test test;
+	uint32_t size;
+	uint64_t iters;            /* 0: run for duration */
+	double duration;           /* seconds */
+	unsigned int qps;
+	unsigned int tx_depth;
+	enum ibv_mtu mtu;
+	int gid_index;
+	bool server;               /* two processes: this one waits */
+	const char *host;          /* two processes: connect to it */
+	uint16_t port;
+	int dev;                   /* device of this side (two processes) */
+	bool compare_raw;          /* also measure raw frames of this size */
+	bool progress;
+	bool quiet;
+};
+
+/* What one side has and tells the other. */
+struct perf_info {
+	uint32_t qpn[PERF_MAX_QPS];
+	uint32_t psn[PERF_MAX_QPS];
+	uint8_t gid[16];
+	uint8_t mac[6];
+	uint32_t rkey;
+	uint64_t addr;
+	uint64_t len;
+};
+
+struct perf_side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp[PERF_MAX_QPS];
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	uint64_t buf_len;
+	struct perf_info me;
+	struct perf_info peer;
+};
+
+struct perf_result {
+	uint64_t msgs;
+	uint64_t bytes;
+	uint64_t frames;           /* RoCE frames the requester's port sent */
+	double secs;
+	double peak_msg_rate;
+	/* latency, microseconds */
+	double lat_min, lat_max, lat_typ, lat_avg, lat_stdev, lat_p99, lat_p999;
+};
+
+/* perf_setup.c */
+int perf_side_open(struct perf_side *s, int dev, const struct perf_opts *o);
+int perf_side_connect(struct perf_side *s, const struct perf_opts *o);
+void perf_side_close(struct perf_side *s);
+int perf_exchange(const struct perf_opts *o, struct perf_side *s);
+int perf_sync(const struct perf_opts *o);
+bool perf_sync_ready(void);
+void perf_sync_close(void);
+double perf_now(void);
+
+/* perf_bw.c */
+int perf_bw(const struct perf_opts *o, struct perf_side *cl,
+	    struct perf_side *sv, struct perf_result *r);
+int perf_bw_server(const struct perf_opts *o, struct perf_side *sv);
+
+/* perf_lat.c */
+int perf_lat(const struct perf_opts *o, struct perf_side *cl,
+	     struct perf_side *sv, struct perf_result *r);
+int perf_lat_remote(const struct perf_opts *o, struct perf_side *me,
+		    bool initiator, struct perf_result *r);
+
+/* perf_raw.c */
+uint32_t perf_frame_len(const struct perf_opts *o);
+int perf_raw(const struct perf_opts *o, struct perf_side *tx,
+	     struct perf_result *r);
+
+uint64_t perf_packets(const struct perf_opts *o, const struct perf_result *r);
+
+/* perf_report.c */
+void perf_report_header(const struct perf_opts *o);
+void perf_report(const struct perf_opts *o, const struct perf_result *r);
+void perf_report_ratio(const struct perf_opts *o, const struct perf_result *roce,
+		       const struct perf_result *raw);
+const char *perf_test_name(enum perf_test t);
+
+#endif /* DROCE_PERF_H */

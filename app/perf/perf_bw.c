@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Bandwidth tests: the client keeps tx_depth WRs in flight on each QP,
+ * signals one in every tx_depth/4 (the slots of the others come back with
+ * it, as on hardware), and counts completed messages. For send_bw the
+ * server keeps receives posted.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "perf.h"
+
+struct qp_state {
+	uint64_t posted;
+	uint64_t done;
+	bool tail;             /* the last WR posted is signalled */
+};
+
+static enum ibv_wr_opcode
+wr_opcode(enum perf_test t)
+{
+	switch (t) {
+	case PERF_READ_BW:
+		return IBV_WR_RDMA_READ;
+	case PERF_SEND_BW:
+		return IBV_WR_SEND;
+	case PERF_ATOMIC_BW:
+		return IBV_WR_ATOMIC_FETCH_AND_ADD;
+	default:
+		return IBV_WR_RDMA_WRITE;
+	}
+}
+
+static int
+post_one(const struct perf_opts *o, struct perf_side *s, unsigned int q,
+	 uint64_t seq, bool signal)
+{
+	uint32_t len = o->test == PERF_ATOMIC_BW ? 8 : o->size;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf,
+		.length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = ((uint64_t)q << 56) | seq;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = wr_opcode(o->test);
+	wr.send_flags = signal ? IBV_SEND_SIGNALED : 0;
+	if (len <= 220 && (o->test == PERF_WRITE_BW || o->test == PERF_SEND_BW))
+		wr.send_flags |= IBV_SEND_INLINE;
+	if (o->test == PERF_ATOMIC_BW) {
+		wr.wr.atomic.remote_addr = s->peer.addr;
+		wr.wr.atomic.rkey = s->peer.rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = s->peer.addr;
+		wr.wr.rdma.rkey = s->peer.rkey;
+	}
+	return ibv_post_send(s->qp[q], &wr, &bad);
+}
+
+static int
+post_recvs(const struct perf_opts *o, struct perf_side *s, unsigned int q,
+	   unsigned int n)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf,
+		.length = o->size,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (ibv_post_recv(s->qp[q], &wr, &bad) != 0)
+			return -1;
+	return 0;
+}
+
+/* Repost a receive for every receive completion on the server. */
+static int
+server_poll(const struct perf_opts *o, struct perf_side *sv)
+{
+	struct ibv_wc wc[32];
+	int n, i;
+	unsigned int q;
+
+	n = ibv_poll_cq(sv->cq, 32, wc);
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "droce-perf: server completion: %s\n",
+				ibv_wc_status_str(wc[i].status));
+			return -1;
+		}
+		for (q = 0; q < o->qps; q++)
+			if (sv->qp[q]->qp_num == wc[i].qp_num)
+				break;
+		if (q < o->qps && post_recvs(o, sv, q, 1) < 0)
+			return -1;
+	}
+	return n;
+}
+
+int
+perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
+	struct perf_result *r)
+{
+	struct qp_state st[PERF_MAX_QPS];
+	const unsigned int sig = o->tx_depth >= 4 ? o->tx_depth / 4 : 1;
+	double t0, last, end, now;
+	uint64_t total_posted = 0, total_done = 0, last_done = 0;
+	bool stop = false;
+	unsigned int q;
+
+	memset(st, 0, sizeof(st));
+	memset(r, 0, sizeof(*r));
+	if (o->test == PERF_SEND_BW && sv != NULL)
+		for (q = 0; q < o->qps; q++)
+			if (post_recvs(o, sv, q, o->tx_depth) < 0)
+				return -1;
+	t0 = perf_now();
+	last = t0;
+	end = t0 + o->duration;
+	for (;;) {
+		struct ibv_wc wc[32];
+		int n, i;
+
+		for (q = 0; q < o->qps && !stop; q++) {
+			while (st[q].posted - st[q].done < o->tx_depth &&
+			       (o->iters == 0 || total_posted < o->iters)) {
+				uint64_t seq = st[q].posted + 1;
+				bool last_wr = o->iters != 0 &&
+					total_posted + 1 == o->iters;
+
+				if (post_one(o, cl, q, seq,
+					     seq % sig == 0 || last_wr) != 0) {
+					fprintf(stderr, "droce-perf: post failed\n");
+					return -1;
+				}
+				st[q].posted++;
+				total_posted++;
+			}
+		}
+		n = ibv_poll_cq(cl->cq, 32, wc);
+		for (i = 0; i < n; i++) {
+			uint64_t seq = wc[i].wr_id & ((1ull << 56) - 1);
+
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "droce-perf: completion: %s\n",
+					ibv_wc_status_str(wc[i].status));
+				return -1;
+			}
+			q = (unsigned int)(wc[i].wr_id >> 56);
+			total_done += seq - st[q].done;
+			st[q].done = seq;
+		}
+		if (sv != NULL && o->test == PERF_SEND_BW &&
+		    server_poll(o, sv) < 0)
+			return -1;
+		now = perf_now();
+		if (now - last >= 0.5) {
+			double rate = (double)(total_done - last_done) /
+				(now - last);
+
+			if (rate > r->peak_msg_rate)
+				r->peak_msg_rate = rate;
+			if (o->progress)
+				fprintf(stderr, "\r  %-10s %8.3f Mmsg/s %9.3f Gb/s  ",
+					perf_test_name(o->test), rate / 1e6,
+					rate * o->size * 8 / 1e9);
+			last = now;
+			last_done = total_done;
+		}
+		if (o->iters == 0 && now >= end)
+			stop = true;
+		if ((stop || (o->iters != 0 && total_posted == o->iters)) &&
+		    total_done == total_posted)
+			break;
+		/* after the duration, an unsignalled tail needs a signal */
+		for (q = 0; stop && q < o->qps; q++) {
+			if (st[q].tail || st[q].posted % sig == 0) {
+				st[q].tail = true;
+				continue;
+			}
+			if (post_one(o, cl, q, st[q].posted + 1, true) == 0) {
+				st[q].posted++;
+				total_posted++;
+				st[q].tail = true;
+			}
+		}
+	}
+	r->secs = perf_now() - t0;
+	r->msgs = total_done;
+	r->bytes = total_done * o->size;
+	if (o->progress)
+		fprintf(stderr, "\r%60s\r", "");
+	return 0;
+}
+
+int
+perf_bw_server(const struct perf_opts *o, struct perf_side *sv)
+{
+	unsigned int q;
+	unsigned int spins = 0;
+
+	if (o->test == PERF_SEND_BW)
+		for (q = 0; q < o->qps; q++)
+			if (post_recvs(o, sv, q, o->tx_depth) < 0)
+				return -1;
+	if (perf_sync(o) < 0)
+		return -1;
+	/* until the client says it is done */
+	for (;;) {
+		if (o->test == PERF_SEND_BW && server_poll(o, sv) < 0)
+			return -1;
+		if (++spins % 4096 == 0 && perf_sync_ready())
+			break;
+	}
+	return perf_sync(o);
+}

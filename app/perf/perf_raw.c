@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The raw yardstick: plain frames as long as the test's RoCE packets,
+ * sent through the same port by the same engine lcore.
+ */
+
+#include <stdio.h>
+
+#include <droce.h>
+
+#include "perf.h"
+
+/* Ethernet, IPv4, UDP, BTH and ICRC around every RoCE packet. */
+#define ROCE_OVERHEAD (14 + 20 + 8 + 12 + 4)
+
+uint32_t
+perf_frame_len(const struct perf_opts *o)
+{
+	uint32_t mtu = 128u << o->mtu;
+	uint32_t payload = o->size < mtu ? o->size : mtu;
+	uint32_t ext;
+	uint32_t len;
+
+	switch (o->test) {
+	case PERF_ATOMIC_BW:
+		ext = 28;          /* AtomicETH, no payload */
+		payload = 0;
+		break;
+	case PERF_READ_BW:
+		ext = 4;           /* responses: AETH */
+		break;
+	case PERF_SEND_BW:
+	case PERF_SEND_LAT:
+		ext = 0;
+		break;
+	default:
+		/* a WRITE's packets: the first (or only) carries a RETH */
+		ext = o->size <= mtu ? 16 : 0;
+		break;
+	}
+	len = ROCE_OVERHEAD + ext + ((payload + 3) & ~3u);
+	return len < 60 ? 60 : len;
+}
+
+/* Packets per message on the wire, one way (data direction). */
+static uint64_t
+packets_per_msg(const struct perf_opts *o)
+{
+	uint32_t mtu = 128u << o->mtu;
+
+	if (o->test == PERF_ATOMIC_BW || o->size == 0)
+		return 1;
+	return (o->size + mtu - 1) / mtu;
+}
+
+int
+perf_raw(const struct perf_opts *o, struct perf_side *tx, struct perf_result *r)
+{
+	uint32_t len = perf_frame_len(o);
+	uint32_t ms = (uint32_t)(o->duration * 1000);
+	uint64_t sent = 0;
+	int ret;
+
+	ret = droce_raw_send(tx->ctx, tx->peer.mac, len, ms ? ms : 1000, &sent);
+	if (ret != 0) {
+		fprintf(stderr, "droce-perf: raw: frame of %u bytes refused\n",
+			len);
+		return -1;
+	}
+	r->secs = ms ? ms / 1000.0 : 1.0;
+	r->frames = sent;
+	r->msgs = sent;
+	r->bytes = sent * len;
+	return 0;
+}
+
+/* Data packets of a bandwidth run. */
+uint64_t
+perf_packets(const struct perf_opts *o, const struct perf_result *r)
+{
+	return r->msgs * packets_per_msg(o);
+}

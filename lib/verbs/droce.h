@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_H
+#define DROCE_H
+
+/**
+ * @file
+ * droce's own additions to the verbs API, for tools that want more than
+ * <infiniband/verbs.h> says: the counters of a device and of a QP, and raw
+ * frames through a device's port (the benchmark's yardstick). Like a
+ * provider's direct-verbs header, it works on the verbs objects droce
+ * hands out.
+ */
+
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Counters of a device (its port, as the engine sees it). */
+struct droce_counters {
+	uint64_t rx_frames;       /**< every frame received */
+	uint64_t rx_bytes;
+	uint64_t tx_frames;       /**< every frame sent */
+	uint64_t tx_bytes;
+	uint64_t rx_roce;         /**< valid RoCEv2 frames received */
+	uint64_t rx_icrc_err;     /**< dropped: bad ICRC */
+	uint64_t rx_malformed;    /**< dropped: malformed */
+	uint64_t rx_not_ours;     /**< dropped: not for a live QP of ours */
+	uint64_t rx_arp;
+	uint64_t tx_drop;         /**< the port refused them */
+	uint64_t no_mbuf;
+};
+
+/** Counters of a QP. */
+struct droce_qp_counters {
+	uint64_t tx_pkts;
+	uint64_t rx_pkts;
+	uint64_t retransmits;     /**< packets sent again (go-back-N) */
+	uint64_t timeouts;        /**< retransmission timer expiries */
+	uint64_t naks_sent;
+	uint64_t naks_rcvd;
+	uint64_t rnr_naks_sent;
+	uint64_t rnr_naks_rcvd;
+	uint64_t dup_reqs;        /**< duplicate requests answered */
+};
+
+/** Read the counters of the device of @p ctx. @return 0. */
+int droce_query_counters(struct ibv_context *ctx, struct droce_counters *c);
+
+/** Read the counters of @p qp. @return 0. */
+int droce_query_qp_counters(struct ibv_qp *qp, struct droce_qp_counters *c);
+
+/** The MAC address of the device of @p ctx. @return 0. */
+int droce_query_mac(struct ibv_context *ctx, uint8_t mac[6]);
+
+/**
+ * Send frames of @p frame_len bytes to @p dst_mac for @p duration_ms from
+ * the engine lcore of @p ctx's device, as fast as its port takes them.
+ * The receiver counts them in its rx_frames. While this runs the lcore
+ * does nothing else but receive on its other devices.
+ *
+ * @return 0 with *sent frames, or EINVAL (frame length out of range).
+ */
+int droce_raw_send(struct ibv_context *ctx, const uint8_t dst_mac[6],
+		   uint32_t frame_len, uint32_t duration_ms, uint64_t *sent);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DROCE_H */
