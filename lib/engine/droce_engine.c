@@ -384,8 +384,11 @@ eal_init(struct droce_cfg *cfg)
 	for (tok = strtok_r(args, " \t", &save); tok != NULL &&
 	     argc < MAX_EAL_ARGS - 4; tok = strtok_r(NULL, " \t", &save))
 		argv[argc++] = tok;
-	if (strstr(cfg->eal_args, "--log-level") == NULL)
+	if (strstr(cfg->eal_args, "--log-level") == NULL) {
 		argv[argc++] = (char *)(uintptr_t)"--log-level=lib.eal:warning";
+		argv[argc++] = (char *)(uintptr_t)
+			"--log-level=lib.telemetry:warning";
+	}
 	/* engine lcore i runs on CPU cores[i]; lcore 0 is the main one */
 	for (i = 0; i < cfg->ncores; i++)
 		off += (size_t)snprintf(lcores + off, sizeof(lcores) - off,
