@@ -78,6 +78,13 @@ ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o)
 int
 ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o)
 {
+	return ep_connect_remote(a, b->qp->qp_num, b->psn, &b->gid, o);
+}
+
+int
+ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
+		  const union ibv_gid *gid, const struct ep_opts *o)
+{
 	struct ibv_qp_attr attr;
 	int ret;
 
@@ -94,12 +101,12 @@ ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o)
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_RTR;
 	attr.path_mtu = o->mtu;
-	attr.dest_qp_num = b->qp->qp_num;
-	attr.rq_psn = b->psn;
+	attr.dest_qp_num = qpn;
+	attr.rq_psn = psn;
 	attr.max_dest_rd_atomic = 16;
 	attr.min_rnr_timer = o->min_rnr_timer;
 	attr.ah_attr.is_global = 1;
-	attr.ah_attr.grh.dgid = b->gid;
+	attr.ah_attr.grh.dgid = *gid;
 	attr.ah_attr.grh.sgid_index = (uint8_t)o->gid_index;
 	attr.ah_attr.grh.hop_limit = 1;
 	attr.ah_attr.port_num = 1;

@@ -56,6 +56,10 @@ int ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o);
 /** Bring @p a to RTS talking to @p b (both RESET->INIT->RTR->RTS). */
 int ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o);
 
+/** The same towards a peer known by its QPN, PSN and GID only. */
+int ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
+		      const union ibv_gid *gid, const struct ep_opts *o);
+
 /** Free everything of @p e. */
 void ep_close(struct ep *e);
 

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Two processes, each with its own droce device, joined by a net_memif
+ * link: the server and the client swap QPN, PSN, GID, rkey and buffer
+ * address over a pipe (as rdma-core's examples do over TCP), then the
+ * client runs SEND, SEND with immediate, RDMA WRITE, RDMA READ and both
+ * atomics, sizes around the path MTU up to 1 MiB, and both sides check
+ * every byte.
+ *
+ * Usage: test_memif WORKDIR
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define BUF (4u << 20)
+#define TIMEOUT_MS 10000
+
+struct info {
+	uint32_t qpn;
+	uint32_t psn;
+	union ibv_gid gid;
+	uint32_t rkey;
+	uint64_t addr;
+};
+
+static const char *role;
+static int wfd, rfd;
+
+static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "test_memif %s: ", role);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+#define CHECK(cond) do { \
+	if (!(cond)) \
+		die("%s:%d: %s", __FILE__, __LINE__, #cond); \
+} while (0)
+
+static void
+put(const void *p, size_t len)
+{
+	CHECK(write(wfd, p, len) == (ssize_t)len);
+}
+
+static void
+get(void *p, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(rfd, (uint8_t *)p + got, len - got);
+
+		CHECK(n > 0);
+		got += (size_t)n;
+	}
+}
+
+static void
+token(char t)
+{
+	char c;
+
+	put(&t, 1);
+	get(&c, 1);
+	CHECK(c == t);
+}
+
+static void
+write_config(const char *dir, const char *name, const char *memif_role,
+	     int last_octet, int core)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.ini", dir, name);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	fprintf(f, "[eal]\nargs = --no-huge -m 256 --no-pci --no-shconf "
+		"--file-prefix=droce-test-%s-%d "
+		"--vdev=net_memif0,role=%s,socket=%s/memif.sock,id=0\n"
+		"[engine]\ncores = %d\n\n"
+		"[device droce0]\nport = net_memif0\n"
+		"mac = 02:d7:0c:e0:09:%02x\nipv4 = 10.9.0.%d/24\n",
+		name, (int)getpid(), memif_role, dir, core, last_octet,
+		last_octet);
+	CHECK(fclose(f) == 0);
+	CHECK(setenv("DROCE_CONFIG", path, 1) == 0);
+}
+
+static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 4096, 65537,
+				  1u << 20 };
+
+static void
+expect_ok(struct ibv_cq *cq, enum ibv_wc_opcode op, struct ibv_wc *wc)
+{
+	CHECK(ep_poll(cq, wc, 1, TIMEOUT_MS) == 1);
+	if (wc->status != IBV_WC_SUCCESS)
+		die("completion status %s", ibv_wc_status_str(wc->status));
+	CHECK(wc->opcode == op);
+}
+
+static void
+server(struct ep *e, const struct info *peer)
+{
+	static uint8_t want[BUF];
+	struct ibv_wc wc;
+	uint64_t *word = (uint64_t *)(void *)(e->buf + BUF - 64);
+	size_t i;
+
+	(void)peer;
+	/* SEND: every size lands whole */
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		CHECK(ep_post_recv(e, i, 0, BUF / 2) == 0);
+	token('s');
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		expect_ok(e->rcq, IBV_WC_RECV, &wc);
+		CHECK(wc.wr_id == i);
+		CHECK(wc.byte_len == sizes[i]);
+		fill_pattern(want, sizes[i], 100 + (uint32_t)i);
+		CHECK(memcmp(e->buf, want, sizes[i]) == 0);
+	}
+	/* SEND with immediate */
+	CHECK(ep_post_recv(e, 77, 0, 64) == 0);
+	token('i');
+	expect_ok(e->rcq, IBV_WC_RECV, &wc);
+	CHECK(wc.wc_flags & IBV_WC_WITH_IMM);
+	CHECK(ntohl(wc.imm_data) == 0x12345678);
+	/* WRITE: the client's pattern appears in our buffer */
+	token('w');
+	token('W');
+	fill_pattern(want, 1u << 20, 200);
+	CHECK(memcmp(e->buf + 8, want, 1u << 20) == 0);
+	/* READ: the client reads a pattern of ours */
+	fill_pattern(e->buf + (2u << 20), 1u << 20, 300);
+	token('r');
+	token('R');
+	/* atomics on a word of ours */
+	*word = 1000;
+	token('a');
+	token('A');
+	CHECK(*word == 1000 + 5 + 5);
+}
+
+static void
+client(struct ep *e, const struct info *peer)
+{
+	struct ibv_wc wc;
+	uint64_t *orig = (uint64_t *)(void *)(e->buf + BUF - 8);
+	struct ep remote = { 0 };
+	struct ibv_mr mr = { 0 };
+	size_t i;
+
+	/* what ep_post needs of the other side */
+	remote.buf = (uint8_t *)(uintptr_t)peer->addr;
+	mr.rkey = peer->rkey;
+	remote.mr = &mr;
+
+	token('s');
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fill_pattern(e->buf, sizes[i], 100 + (uint32_t)i);
+		CHECK(ep_post(e, IBV_WR_SEND, i, 0, sizes[i], NULL, 0,
+			      IBV_SEND_SIGNALED) == 0);
+		expect_ok(e->scq, IBV_WC_SEND, &wc);
+	}
+	{
+		struct ibv_sge sge = { (uintptr_t)e->buf, 16, e->mr->lkey };
+		struct ibv_send_wr wr = { 0 }, *bad;
+
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.imm_data = htonl(0x12345678);
+		token('i');
+		CHECK(ibv_post_send(e->qp, &wr, &bad) == 0);
+		expect_ok(e->scq, IBV_WC_SEND, &wc);
+	}
+	token('w');
+	fill_pattern(e->buf, 1u << 20, 200);
+	CHECK(ep_post(e, IBV_WR_RDMA_WRITE, 1, 0, 1u << 20, &remote, 8,
+		      IBV_SEND_SIGNALED) == 0);
+	expect_ok(e->scq, IBV_WC_RDMA_WRITE, &wc);
+	token('W');
+	token('r');
+	{
+		static uint8_t want[1u << 20];
+
+		memset(e->buf + 4096, 0, 1u << 20);
+		CHECK(ep_post(e, IBV_WR_RDMA_READ, 2, 4096, 1u << 20, &remote,
+			      2u << 20, IBV_SEND_SIGNALED) == 0);
+		expect_ok(e->scq, IBV_WC_RDMA_READ, &wc);
+		fill_pattern(want, 1u << 20, 300);
+		CHECK(memcmp(e->buf + 4096, want, 1u << 20) == 0);
+	}
+	token('R');
+	token('a');
+	{
+		struct ibv_sge sge = { (uintptr_t)orig, 8, e->mr->lkey };
+		struct ibv_send_wr wr = { 0 }, *bad;
+
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.atomic.remote_addr = peer->addr + BUF - 64;
+		wr.wr.atomic.rkey = peer->rkey;
+
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.compare_add = 5;
+		CHECK(ibv_post_send(e->qp, &wr, &bad) == 0);
+		expect_ok(e->scq, IBV_WC_FETCH_ADD, &wc);
+		CHECK(*orig == 1000);
+		/* compare fails: nothing swapped, the value comes back */
+		wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		wr.wr.atomic.compare_add = 1;
+		wr.wr.atomic.swap = 99;
+		CHECK(ibv_post_send(e->qp, &wr, &bad) == 0);
+		expect_ok(e->scq, IBV_WC_COMP_SWAP, &wc);
+		CHECK(*orig == 1005);
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.compare_add = 5;
+		CHECK(ibv_post_send(e->qp, &wr, &bad) == 0);
+		expect_ok(e->scq, IBV_WC_FETCH_ADD, &wc);
+		CHECK(*orig == 1005);
+	}
+	token('A');
+}
+
+static void
+run(const char *dir, bool is_server, int to_peer, int from_peer)
+{
+	struct ep_opts o;
+	struct ep e;
+	struct info me, peer;
+
+	role = is_server ? "server" : "client";
+	wfd = to_peer;
+	rfd = from_peer;
+	write_config(dir, role, is_server ? "server" : "client",
+		     is_server ? 1 : 2, is_server ? 1 : 0);
+	ep_opts_default(&o);
+	o.max_recv_wr = 64;
+	if (ep_open(&e, 0, BUF, &o) != 0)
+		die("cannot open droce0: %s", strerror(errno));
+	me.qpn = e.qp->qp_num;
+	me.psn = e.psn;
+	me.gid = e.gid;
+	me.rkey = e.mr->rkey;
+	me.addr = (uintptr_t)e.buf;
+	put(&me, sizeof(me));
+	get(&peer, sizeof(peer));
+	if (ep_connect_remote(&e, peer.qpn, peer.psn, &peer.gid, &o) != 0)
+		die("cannot connect");
+	token('c');
+	if (is_server)
+		server(&e, &peer);
+	else
+		client(&e, &peer);
+	token('z');
+	ep_close(&e);
+	printf("test_memif %s: ok\n", role);
+}
+
+int
+main(int argc, char **argv)
+{
+	int s2c[2], c2s[2], status;
+	pid_t pid;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_memif WORKDIR\n");
+		return 2;
+	}
+	mkdir(argv[1], 0755);
+	if (pipe(s2c) != 0 || pipe(c2s) != 0)
+		return 1;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		run(argv[1], false, c2s[1], s2c[0]);
+		return 0;
+	}
+	run(argv[1], true, s2c[1], c2s[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "test_memif: the client failed\n");
+		return 1;
+	}
+	return 0;
+}
