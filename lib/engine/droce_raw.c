@@ -5,8 +5,9 @@
 /*
  * Raw frames through a device's port, from its engine lcore: the packet
  * rate the port and lcore carry without RoCE, the yardstick the benchmark
- * measures droce against. While it runs, the lcore keeps receiving (and
- * dropping) on its other devices, as its loop would.
+ * measures droce against. While it runs, the lcore keeps receiving on its
+ * other devices through the engine's receive path, which counts and drops
+ * frames that are not RoCE, as its loop would.
  */
 
 #include <errno.h>
@@ -38,12 +39,10 @@ drain_others(struct droce_lcore *lc, const struct droce_dev *skip)
 
 		if (dev == skip)
 			continue;
+		/* through the receive path, as any frame that is not ours */
 		n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
-		dev->stats.rx_frames += n;
-		for (i = 0; i < n; i++) {
-			dev->stats.rx_bytes += pkts[i]->data_len;
-			rte_pktmbuf_free(pkts[i]);
-		}
+		for (i = 0; i < n; i++)
+			droce_dev_rx(dev, pkts[i], 0);
 	}
 }
 

@@ -12,6 +12,8 @@
  * there; the retransmission and RNR timers live here too.
  */
 
+#include <rte_prefetch.h>
+
 #include "droce_engine_pvt.h"
 
 static bool
@@ -243,6 +245,14 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 	while (budget > 0 && qp->req.cons != prod) {
 		struct droce_send_wqe *wqe = droce_wq_slot(sq, qp->req.cons);
 		bool ok;
+
+		/* the application wrote the next WQEs on another core */
+		if (qp->req.cons + 2 != prod) {
+			const uint8_t *next = droce_wq_slot(sq, qp->req.cons + 2);
+
+			rte_prefetch0(next);
+			rte_prefetch0(next + RTE_CACHE_LINE_SIZE);
+		}
 
 		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
 		    DROCE_MAX_INFLIGHT)

@@ -139,14 +139,14 @@ static inline void
 cq_lock(struct droce_cq *cq)
 {
 	if (!cq->single_threaded)
-		pthread_spin_lock(&cq->lock);
+		rte_spinlock_lock(&cq->lock);
 }
 
 static inline void
 cq_unlock(struct droce_cq *cq)
 {
 	if (!cq->single_threaded)
-		pthread_spin_unlock(&cq->lock);
+		rte_spinlock_unlock(&cq->lock);
 }
 
 /* The completion at cons, skipping those of destroyed QPs; NULL if none. */
@@ -407,7 +407,7 @@ cq_alloc(struct ibv_context *context, unsigned int cqe,
 	cq->ring.depth = cqe;
 	cq->ring.notify = cq_notify;
 	cq->ctx = to_ctx(context);
-	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	rte_spinlock_init(&cq->lock);
 	cq->cqx.context = context;
 	cq->cqx.channel = channel;
 	cq->cqx.cq_context = cq_context;
@@ -562,7 +562,6 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	if (ibcq->channel != NULL)
 		__atomic_sub_fetch(&to_channel(ibcq->channel)->refcnt, 1,
 				   __ATOMIC_RELEASE);
-	pthread_spin_destroy(&cq->lock);
 	rte_free(cq->ring.cqes);
 	rte_free(cq);
 	return 0;

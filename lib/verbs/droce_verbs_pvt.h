@@ -18,6 +18,7 @@
 
 #include <infiniband/verbs.h>
 #include <rte_common.h>
+#include <rte_spinlock.h>
 
 #include <droce_engine.h>
 
@@ -67,7 +68,7 @@ struct droce_cq {
 	struct droce_cq_ring ring;
 	struct droce_context *ctx;
 	bool single_threaded;
-	pthread_spinlock_t lock;
+	rte_spinlock_t lock;
 	uint64_t wc_flags;              /* ibv_cq_init_attr_ex.wc_flags */
 	/* the completion the extended poll API is on */
 	struct droce_cqe cur;

@@ -243,7 +243,7 @@ cq_clean(struct droce_cq *cq, const struct droce_qp_v *qp)
 	uint32_t i, prod;
 
 	if (!cq->single_threaded)
-		pthread_spin_lock(&cq->lock);
+		rte_spinlock_lock(&cq->lock);
 	prod = __atomic_load_n(&cq->ring.prod, __ATOMIC_ACQUIRE);
 	for (i = cq->ring.cons; i != prod; i++) {
 		struct droce_cqe *cqe = &cq->ring.cqes[i & cq->ring.mask];
@@ -252,7 +252,7 @@ cq_clean(struct droce_cq *cq, const struct droce_qp_v *qp)
 			cqe->wq = NULL;
 	}
 	if (!cq->single_threaded)
-		pthread_spin_unlock(&cq->lock);
+		rte_spinlock_unlock(&cq->lock);
 }
 
 int

@@ -89,6 +89,12 @@ droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 	/* The seed enters as an XOR into the first four bytes. */
 	x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
 			   _mm_cvtsi32_si128((int)reg));
+	if (len < 64) {
+		/* short: one lane from the start */
+		p += 16;
+		len -= 16;
+		goto one_lane;
+	}
 	x1 = _mm_loadu_si128((const __m128i *)(p + 16));
 	x2 = _mm_loadu_si128((const __m128i *)(p + 32));
 	x3 = _mm_loadu_si128((const __m128i *)(p + 48));
@@ -107,6 +113,7 @@ droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 	x0 = fold(x0, k128, x1);
 	x0 = fold(x0, k128, x2);
 	x0 = fold(x0, k128, x3);
+one_lane:
 	while (len >= 16) {
 		x0 = fold(x0, k128, _mm_loadu_si128((const __m128i *)p));
 		p += 16;
@@ -149,8 +156,8 @@ droce_crc32_have_clmul(void)
 
 #endif
 
-/* Below this many bytes the tables beat setting up the lanes. */
-#define CLMUL_MIN_LEN 128
+/* Below this many bytes the tables beat setting up a lane. */
+#define CLMUL_MIN_LEN 32
 
 uint32_t
 droce_crc32(uint32_t crc, const void *buf, size_t len)

@@ -13,25 +13,24 @@
 
 #include "droce_wire.h"
 
-/* CRC-32 of the eight 0xff bytes that open every ICRC computation. */
-static uint32_t
-icrc_lrh_crc(void)
-{
-	static const uint8_t lrh[DROCE_ICRC_LRH_LEN] = {
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-
-	return droce_crc32(0, lrh, sizeof(lrh));
-}
-
 uint32_t
 droce_icrc_start(const void *l3)
 {
-	/* Largest masked block: IPv4 with options, UDP, BTH. */
-	uint8_t hdr[60 + 8 + DROCE_BTH_LEN];
+	/* eight bytes of ones standing for the LRH, then the largest masked
+	 * block: IPv4 with options, UDP, BTH */
+	uint8_t buf[DROCE_ICRC_LRH_LEN + 60 + 8 + DROCE_BTH_LEN];
+	uint8_t *hdr = buf + DROCE_ICRC_LRH_LEN;
 	uint32_t len = droce_icrc_hdr_len(l3);
 	uint8_t *udp;
 
-	memcpy(hdr, l3, len);
+	memset(buf, 0xff, DROCE_ICRC_LRH_LEN);
+	/* fixed-size copies for the usual headers: no library call */
+	if (len == 20 + 8 + DROCE_BTH_LEN)
+		memcpy(hdr, l3, 20 + 8 + DROCE_BTH_LEN);
+	else if (len == 40 + 8 + DROCE_BTH_LEN)
+		memcpy(hdr, l3, 40 + 8 + DROCE_BTH_LEN);
+	else
+		memcpy(hdr, l3, len);
 	if ((hdr[0] >> 4) == 6) {
 		/* traffic class and flow label (version stays) */
 		hdr[0] |= 0x0f;
@@ -51,7 +50,7 @@ droce_icrc_start(const void *l3)
 	udp[7] = 0xff;
 	udp[8 + 4] = 0xff;              /* BTH FECN, BECN, reserved */
 
-	return droce_crc32(icrc_lrh_crc(), hdr, len);
+	return droce_crc32(0, buf, DROCE_ICRC_LRH_LEN + len);
 }
 
 uint32_t

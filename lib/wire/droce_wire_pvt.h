@@ -17,7 +17,7 @@
 /* Raw CRC register update (no inversion), slice-by-8 tables. */
 uint32_t droce_crc32_sw(uint32_t reg, const void *buf, size_t len);
 
-/* Raw CRC register update by carry-less multiplication; len >= 64 and
+/* Raw CRC register update by carry-less multiplication; len >= 16 and
  * droce_crc32_have_clmul() required. */
 uint32_t droce_crc32_clmul(uint32_t reg, const void *buf, size_t len);
 
