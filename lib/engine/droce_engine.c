@@ -387,7 +387,7 @@ eal_init(struct droce_cfg *cfg)
 	if (strstr(cfg->eal_args, "--log-level") == NULL) {
 		argv[argc++] = (char *)(uintptr_t)"--log-level=lib.eal:warning";
 		argv[argc++] = (char *)(uintptr_t)
-			"--log-level=lib.telemetry:warning";
+			"--log-level=lib.telemetry:error";
 	}
 	/* engine lcore i runs on CPU cores[i]; lcore 0 is the main one */
 	for (i = 0; i < cfg->ncores; i++)
