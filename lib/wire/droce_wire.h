@@ -632,6 +632,21 @@ droce_icrc_hdr_len(const void *l3)
 uint32_t droce_icrc_calc(const void *l3, uint32_t len);
 
 /**
+ * ICRC of a contiguous packet that may be written to: the eight bytes
+ * before @p l3 (the end of the Ethernet header) and the variant fields
+ * are overwritten for the time of a single CRC pass and put back. The
+ * fastest way for a packet in an mbuf: no copy, one pass.
+ *
+ * @param l3
+ *   Start of the IP header; the 8 bytes before it must be writable.
+ * @param len
+ *   Bytes from @p l3 up to (not including) the ICRC.
+ * @return
+ *   The ICRC, as droce_icrc_calc() computes it.
+ */
+uint32_t droce_icrc_calc_inplace(void *l3, uint32_t len);
+
+/**
  * ICRC of a packet held in an mbuf chain, segment by segment, no copy.
  *
  * @param m

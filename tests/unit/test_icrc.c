@@ -198,6 +198,51 @@ test_mbuf_chain(void **state)
 	assert_int_equal(droce_icrc_calc_mbuf(&segs[0], L3, len), 0);
 }
 
+/* The in-place ICRC equals the copying one and leaves every byte as it was. */
+static void
+test_inplace(void **state)
+{
+	static uint8_t payload[4096];
+	static uint8_t frame[4096 + 256], before[4096 + 256];
+	struct droce_wire_pkt p;
+	uint32_t plen;
+	int ipv, len;
+
+	(void)state;
+	for (plen = 0; plen < sizeof(payload); plen++)
+		payload[plen] = (uint8_t)(plen * 31 + 7);
+	for (ipv = 4; ipv <= 6; ipv += 2) {
+		for (plen = 0; plen <= 4096; plen += plen < 300 ? 1 : 97) {
+			memset(&p, 0, sizeof(p));
+			p.ip_version = (uint8_t)ipv;
+			p.tos = 0x5c;
+			p.ttl = 33;
+			p.flow_label = 0x12345;
+			p.udp_sport = 0xc001;
+			p.udp_dport = DROCE_UDP_PORT;
+			p.bth.opcode = DROCE_TR_RC | DROCE_OP_WRITE_ONLY;
+			p.bth.fecn = 1;
+			p.bth.psn = plen;
+			p.payload = payload;
+			p.payload_len = plen;
+			len = droce_wire_build(frame, sizeof(frame), &p);
+			assert_true(len > 0);
+			memcpy(before, frame, (size_t)len);
+			assert_int_equal(droce_icrc_calc_inplace(frame + L3,
+					(uint32_t)len - L3 - DROCE_ICRC_LEN),
+					 droce_icrc_get(frame + len -
+							DROCE_ICRC_LEN));
+			assert_memory_equal(frame, before, (size_t)len);
+		}
+	}
+	/* the golden frame too */
+	memcpy(frame, send_only, sizeof(send_only));
+	assert_int_equal(droce_icrc_calc_inplace(frame + L3,
+			 sizeof(send_only) - L3 - DROCE_ICRC_LEN),
+			 droce_icrc_get(send_only + sizeof(send_only) - 4));
+	assert_memory_equal(frame, send_only, sizeof(send_only));
+}
+
 int
 main(void)
 {
@@ -206,6 +251,7 @@ main(void)
 		cmocka_unit_test(test_masked_fields_ipv4),
 		cmocka_unit_test(test_masked_fields_ipv6),
 		cmocka_unit_test(test_mbuf_chain),
+		cmocka_unit_test(test_inplace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
