@@ -33,6 +33,8 @@ RTE_LOG_REGISTER_DEFAULT(droce_engine_logtype, NOTICE);
 struct droce_engine droce_eng;
 
 #define RX_DESC 1024
+#define START_RETRY_MS 100
+#define START_TRIES 100
 #define TX_DESC 1024
 #define MAX_EAL_ARGS 64
 
@@ -196,7 +198,7 @@ port_start(struct droce_dev *dev)
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr port_mac;
-	int ret;
+	int ret, tries;
 
 	memset(&conf, 0, sizeof(conf));
 	ret = rte_eth_dev_info_get(dev->port_id, &info);
@@ -221,7 +223,19 @@ port_start(struct droce_dev *dev)
 				     rte_eth_dev_socket_id(dev->port_id), NULL);
 	if (ret < 0)
 		return ret;
-	ret = rte_eth_dev_start(dev->port_id);
+	/* a port whose peer is not there yet (a memif client before its
+	 * server) refuses to start: give the peer some time */
+	for (tries = 0; (ret = rte_eth_dev_start(dev->port_id)) < 0 &&
+	     tries < START_TRIES; tries++) {
+		struct timespec ts = { 0, START_RETRY_MS * 1000000L };
+
+		if (tries == 0)
+			DROCE_LOG(NOTICE, "%s: port %u does not start yet "
+				  "(%s), retrying for %d s", dev->name,
+				  dev->port_id, strerror(-ret),
+				  START_TRIES * START_RETRY_MS / 1000);
+		nanosleep(&ts, NULL);
+	}
 	if (ret < 0)
 		return ret;
 	/* Frames for our MAC only; promiscuous where the port's MAC is not

@@ -148,6 +148,7 @@ struct droce_dev {
 	struct droce_qp *live[DROCE_MAX_QP];   /**< dense, for the loop */
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
 	uint64_t key_rand;
+	uint32_t neigh_pending;       /**< entries being resolved */
 	struct droce_neigh neigh[DROCE_MAX_NEIGH];
 	uint16_t ntx;
 	struct rte_mbuf *tx[DROCE_TX_BUF];

@@ -64,7 +64,11 @@ neigh_learn(struct droce_dev *dev, const uint8_t gid[16],
 		if (!create)
 			return;
 		n = neigh_alloc(dev);
+		if (n->state == DROCE_NEIGH_PENDING)
+			dev->neigh_pending--;
 		memcpy(n->gid, gid, 16);
+	} else if (n->state == DROCE_NEIGH_PENDING) {
+		dev->neigh_pending--;
 	}
 	n->mac = *mac;
 	n->state = DROCE_NEIGH_VALID;
@@ -321,6 +325,8 @@ droce_neigh_resolve(struct droce_dev *dev, const uint8_t gid[16],
 		if (droce_gid_is_ipv4(gid) && dev->ipv4 == 0)
 			return -EHOSTUNREACH;
 		n = neigh_alloc(dev);
+		if (n->state != DROCE_NEIGH_PENDING)
+			dev->neigh_pending++;
 		memset(n, 0, sizeof(*n));
 		memcpy(n->gid, gid, 16);
 		n->state = DROCE_NEIGH_PENDING;
@@ -337,6 +343,8 @@ droce_neigh_timer(struct droce_dev *dev, uint64_t now)
 {
 	unsigned int i;
 
+	if (dev->neigh_pending == 0)
+		return;
 	for (i = 0; i < DROCE_MAX_NEIGH; i++) {
 		struct droce_neigh *n = &dev->neigh[i];
 

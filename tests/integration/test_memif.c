@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define ALIGN_UP(v, a) (((v) + (a) - 1) / (a) * (a))
+
 #include "harness.h"
 
 #define BUF (4u << 20)
@@ -99,11 +101,11 @@ write_config(const char *dir, const char *name, const char *memif_role,
 	fprintf(f, "[eal]\nargs = --no-huge -m 256 --no-pci --no-shconf "
 		"--file-prefix=droce-test-%s-%d "
 		"--vdev=net_memif0,role=%s,socket=%s/memif.sock,id=0\n"
-		"[engine]\ncores = %d\n\n"
+		"[engine]\ncores = %d\npcap = %s/%s.pcap\n\n"
 		"[device droce0]\nport = net_memif0\n"
 		"mac = 02:d7:0c:e0:09:%02x\nipv4 = 10.9.0.%d/24\n",
-		name, (int)getpid(), memif_role, dir, core, last_octet,
-		last_octet);
+		name, (int)getpid(), memif_role, dir, core, dir, name,
+		last_octet, last_octet);
 	CHECK(fclose(f) == 0);
 	CHECK(setenv("DROCE_CONFIG", path, 1) == 0);
 }
@@ -111,10 +113,14 @@ write_config(const char *dir, const char *name, const char *memif_role,
 static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 4096, 65537,
 				  1u << 20 };
 
+#define expect_ok(cq, op, wc) expect_ok_at(__LINE__, cq, op, wc)
+
 static void
-expect_ok(struct ibv_cq *cq, enum ibv_wc_opcode op, struct ibv_wc *wc)
+expect_ok_at(int line, struct ibv_cq *cq, enum ibv_wc_opcode op,
+	     struct ibv_wc *wc)
 {
-	CHECK(ep_poll(cq, wc, 1, TIMEOUT_MS) == 1);
+	if (ep_poll(cq, wc, 1, TIMEOUT_MS) != 1)
+		die("line %d: no completion in %d ms", line, TIMEOUT_MS);
 	if (wc->status != IBV_WC_SUCCESS)
 		die("completion status %s", ibv_wc_status_str(wc->status));
 	CHECK(wc->opcode == op);
@@ -126,19 +132,23 @@ server(struct ep *e, const struct info *peer)
 	static uint8_t want[BUF];
 	struct ibv_wc wc;
 	uint64_t *word = (uint64_t *)(void *)(e->buf + BUF - 64);
-	size_t i;
+	size_t i, off;
 
 	(void)peer;
-	/* SEND: every size lands whole */
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		CHECK(ep_post_recv(e, i, 0, BUF / 2) == 0);
+	/* SEND: every size lands whole, each in a buffer of its own (the
+	 * client does not wait for our checks) */
+	for (i = 0, off = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		CHECK(ep_post_recv(e, i, off, sizes[i] + 64) == 0);
+		off += ALIGN_UP(sizes[i] + 64, 64);
+	}
 	token('s');
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (i = 0, off = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		expect_ok(e->rcq, IBV_WC_RECV, &wc);
 		CHECK(wc.wr_id == i);
 		CHECK(wc.byte_len == sizes[i]);
 		fill_pattern(want, sizes[i], 100 + (uint32_t)i);
-		CHECK(memcmp(e->buf, want, sizes[i]) == 0);
+		CHECK(memcmp(e->buf + off, want, sizes[i]) == 0);
+		off += ALIGN_UP(sizes[i] + 64, 64);
 	}
 	/* SEND with immediate */
 	CHECK(ep_post_recv(e, 77, 0, 64) == 0);
@@ -260,8 +270,16 @@ run(const char *dir, bool is_server, int to_peer, int from_peer)
 		     is_server ? 1 : 2, is_server ? 1 : 0);
 	ep_opts_default(&o);
 	o.max_recv_wr = 64;
+	/* the memif server listens before the client connects */
+	if (!is_server) {
+		char c;
+
+		get(&c, 1);
+	}
 	if (ep_open(&e, 0, BUF, &o) != 0)
 		die("cannot open droce0: %s", strerror(errno));
+	if (is_server)
+		put("l", 1);
 	me.qpn = e.qp->qp_num;
 	me.psn = e.psn;
 	me.gid = e.gid;
