@@ -65,7 +65,9 @@ perf_side_open(struct perf_side *s, int dev, const struct perf_opts *o)
 	if (s->ctx == NULL)
 		return -1;
 	s->pd = ibv_alloc_pd(s->ctx);
-	s->buf_len = (uint64_t)(o->size < 64 ? 64 : o->size) * 2 + 4096;
+	/* a multiple of the alignment, as aligned_alloc() wants */
+	s->buf_len = ((uint64_t)(o->size < 64 ? 64 : o->size) * 2 + 8191) &
+		~(uint64_t)4095;
 	s->buf = aligned_alloc(4096, s->buf_len);
 	if (s->pd == NULL || s->buf == NULL)
 		return -1;

@@ -41,6 +41,8 @@ struct info {
 static const char *role;
 static int wfd, rfd;
 
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static void
 die(const char *fmt, ...)
 {
