@@ -48,42 +48,49 @@ ack_upto(struct droce_qp *qp, uint32_t psn)
 	uint32_t idx;
 
 	for (idx = qp->req.comp; idx != qp->req.cons; idx++) {
-		struct droce_send_wqe *wqe = droce_wq_slot(sq, idx);
+		struct droce_swqe *st = droce_swqe(qp, idx);
 
-		if (wqe->state == DROCE_WQE_DONE)
+		if (st->state == DROCE_WQE_DONE)
 			continue;
-		if (wqe->state != DROCE_WQE_SENT ||
-		    droce_psn_diff(wqe->last_psn, psn) > 0)
+		if (st->state != DROCE_WQE_SENT ||
+		    droce_psn_diff(st->last_psn, psn) > 0)
 			break;
-		if (is_rd_atomic(wqe->opcode)) {
+		if (is_rd_atomic(((struct droce_send_wqe *)
+				  droce_wq_slot(sq, idx))->opcode)) {
 			/* acknowledged past its last response: the responses
 			 * were lost, ask again */
-			droce_req_rewind(qp, droce_psn_add(wqe->first_psn,
-					 wqe->done_bytes / qp->mtu));
+			droce_req_rewind(qp, droce_psn_add(st->first_psn,
+					 st->done_bytes / qp->mtu));
 			return true;
 		}
-		wqe->state = DROCE_WQE_DONE;
+		st->state = DROCE_WQE_DONE;
 	}
 	return false;
 }
 
-/* The oldest WQE not done, if it is the READ or atomic @p psn answers. */
+/*
+ * The oldest WQE not done, if it is the READ or atomic @p psn answers:
+ * its index goes to *idx.
+ */
 static struct droce_send_wqe *
-rd_atomic_wqe(struct droce_qp *qp, uint32_t psn)
+rd_atomic_wqe(struct droce_qp *qp, uint32_t psn, uint32_t *idx)
 {
 	struct droce_wq *sq = qp->cfg.sq;
-	uint32_t idx;
+	uint32_t i;
 
-	for (idx = qp->req.comp; idx != qp->req.cons; idx++) {
-		struct droce_send_wqe *wqe = droce_wq_slot(sq, idx);
+	for (i = qp->req.comp; i != qp->req.cons; i++) {
+		const struct droce_swqe *st = droce_swqe(qp, i);
+		struct droce_send_wqe *wqe;
 
-		if (wqe->state == DROCE_WQE_DONE)
+		if (st->state == DROCE_WQE_DONE)
 			continue;
-		if (!is_rd_atomic(wqe->opcode) || wqe->state != DROCE_WQE_SENT)
+		wqe = droce_wq_slot(sq, i);
+		if (!is_rd_atomic(wqe->opcode) || st->state != DROCE_WQE_SENT)
 			return NULL;
-		if (droce_psn_diff(psn, wqe->first_psn) < 0 ||
-		    droce_psn_diff(psn, wqe->last_psn) > 0)
+		if (droce_psn_diff(psn, st->first_psn) < 0 ||
+		    droce_psn_diff(psn, st->last_psn) > 0)
 			return NULL;
+		*idx = i;
 		return wqe;
 	}
 	return NULL;
@@ -94,15 +101,17 @@ read_response(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 	      const struct droce_wire_meta *meta, uint64_t now)
 {
 	struct droce_send_wqe *wqe;
-	uint32_t expect, len = meta->payload_len;
+	struct droce_swqe *st;
+	uint32_t expect, idx, len = meta->payload_len;
 
 	/* a response acknowledges every request before the READ */
 	if (ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK)))
 		return;
-	wqe = rd_atomic_wqe(qp, psn);
+	wqe = rd_atomic_wqe(qp, psn, &idx);
 	if (wqe == NULL || wqe->opcode != IBV_WR_RDMA_READ)
 		return;
-	expect = droce_psn_add(wqe->first_psn, wqe->done_bytes / qp->mtu);
+	st = droce_swqe(qp, idx);
+	expect = droce_psn_add(st->first_psn, st->done_bytes / qp->mtu);
 	if (psn != expect) {
 		/* a gap: ask again from the missing response, once per gap */
 		if (droce_psn_diff(psn, expect) > 0 &&
@@ -114,21 +123,21 @@ read_response(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 		}
 		return;
 	}
-	if (wqe->done_bytes + len > wqe->length ||
-	    (len != qp->mtu && wqe->done_bytes + len != wqe->length)) {
+	if (st->done_bytes + len > wqe->length ||
+	    (len != qp->mtu && st->done_bytes + len != wqe->length)) {
 		droce_req_fail(qp, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
-	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, wqe->done_bytes,
+	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, st->done_bytes,
 			bth + meta->op->hdr_len, len);
-	wqe->done_bytes += len;
+	st->done_bytes += len;
 	progress(qp, psn, now);
 	if (meta->op->flags & DROCE_OPF_LAST) {
-		if (wqe->done_bytes != wqe->length) {
+		if (st->done_bytes != wqe->length) {
 			droce_req_fail(qp, IBV_WC_BAD_RESP_ERR);
 			return;
 		}
-		wqe->state = DROCE_WQE_DONE;
+		st->state = DROCE_WQE_DONE;
 		qp->req.rd_atomic--;
 	}
 }
@@ -139,17 +148,18 @@ atomic_ack(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 {
 	struct droce_send_wqe *wqe;
 	struct droce_atomicacketh ack;
+	uint32_t idx;
 
 	if (ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK)))
 		return;
-	wqe = rd_atomic_wqe(qp, psn);
+	wqe = rd_atomic_wqe(qp, psn, &idx);
 	if (wqe == NULL || wqe->opcode == IBV_WR_RDMA_READ)
 		return;
 	droce_atomicacketh_decode(bth + meta->op->offset[DROCE_EXT_ATOMICACKETH],
 				  &ack);
 	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, 0, &ack.orig,
 			sizeof(ack.orig));
-	wqe->state = DROCE_WQE_DONE;
+	droce_swqe(qp, idx)->state = DROCE_WQE_DONE;
 	qp->req.rd_atomic--;
 	progress(qp, psn, now);
 }

@@ -168,15 +168,12 @@ droce_wq_publish(struct droce_wq *wq, uint32_t head, uint32_t n)
 #define DROCE_WQE_SOLICITED (1u << 2)
 #define DROCE_WQE_INLINE    (1u << 3)
 
-/** State of a send WQE (droce_send_wqe.state): POSTED when posted. */
-enum droce_wqe_state {
-	DROCE_WQE_POSTED,      /**< nothing sent yet */
-	DROCE_WQE_SENDING,     /**< some packets sent */
-	DROCE_WQE_SENT,        /**< every request packet sent */
-	DROCE_WQE_DONE,        /**< completed (status set) */
-};
-
-/** A send work request as posted; inline data or the SGEs follow it. */
+/**
+ * A send work request as posted; inline data or the SGEs follow it. The
+ * application writes it and the engine only reads it: what the engine
+ * learns about it lives in engine memory, so the slot's cache lines do
+ * not bounce between the two cores.
+ */
 struct droce_send_wqe {
 	uint64_t wr_id;
 	uint8_t opcode;            /**< enum ibv_wr_opcode */
@@ -188,15 +185,6 @@ struct droce_send_wqe {
 	uint64_t remote_addr;
 	uint64_t compare_add;
 	uint64_t swap;
-	/* engine-owned from here on */
-	uint32_t first_psn;
-	uint32_t last_psn;
-	uint32_t npkts;            /**< packets (READ: response packets) */
-	uint32_t done_bytes;       /**< READ: response bytes placed */
-	uint8_t state;             /**< engine private */
-	uint8_t status;            /**< enum ibv_wc_status once done */
-	uint16_t resv;
-	uint32_t resv2;
 	/* struct ibv_sge sge[num_sge], or the inline bytes */
 };
 

@@ -216,6 +216,24 @@ bool droce_neigh_nd_input(struct droce_dev *dev, struct rte_mbuf *m);
  * droce_comp.c).
  */
 
+/** State of a send WQE in the engine. */
+enum droce_wqe_state {
+	DROCE_WQE_POSTED,      /**< nothing sent yet */
+	DROCE_WQE_SENDING,     /**< some packets sent */
+	DROCE_WQE_SENT,        /**< every request packet sent */
+	DROCE_WQE_DONE,        /**< completed (status set) */
+};
+
+/** What the engine knows of a send WQE, beside the WQE itself. */
+struct droce_swqe {
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t npkts;            /**< packets (READ: response packets) */
+	uint32_t done_bytes;       /**< READ: response bytes placed */
+	uint8_t state;             /**< enum droce_wqe_state */
+	uint8_t status;            /**< enum ibv_wc_status once DONE */
+};
+
 /** A read or atomic request the responder has accepted. */
 struct droce_rd_res {
 	uint8_t busy;
@@ -271,7 +289,9 @@ struct droce_qp {
 	uint8_t hdr[14 + 40 + 8];  /**< their template */
 
 	/* requester and completer */
+	struct droce_swqe *swqe;   /**< per send queue slot */
 	struct {
+		uint32_t seen;         /**< next WQE index never looked at */
 		uint32_t cons;         /**< next WQE to send from */
 		uint32_t comp;         /**< oldest WQE not completed */
 		uint32_t psn;          /**< next PSN to send */
@@ -316,6 +336,13 @@ struct droce_qp {
 	struct droce_qp_stats stats;
 };
 
+/** The engine's state of send WQE @p idx. */
+static inline struct droce_swqe *
+droce_swqe(const struct droce_qp *qp, uint32_t idx)
+{
+	return &qp->swqe[idx & qp->cfg.sq->mask];
+}
+
 /** Path MTU in bytes. */
 static inline uint32_t
 droce_mtu_bytes(enum ibv_mtu mtu)
@@ -347,7 +374,6 @@ void droce_qp_flush(struct droce_qp *qp, uint64_t now);
 
 /** Complete send WQE @p idx with @p status (a CQE if one is due). */
 void droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx,
-		       const struct droce_send_wqe *wqe,
 		       enum ibv_wc_status status);
 
 /** Complete receive WQE @p idx. */

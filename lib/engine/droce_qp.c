@@ -93,6 +93,13 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
+	qp->swqe = rte_zmalloc("droce_swqe", (size_t)(cfg->sq->mask + 1) *
+			       sizeof(*qp->swqe), RTE_CACHE_LINE_SIZE);
+	if (qp->swqe == NULL) {
+		rte_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
 	qp->dev = dev;
 	qp->cfg = *cfg;
 	qp->state = IBV_QPS_RESET;
@@ -100,6 +107,7 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	qp->pkey_index = 0;
 	ret = droce_dev_call(dev, qp_insert, qp);
 	if (ret < 0) {
+		rte_free(qp->swqe);
 		rte_free(qp);
 		errno = -ret;
 		return NULL;
@@ -124,6 +132,7 @@ void
 droce_qp_destroy(struct droce_qp *qp)
 {
 	droce_dev_call(qp->dev, qp_remove, qp);
+	rte_free(qp->swqe);
 	rte_free(qp);
 }
 
@@ -432,9 +441,9 @@ send_wc_opcode(uint8_t opcode)
 }
 
 void
-droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx,
-		  const struct droce_send_wqe *wqe, enum ibv_wc_status status)
+droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 {
+	const struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, idx);
 	struct droce_cqe cqe = {
 		.wr_id = wqe->wr_id,
 		.ts = rte_get_tsc_cycles(),
@@ -488,15 +497,19 @@ droce_qp_flush(struct droce_qp *qp, uint64_t now)
 	 * error if it has one, the others flushed */
 	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
 	while (qp->req.comp != prod) {
-		struct droce_send_wqe *wqe = droce_wq_slot(sq, qp->req.comp);
-		enum ibv_wc_status st = wqe->state == DROCE_WQE_DONE &&
-			wqe->status != IBV_WC_SUCCESS ? wqe->status :
+		const struct droce_swqe *w = droce_swqe(qp, qp->req.comp);
+		/* only WQEs the engine already took can carry an error */
+		enum ibv_wc_status st =
+			(int32_t)(qp->req.comp - qp->req.seen) < 0 &&
+			w->state == DROCE_WQE_DONE &&
+			w->status != IBV_WC_SUCCESS ? w->status :
 			IBV_WC_WR_FLUSH_ERR;
 
-		droce_qp_send_cqe(qp, qp->req.comp, wqe, st);
+		droce_qp_send_cqe(qp, qp->req.comp, st);
 		qp->req.comp++;
 	}
 	qp->req.cons = qp->req.comp;
+	qp->req.seen = qp->req.comp;
 	qp->req.offset = 0;
 	qp->req.rd_atomic = 0;
 

@@ -41,7 +41,8 @@ wqe_npkts(const struct droce_qp *qp, const struct droce_send_wqe *wqe)
  * DONE with an error status and takes no PSN).
  */
 static int
-req_start(struct droce_qp *qp, struct droce_send_wqe *wqe)
+req_start(struct droce_qp *qp, struct droce_send_wqe *wqe,
+	  struct droce_swqe *st)
 {
 	bool rd_atomic = is_rd_atomic(wqe->opcode);
 	bool write_local = rd_atomic;
@@ -54,16 +55,16 @@ req_start(struct droce_qp *qp, struct droce_send_wqe *wqe)
 	if (!(wqe->flags & DROCE_WQE_INLINE) &&
 	    droce_sge_check(qp->dev, qp->cfg.pd, droce_send_wqe_sge(wqe),
 			    wqe->num_sge, write_local) != 0) {
-		wqe->status = IBV_WC_LOC_PROT_ERR;
-		wqe->state = DROCE_WQE_DONE;
+		st->status = IBV_WC_LOC_PROT_ERR;
+		st->state = DROCE_WQE_DONE;
 		return 1;
 	}
-	wqe->first_psn = qp->req.psn;
-	wqe->npkts = wqe_npkts(qp, wqe);
-	wqe->last_psn = droce_psn_add(wqe->first_psn, wqe->npkts - 1);
-	wqe->done_bytes = 0;
-	wqe->status = IBV_WC_SUCCESS;
-	wqe->state = DROCE_WQE_SENDING;
+	st->first_psn = qp->req.psn;
+	st->npkts = wqe_npkts(qp, wqe);
+	st->last_psn = droce_psn_add(st->first_psn, st->npkts - 1);
+	st->done_bytes = 0;
+	st->status = IBV_WC_SUCCESS;
+	st->state = DROCE_WQE_SENDING;
 	qp->req.offset = 0;
 	if (rd_atomic)
 		qp->req.rd_atomic++;
@@ -98,7 +99,8 @@ data_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
 
 /* Send the next packet of a SEND or WRITE. @return false if out of mbufs. */
 static bool
-send_data(struct droce_qp *qp, struct droce_send_wqe *wqe)
+send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
+	  struct droce_swqe *st)
 {
 	uint32_t off = qp->req.offset;
 	uint32_t len = RTE_MIN(qp->mtu, wqe->length - off);
@@ -140,7 +142,7 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe)
 	qp->req.psn = droce_psn_add(psn, 1);
 	qp->req.offset = off + len;
 	if (last) {
-		wqe->state = DROCE_WQE_SENT;
+		st->state = DROCE_WQE_SENT;
 		qp->req.offset = 0;
 		qp->req.cons++;
 	}
@@ -149,12 +151,13 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe)
 
 /* Send a READ request for what has not arrived yet. */
 static bool
-send_read(struct droce_qp *qp, struct droce_send_wqe *wqe)
+send_read(struct droce_qp *qp, struct droce_send_wqe *wqe,
+	  struct droce_swqe *st)
 {
 	uint8_t opcode = DROCE_TR_RC | DROCE_OP_READ_REQUEST;
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
-	uint32_t done = wqe->done_bytes;
-	uint32_t psn = droce_psn_add(wqe->first_psn, done / qp->mtu);
+	uint32_t done = st->done_bytes;
+	uint32_t psn = droce_psn_add(st->first_psn, done / qp->mtu);
 	struct droce_reth reth = {
 		.va = wqe->remote_addr + done,
 		.rkey = wqe->rkey,
@@ -169,14 +172,15 @@ send_read(struct droce_qp *qp, struct droce_send_wqe *wqe)
 	droce_reth_encode(bth + op->offset[DROCE_EXT_RETH], &reth);
 	droce_pkt_send(qp, m, 0);
 	qp->req.noack_pkts = 0;
-	qp->req.psn = droce_psn_add(wqe->last_psn, 1);
-	wqe->state = DROCE_WQE_SENT;
+	qp->req.psn = droce_psn_add(st->last_psn, 1);
+	st->state = DROCE_WQE_SENT;
 	qp->req.cons++;
 	return true;
 }
 
 static bool
-send_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe)
+send_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe,
+	    struct droce_swqe *st)
 {
 	uint8_t opcode = DROCE_TR_RC |
 		(wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
@@ -193,14 +197,14 @@ send_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe)
 	struct rte_mbuf *m;
 	uint8_t *bth;
 
-	m = droce_pkt_alloc(qp, opcode, wqe->first_psn, true, false, 0, &bth);
+	m = droce_pkt_alloc(qp, opcode, st->first_psn, true, false, 0, &bth);
 	if (m == NULL)
 		return false;
 	droce_atomiceth_encode(bth + op->offset[DROCE_EXT_ATOMICETH], &a);
 	droce_pkt_send(qp, m, 0);
 	qp->req.noack_pkts = 0;
-	qp->req.psn = droce_psn_add(wqe->first_psn, 1);
-	wqe->state = DROCE_WQE_SENT;
+	qp->req.psn = droce_psn_add(st->first_psn, 1);
+	st->state = DROCE_WQE_SENT;
 	qp->req.cons++;
 	return true;
 }
@@ -212,19 +216,20 @@ droce_req_complete(struct droce_qp *qp)
 	struct droce_wq *sq = qp->cfg.sq;
 
 	while (qp->req.comp != qp->req.cons) {
-		struct droce_send_wqe *wqe = droce_wq_slot(sq, qp->req.comp);
+		struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
+		const struct droce_send_wqe *wqe;
 
-		if (wqe->state != DROCE_WQE_DONE)
+		if (st->state != DROCE_WQE_DONE)
 			break;
-		if (wqe->status != IBV_WC_SUCCESS) {
+		if (st->status != IBV_WC_SUCCESS) {
 			/* the QP fails; this WQE completes with its own error
 			 * and the flush takes the rest */
 			droce_qp_error(qp);
 			return;
 		}
+		wqe = droce_wq_slot(sq, qp->req.comp);
 		if ((wqe->flags & DROCE_WQE_SIGNALED) || qp->cfg.sq_sig_all)
-			droce_qp_send_cqe(qp, qp->req.comp, wqe,
-					  IBV_WC_SUCCESS);
+			droce_qp_send_cqe(qp, qp->req.comp, IBV_WC_SUCCESS);
 		qp->req.comp++;
 	}
 }
@@ -242,27 +247,31 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 	if (qp->req.rnr_wait || !droce_qp_path_ready(qp, now))
 		return;
 	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
+	/* WQEs new since the last pass: fresh, and worth fetching early
+	 * (the application wrote them on another core) */
+	while (qp->req.seen != prod) {
+		const uint8_t *w = droce_wq_slot(sq, qp->req.seen);
+
+		droce_swqe(qp, qp->req.seen)->state = DROCE_WQE_POSTED;
+		rte_prefetch0(w);
+		if (sq->stride > RTE_CACHE_LINE_SIZE)
+			rte_prefetch0(w + RTE_CACHE_LINE_SIZE);
+		qp->req.seen++;
+	}
 	while (budget > 0 && qp->req.cons != prod) {
 		struct droce_send_wqe *wqe = droce_wq_slot(sq, qp->req.cons);
+		struct droce_swqe *st = droce_swqe(qp, qp->req.cons);
 		bool ok;
-
-		/* the application wrote the next WQEs on another core */
-		if (qp->req.cons + 2 != prod) {
-			const uint8_t *next = droce_wq_slot(sq, qp->req.cons + 2);
-
-			rte_prefetch0(next);
-			rte_prefetch0(next + RTE_CACHE_LINE_SIZE);
-		}
 
 		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
 		    DROCE_MAX_INFLIGHT)
 			break;
-		if (wqe->state == DROCE_WQE_POSTED) {
+		if (st->state == DROCE_WQE_POSTED) {
 			int ret;
 
 			if (qp->sq_draining)
 				break;
-			ret = req_start(qp, wqe);
+			ret = req_start(qp, wqe, st);
 			if (ret < 0)
 				break;
 			if (ret == 1) {
@@ -274,14 +283,14 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 		}
 		switch (wqe->opcode) {
 		case IBV_WR_RDMA_READ:
-			ok = send_read(qp, wqe);
+			ok = send_read(qp, wqe, st);
 			break;
 		case IBV_WR_ATOMIC_CMP_AND_SWP:
 		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			ok = send_atomic(qp, wqe);
+			ok = send_atomic(qp, wqe, st);
 			break;
 		default:
-			ok = send_data(qp, wqe);
+			ok = send_data(qp, wqe, st);
 			break;
 		}
 		if (!ok)
@@ -297,68 +306,66 @@ void
 droce_req_rewind(struct droce_qp *qp, uint32_t psn)
 {
 	struct droce_wq *sq = qp->cfg.sq;
-	uint32_t idx, end;
+	uint32_t idx, end, j;
 	uint32_t sent = (uint32_t)droce_psn_diff(qp->req.psn, psn);
+	struct droce_swqe *st;
+	const struct droce_send_wqe *w;
+	int32_t into;
 
 	/* the WQE holding psn, among those sent or being sent */
 	end = qp->req.cons;
-	if (end != __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE) &&
-	    ((struct droce_send_wqe *)droce_wq_slot(sq, end))->state ==
-	    DROCE_WQE_SENDING)
+	if (end != qp->req.seen &&
+	    droce_swqe(qp, end)->state == DROCE_WQE_SENDING)
 		end++;
 	for (idx = qp->req.comp; idx != end; idx++) {
-		struct droce_send_wqe *w = droce_wq_slot(sq, idx);
-
-		if (w->state != DROCE_WQE_DONE &&
-		    droce_psn_diff(w->last_psn, psn) >= 0)
+		st = droce_swqe(qp, idx);
+		if (st->state != DROCE_WQE_DONE &&
+		    droce_psn_diff(st->last_psn, psn) >= 0)
 			break;
 	}
 	if (idx == end)
 		return;
 
 	/* later WQEs start over; this one resumes at psn */
-	for (uint32_t j = idx; j != end; j++) {
-		struct droce_send_wqe *w = droce_wq_slot(sq, j);
-
-		if (w->state == DROCE_WQE_DONE)
+	for (j = idx + 1; j != end; j++) {
+		st = droce_swqe(qp, j);
+		if (st->state == DROCE_WQE_DONE)
 			continue;
-		if (j != idx) {
-			if (is_rd_atomic(w->opcode))
-				qp->req.rd_atomic--;
-			w->state = DROCE_WQE_POSTED;
-		}
+		w = droce_wq_slot(sq, j);
+		if (is_rd_atomic(w->opcode))
+			qp->req.rd_atomic--;
+		st->state = DROCE_WQE_POSTED;
 	}
-	{
-		struct droce_send_wqe *w = droce_wq_slot(sq, idx);
-		int32_t into = droce_psn_diff(psn, w->first_psn);
-
-		if (into < 0)
-			into = 0;
-		w->state = DROCE_WQE_SENDING;
-		if (w->opcode == IBV_WR_RDMA_READ) {
-			/* responses up to psn arrived: re-read the rest */
-			qp->req.psn = droce_psn_add(w->first_psn,
-						    w->done_bytes / qp->mtu);
-		} else if (is_rd_atomic(w->opcode)) {
-			qp->req.psn = w->first_psn;
-		} else {
-			qp->req.offset = (uint32_t)into * qp->mtu;
-			qp->req.psn = droce_psn_add(w->first_psn, (uint32_t)into);
-		}
+	st = droce_swqe(qp, idx);
+	w = droce_wq_slot(sq, idx);
+	into = droce_psn_diff(psn, st->first_psn);
+	if (into < 0)
+		into = 0;
+	st->state = DROCE_WQE_SENDING;
+	if (w->opcode == IBV_WR_RDMA_READ) {
+		/* responses up to psn arrived: re-read the rest */
+		qp->req.psn = droce_psn_add(st->first_psn,
+					    st->done_bytes / qp->mtu);
+	} else if (is_rd_atomic(w->opcode)) {
+		qp->req.psn = st->first_psn;
+	} else {
+		qp->req.offset = (uint32_t)into * qp->mtu;
+		qp->req.psn = droce_psn_add(st->first_psn, (uint32_t)into);
 	}
 	qp->req.cons = idx;
 	qp->req.noack_pkts = 0;
 	qp->stats.retransmits += sent;
+	RTE_SET_USED(sq);
 }
 
 /* Give up on the oldest WQE with @p status; the QP goes to ERR. */
 void
 droce_req_fail(struct droce_qp *qp, enum ibv_wc_status status)
 {
-	struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, qp->req.comp);
+	struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
 
-	wqe->state = DROCE_WQE_DONE;
-	wqe->status = (uint8_t)status;
+	st->state = DROCE_WQE_DONE;
+	st->status = (uint8_t)status;
 	droce_qp_error(qp);
 }
 

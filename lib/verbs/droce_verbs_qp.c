@@ -427,8 +427,6 @@ send_wqe_build(const struct droce_qp_v *qp, struct droce_send_wqe *wqe,
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		wqe->flags |= DROCE_WQE_SOLICITED;
 	wqe->imm = wr->imm_data;
-	wqe->state = DROCE_WQE_POSTED;
-	wqe->status = IBV_WC_SUCCESS;
 	if (is_atomic(wr->opcode)) {
 		wqe->rkey = wr->wr.atomic.rkey;
 		wqe->remote_addr = wr->wr.atomic.remote_addr;
