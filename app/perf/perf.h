@@ -21,6 +21,7 @@ enum perf_test {
 	PERF_WRITE_LAT,
 	PERF_SEND_LAT,
 	PERF_RAW,
+	PERF_MEMCPY,
 };
 
 struct perf_opts {
@@ -99,6 +100,7 @@ int perf_lat_remote(const struct perf_opts *o, struct perf_side *me,
 uint32_t perf_frame_len(const struct perf_opts *o);
 int perf_raw(const struct perf_opts *o, struct perf_side *tx,
 	     struct perf_result *r);
+int perf_memcpy(const struct perf_opts *o, struct perf_result *r);
 
 uint64_t perf_packets(const struct perf_opts *o, const struct perf_result *r);
 

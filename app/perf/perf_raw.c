@@ -8,6 +8,8 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <droce.h>
 
@@ -82,4 +84,44 @@ uint64_t
 perf_packets(const struct perf_opts *o, const struct perf_result *r)
 {
 	return r->msgs * packets_per_msg(o);
+}
+
+/*
+ * memcpy bandwidth on this machine, the yardstick of large messages:
+ * copies of the message size cycling through an 8 MiB working set.
+ */
+int
+perf_memcpy(const struct perf_opts *o, struct perf_result *r)
+{
+	const size_t ws = 8u << 20;
+	size_t sz = o->size ? o->size : 1, off = 0;
+	uint8_t *src = aligned_alloc(4096, ws), *dst = aligned_alloc(4096, ws);
+	double t0, end;
+	unsigned int i;
+
+	if (src == NULL || dst == NULL || sz > ws) {
+		free(src);
+		free(dst);
+		return -1;
+	}
+	memset(src, 1, ws);
+	memset(dst, 2, ws);
+	memset(r, 0, sizeof(*r));
+	t0 = perf_now();
+	end = t0 + o->duration;
+	while (perf_now() < end) {
+		for (i = 0; i < 64; i++) {
+			if (off + sz > ws)
+				off = 0;
+			memcpy(dst + off, src + off, sz);
+			off += sz;
+			r->msgs++;
+		}
+	}
+	r->secs = perf_now() - t0;
+	r->bytes = r->msgs * sz;
+	r->frames = r->msgs;
+	free(src);
+	free(dst);
+	return 0;
 }

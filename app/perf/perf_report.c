@@ -21,6 +21,7 @@ perf_test_name(enum perf_test t)
 		[PERF_WRITE_LAT] = "write_lat",
 		[PERF_SEND_LAT] = "send_lat",
 		[PERF_RAW] = "raw",
+		[PERF_MEMCPY] = "memcpy",
 	};
 
 	return names[t];
@@ -52,6 +53,8 @@ perf_report_header(const struct perf_opts *o)
 		       "99%% percentile[usec]   99.9%% percentile[usec]\n");
 	else if (o->test == PERF_RAW)
 		printf(" #frame_bytes  #frames      Mpps       Gb/s\n");
+	else if (o->test == PERF_MEMCPY)
+		printf(" #bytes     #copies        GB/s\n");
 	else
 		printf(" #bytes     #iterations    BW peak[MB/sec]    "
 		       "BW average[MB/sec]   MsgRate[Mpps]\n");
@@ -70,6 +73,9 @@ perf_report(const struct perf_opts *o, const struct perf_result *r)
 		       (unsigned long)r->msgs, r->lat_min, r->lat_max,
 		       r->lat_typ, r->lat_avg, r->lat_stdev, r->lat_p99,
 		       r->lat_p999);
+	} else if (o->test == PERF_MEMCPY) {
+		printf(" %-10u %-14lu %-10.2f\n", o->size, (unsigned long)r->msgs,
+		       (double)r->bytes / r->secs / 1e9);
 	} else if (o->test == PERF_RAW) {
 		printf(" %-13u %-12lu %-10.3f %-10.3f\n", perf_frame_len(o),
 		       (unsigned long)r->frames, (double)r->frames / r->secs / 1e6,
