@@ -9,9 +9,11 @@
  * Two implementations of the same register update:
  *  - slice-by-8 tables, for short buffers and CPUs without PCLMULQDQ;
  *  - folding by carry-less multiplication: four 128-bit lanes are folded
- *    64 bytes at a time, then into one lane, and the last lane plus the
- *    tail finish through the tables (a lane's CRC with a zero seed equals
- *    the CRC of everything folded into it).
+ *    64 bytes at a time (four 512-bit registers, 256 bytes at a time,
+ *    with AVX-512), then into one lane, which Barrett reduction turns
+ *    into the CRC (a lane's CRC with a zero seed equals the CRC of
+ *    everything folded into it); a tail under 16 bytes goes through the
+ *    tables.
  */
 
 #include <stdbool.h>
@@ -66,7 +68,7 @@ droce_crc32_sw(uint32_t reg, const void *buf, size_t len)
 #ifdef DROCE_HAVE_CLMUL_CODE
 
 /* Move lane x forward by the distance whose constants k holds, add next. */
-static inline __attribute__((target("pclmul,sse2"))) __m128i
+static inline __attribute__((target("pclmul,sse4.1"))) __m128i
 fold(__m128i x, __m128i k, __m128i next)
 {
 	__m128i hi = _mm_clmulepi64_si128(x, k, 0x00);
@@ -75,7 +77,34 @@ fold(__m128i x, __m128i k, __m128i next)
 	return _mm_xor_si128(_mm_xor_si128(hi, lo), next);
 }
 
-__attribute__((target("pclmul,sse2"))) uint32_t
+/* The CRC of a 128-bit lane, by Barrett reduction (no tables). */
+static inline __attribute__((target("pclmul,sse4.1"))) uint32_t
+lane_reduce(__m128i x)
+{
+	const __m128i k32 = _mm_set_epi64x((long long)CRC32_FOLD32_LO,
+					   (long long)CRC32_FOLD32_HI);
+	const __m128i k0 = _mm_set_epi64x(0, (long long)CRC32_FOLD0_HI);
+	const __m128i hi_mask = _mm_set_epi64x(-1, 0);
+	const __m128i mu = _mm_cvtsi64_si128((long long)CRC32_MU_REFLECTED);
+	const __m128i poly = _mm_cvtsi64_si128((long long)CRC32_POLY_REFLECTED33);
+	__m128i y, z, q;
+	uint64_t zz;
+
+	/* x * x^32, at most 96 bits, then its top 32 bits folded away */
+	y = _mm_xor_si128(_mm_clmulepi64_si128(x, k32, 0x00),
+			  _mm_clmulepi64_si128(x, k32, 0x11));
+	z = _mm_xor_si128(_mm_clmulepi64_si128(y, k0, 0x00),
+			  _mm_and_si128(y, hi_mask));
+	zz = (uint64_t)_mm_extract_epi64(z, 1);
+	/* quotient, then the remainder */
+	q = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)(zz & 0xffffffffu)),
+				 mu, 0x00);
+	q = _mm_and_si128(q, _mm_cvtsi32_si128(-1));
+	q = _mm_clmulepi64_si128(q, poly, 0x00);
+	return (uint32_t)(zz >> 32) ^ (uint32_t)((uint64_t)_mm_cvtsi128_si64(q) >> 32);
+}
+
+__attribute__((target("pclmul,sse4.1"))) uint32_t
 droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -84,7 +113,6 @@ droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
 					    (long long)CRC32_FOLD128_HI);
 	__m128i x0, x1, x2, x3;
-	uint8_t lane[16];
 
 	/* The seed enters as an XOR into the first four bytes. */
 	x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
@@ -120,18 +148,95 @@ one_lane:
 		len -= 16;
 	}
 
-	_mm_storeu_si128((__m128i *)lane, x0);
-	reg = droce_crc32_sw(0, lane, sizeof(lane));
-	return droce_crc32_sw(reg, p, len);
+	return droce_crc32_sw(lane_reduce(x0), p, len);
+}
+
+/* Fold each 128-bit lane of a 512-bit register by the constants in k. */
+static inline __attribute__((target("avx512f,avx512vl,vpclmulqdq")))
+__m512i
+fold512(__m512i x, __m512i k, __m512i next)
+{
+	__m512i hi = _mm512_clmulepi64_epi128(x, k, 0x00);
+	__m512i lo = _mm512_clmulepi64_epi128(x, k, 0x11);
+
+	return _mm512_ternarylogic_epi64(hi, lo, next, 0x96); /* a^b^c */
+}
+
+static inline __attribute__((target("avx512f,avx512vl,vpclmulqdq")))
+__m512i
+k512(uint64_t k_hi, uint64_t k_lo)
+{
+	return _mm512_broadcast_i32x4(_mm_set_epi64x((long long)k_lo,
+						     (long long)k_hi));
+}
+
+__attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) uint32_t
+droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	const __m512i k2048 = k512(CRC32_FOLD2048_HI, CRC32_FOLD2048_LO);
+	const __m512i k4 = k512(CRC32_FOLD512_HI, CRC32_FOLD512_LO);
+	const __m128i k384 = _mm_set_epi64x((long long)CRC32_FOLD384_LO,
+					    (long long)CRC32_FOLD384_HI);
+	const __m128i k256 = _mm_set_epi64x((long long)CRC32_FOLD256_LO,
+					    (long long)CRC32_FOLD256_HI);
+	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
+					    (long long)CRC32_FOLD128_HI);
+	__m512i z0, z1, z2, z3;
+	__m128i x;
+
+	/* four 512-bit registers, 256 bytes a step; the seed enters as an
+	 * XOR into the first four bytes */
+	z0 = _mm512_xor_si512(_mm512_loadu_si512(p),
+			      _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
+	z1 = _mm512_loadu_si512(p + 64);
+	z2 = _mm512_loadu_si512(p + 128);
+	z3 = _mm512_loadu_si512(p + 192);
+	p += 256;
+	len -= 256;
+	while (len >= 256) {
+		z0 = fold512(z0, k2048, _mm512_loadu_si512(p));
+		z1 = fold512(z1, k2048, _mm512_loadu_si512(p + 64));
+		z2 = fold512(z2, k2048, _mm512_loadu_si512(p + 128));
+		z3 = fold512(z3, k2048, _mm512_loadu_si512(p + 192));
+		p += 256;
+		len -= 256;
+	}
+	/* four registers into one, 512 bits apart */
+	z0 = fold512(z0, k4, z1);
+	z0 = fold512(z0, k4, z2);
+	z0 = fold512(z0, k4, z3);
+	/* its four lanes into one, 384, 256 and 128 bits before the last */
+	x = _mm_xor_si128(fold(_mm512_extracti32x4_epi32(z0, 0), k384,
+			       _mm512_extracti32x4_epi32(z0, 3)),
+			  fold(_mm512_extracti32x4_epi32(z0, 1), k256,
+			       _mm_setzero_si128()));
+	x = fold(_mm512_extracti32x4_epi32(z0, 2), k128, x);
+	while (len >= 16) {
+		x = fold(x, k128, _mm_loadu_si128((const __m128i *)p));
+		p += 16;
+		len -= 16;
+	}
+	return droce_crc32_sw(lane_reduce(x), p, len);
 }
 
 static bool have_clmul;
+static bool have_vclmul;
 
 RTE_INIT(droce_crc32_detect)
 {
 	__builtin_cpu_init();
 	have_clmul = __builtin_cpu_supports("pclmul") &&
-		__builtin_cpu_supports("sse2");
+		__builtin_cpu_supports("sse4.1");
+	have_vclmul = have_clmul && __builtin_cpu_supports("avx512f") &&
+		__builtin_cpu_supports("avx512vl") &&
+		__builtin_cpu_supports("vpclmulqdq");
+}
+
+bool
+droce_crc32_have_vclmul(void)
+{
+	return have_vclmul;
 }
 
 bool
@@ -148,8 +253,20 @@ droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 	return droce_crc32_sw(reg, buf, len);
 }
 
+uint32_t
+droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len)
+{
+	return droce_crc32_sw(reg, buf, len);
+}
+
 bool
 droce_crc32_have_clmul(void)
+{
+	return false;
+}
+
+bool
+droce_crc32_have_vclmul(void)
 {
 	return false;
 }
@@ -158,13 +275,17 @@ droce_crc32_have_clmul(void)
 
 /* Below this many bytes the tables beat setting up a lane. */
 #define CLMUL_MIN_LEN 32
+/* From here four 512-bit registers pay off. */
+#define VCLMUL_MIN_LEN 512
 
 uint32_t
 droce_crc32(uint32_t crc, const void *buf, size_t len)
 {
 	uint32_t reg = ~crc;
 
-	if (len >= CLMUL_MIN_LEN && droce_crc32_have_clmul())
+	if (len >= VCLMUL_MIN_LEN && droce_crc32_have_vclmul())
+		reg = droce_crc32_vclmul(reg, buf, len);
+	else if (len >= CLMUL_MIN_LEN && droce_crc32_have_clmul())
 		reg = droce_crc32_clmul(reg, buf, len);
 	else
 		reg = droce_crc32_sw(reg, buf, len);

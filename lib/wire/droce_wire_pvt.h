@@ -24,4 +24,11 @@ uint32_t droce_crc32_clmul(uint32_t reg, const void *buf, size_t len);
 /* true if this CPU can run droce_crc32_clmul(). */
 bool droce_crc32_have_clmul(void);
 
+/* The same with 512-bit registers (AVX-512 VPCLMULQDQ); len >= 256 and
+ * droce_crc32_have_vclmul() required. */
+uint32_t droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len);
+
+/* true if this CPU can run droce_crc32_vclmul(). */
+bool droce_crc32_have_vclmul(void);
+
 #endif /* DROCE_WIRE_PVT_H */

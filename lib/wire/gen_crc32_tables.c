@@ -50,6 +50,42 @@ fold_const(unsigned int e)
 	return k;
 }
 
+/* floor(x^64 / P), normal bit order (33 bits). */
+static uint64_t
+mu64(void)
+{
+	uint64_t a_hi = 1;        /* x^64 as bit 64: kept apart */
+	uint64_t a_lo = 0, q = 0;
+	const uint64_t p = (1ull << 32) | POLY;
+	int s;
+
+	/* long division of x^64 by P, one quotient bit at a time */
+	for (s = 32; s >= 0; s--) {
+		uint64_t top = s == 32 ? a_hi : (a_lo >> (32 + s)) & 1;
+
+		if (top) {
+			q |= 1ull << s;
+			if (s == 32)
+				a_hi = 0;
+			a_lo ^= p << s;
+		}
+	}
+	return q;
+}
+
+/* @p v of @p n bits, bit order reversed. */
+static uint64_t
+reflect(uint64_t v, unsigned int n)
+{
+	uint64_t r = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (v & (1ull << i))
+			r |= 1ull << (n - 1 - i);
+	return r;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -94,12 +130,33 @@ main(int argc, char **argv)
 	 * H * x^(D+64) + L * x^D; the carry-less product carries one extra
 	 * factor x, hence the exponents D+63 and D-1.
 	 */
+	fprintf(f, "/* Fold 128-bit lanes 2048 bits forward (4 x 512-bit registers). */\n");
+	fprintf(f, "#define CRC32_FOLD2048_HI 0x%016" PRIx64 "ull\n", fold_const(2048 + 63));
+	fprintf(f, "#define CRC32_FOLD2048_LO 0x%016" PRIx64 "ull\n", fold_const(2048 - 1));
+	fprintf(f, "/* Fold a 128-bit lane 384 and 256 bits forward. */\n");
+	fprintf(f, "#define CRC32_FOLD384_HI 0x%016" PRIx64 "ull\n", fold_const(384 + 63));
+	fprintf(f, "#define CRC32_FOLD384_LO 0x%016" PRIx64 "ull\n", fold_const(384 - 1));
+	fprintf(f, "#define CRC32_FOLD256_HI 0x%016" PRIx64 "ull\n", fold_const(256 + 63));
+	fprintf(f, "#define CRC32_FOLD256_LO 0x%016" PRIx64 "ull\n", fold_const(256 - 1));
 	fprintf(f, "/* Fold a 128-bit lane 512 bits forward (4 lanes). */\n");
 	fprintf(f, "#define CRC32_FOLD512_HI 0x%016" PRIx64 "ull\n", fold_const(512 + 63));
 	fprintf(f, "#define CRC32_FOLD512_LO 0x%016" PRIx64 "ull\n", fold_const(512 - 1));
 	fprintf(f, "/* Fold a 128-bit lane 128 bits forward (1 lane). */\n");
 	fprintf(f, "#define CRC32_FOLD128_HI 0x%016" PRIx64 "ull\n", fold_const(128 + 63));
 	fprintf(f, "#define CRC32_FOLD128_LO 0x%016" PRIx64 "ull\n", fold_const(128 - 1));
+
+	/*
+	 * Barrett reduction of a 128-bit lane to the 32-bit CRC: fold it 32
+	 * bits forward, fold its top 32 bits away, then quotient with
+	 * floor(x^64 / P) and subtract the quotient times P (reflected).
+	 */
+	fprintf(f, "/* Reduce a 128-bit lane to the CRC. */\n");
+	fprintf(f, "#define CRC32_FOLD32_HI 0x%016" PRIx64 "ull\n", fold_const(32 + 63));
+	fprintf(f, "#define CRC32_FOLD32_LO 0x%016" PRIx64 "ull\n", fold_const(32 - 1));
+	fprintf(f, "#define CRC32_FOLD0_HI 0x%016" PRIx64 "ull\n", fold_const(63));
+	fprintf(f, "#define CRC32_MU_REFLECTED 0x%" PRIx64 "ull\n", reflect(mu64(), 33));
+	fprintf(f, "#define CRC32_POLY_REFLECTED33 0x%" PRIx64 "ull\n",
+		reflect((1ull << 32) | POLY, 33));
 
 	if (fclose(f) != 0) {
 		perror(argv[1]);

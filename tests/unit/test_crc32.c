@@ -170,6 +170,29 @@ test_clmul_matches_tables(void **state)
 			 droce_crc32_sw(0, buf, BUF_LEN));
 }
 
+static void
+test_vclmul_matches_tables(void **state)
+{
+	size_t len, align;
+
+	(void)state;
+	if (!droce_crc32_have_vclmul()) {
+		/* Nothing to compare on this CPU: droce_crc32() does not use
+		 * the 512-bit path here, which the other tests cover. */
+		print_message("no AVX-512 VPCLMULQDQ: 128-bit path only\n");
+		return;
+	}
+	fill(buf, sizeof(buf), 5);
+	for (align = 0; align < 64; align += 7)
+		for (len = 256; len <= 3000; len++)
+			assert_int_equal(droce_crc32_vclmul(0x9abcdef0u,
+							    buf + align, len),
+					 droce_crc32_sw(0x9abcdef0u,
+							buf + align, len));
+	assert_int_equal(droce_crc32_vclmul(~0u, buf, BUF_LEN),
+			 droce_crc32_sw(~0u, buf, BUF_LEN));
+}
+
 int
 main(void)
 {
@@ -179,6 +202,7 @@ main(void)
 		cmocka_unit_test(test_matches_rte_net_crc),
 		cmocka_unit_test(test_chaining),
 		cmocka_unit_test(test_clmul_matches_tables),
+		cmocka_unit_test(test_vclmul_matches_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
