@@ -12,6 +12,8 @@
 
 #define PERF_MAX_QPS 16
 #define PERF_DEFAULT_PORT 18515
+/* receives posted per send in flight (send_bw) */
+#define PERF_RX_FACTOR 4
 
 enum perf_test {
 	PERF_WRITE_BW,

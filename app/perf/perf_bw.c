@@ -9,7 +9,9 @@
  * server keeps receives posted.
  */
 
+#include <sched.h>
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 
 #include "perf.h"
@@ -75,12 +77,22 @@ post_recvs(const struct perf_opts *o, struct perf_side *s, unsigned int q,
 		.length = o->size,
 		.lkey = s->mr->lkey,
 	};
-	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
-	unsigned int i;
+	struct ibv_recv_wr wr[32], *bad;
+	unsigned int i, k;
 
-	for (i = 0; i < n; i++)
-		if (ibv_post_recv(s->qp[q], &wr, &bad) != 0)
+	/* chains of up to 32: one publication each */
+	while (n > 0) {
+		k = n < 32 ? n : 32;
+		for (i = 0; i < k; i++) {
+			wr[i].wr_id = 0;
+			wr[i].sg_list = &sge;
+			wr[i].num_sge = 1;
+			wr[i].next = i + 1 < k ? &wr[i + 1] : NULL;
+		}
+		if (ibv_post_recv(s->qp[q], wr, &bad) != 0)
 			return -1;
+		n -= k;
+	}
 	return 0;
 }
 
@@ -88,6 +100,7 @@ post_recvs(const struct perf_opts *o, struct perf_side *s, unsigned int q,
 static int
 server_poll(const struct perf_opts *o, struct perf_side *sv)
 {
+	unsigned int done[PERF_MAX_QPS] = { 0 };
 	struct ibv_wc wc[32];
 	int n, i;
 	unsigned int q;
@@ -101,10 +114,11 @@ server_poll(const struct perf_opts *o, struct perf_side *sv)
 		}
 		for (q = 0; q < o->qps; q++)
 			if (sv->qp[q]->qp_num == wc[i].qp_num)
-				break;
-		if (q < o->qps && post_recvs(o, sv, q, 1) < 0)
-			return -1;
+				done[q]++;
 	}
+	for (q = 0; q < o->qps; q++)
+		if (done[q] != 0 && post_recvs(o, sv, q, done[q]) < 0)
+			return -1;
 	return n;
 }
 
@@ -116,7 +130,7 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 	const unsigned int sig = o->tx_depth >= 4 ? o->tx_depth / 4 : 1;
 	double t0, last, end, now;
 	uint64_t total_posted = 0, total_done = 0, last_done = 0;
-	unsigned int spins = 0;
+	unsigned int spins = 0, idle = 0;
 	bool stop = false;
 	unsigned int q;
 
@@ -124,7 +138,7 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 	memset(r, 0, sizeof(*r));
 	if (o->test == PERF_SEND_BW && sv != NULL)
 		for (q = 0; q < o->qps; q++)
-			if (post_recvs(o, sv, q, o->tx_depth) < 0)
+			if (post_recvs(o, sv, q, o->tx_depth * PERF_RX_FACTOR) < 0)
 				return -1;
 	t0 = perf_now();
 	last = t0;
@@ -150,6 +164,9 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 			}
 		}
 		n = ibv_poll_cq(cl->cq, 32, wc);
+		/* nothing to do: let an engine sharing this core run */
+		if (n == 0 && ++idle % 256 == 0)
+			sched_yield();
 		for (i = 0; i < n; i++) {
 			uint64_t seq = wc[i].wr_id & ((1ull << 56) - 1);
 
@@ -212,20 +229,29 @@ int
 perf_bw_server(const struct perf_opts *o, struct perf_side *sv)
 {
 	unsigned int q;
-	unsigned int spins = 0;
+	int n;
 
-	if (o->test == PERF_SEND_BW)
-		for (q = 0; q < o->qps; q++)
-			if (post_recvs(o, sv, q, o->tx_depth) < 0)
-				return -1;
+	if (o->test != PERF_SEND_BW) {
+		/* nothing to do here: wait on the socket, leave the CPU */
+		if (perf_sync(o) < 0)
+			return -1;
+		return perf_sync(o);
+	}
+	for (q = 0; q < o->qps; q++)
+		if (post_recvs(o, sv, q, o->tx_depth * PERF_RX_FACTOR) < 0)
+			return -1;
 	if (perf_sync(o) < 0)
 		return -1;
-	/* until the client says it is done */
-	for (;;) {
-		if (o->test == PERF_SEND_BW && server_poll(o, sv) < 0)
+	/* repost receives until the client says it is done */
+	while (!perf_sync_ready()) {
+		n = server_poll(o, sv);
+		if (n < 0)
 			return -1;
-		if (++spins % 4096 == 0 && perf_sync_ready())
-			break;
+		if (n == 0) {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+		}
 	}
 	return perf_sync(o);
 }

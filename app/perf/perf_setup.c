@@ -75,7 +75,8 @@ perf_side_open(struct perf_side *s, int dev, const struct perf_opts *o)
 	s->mr = ibv_reg_mr(s->pd, s->buf, s->buf_len, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			   IBV_ACCESS_REMOTE_ATOMIC);
-	s->cq = ibv_create_cq(s->ctx, (int)(o->qps * o->tx_depth * 2 + 256),
+	s->cq = ibv_create_cq(s->ctx, (int)(o->qps * o->tx_depth *
+					    (PERF_RX_FACTOR + 1) + 256),
 			      NULL, NULL, 0);
 	if (s->mr == NULL || s->cq == NULL)
 		return -1;
@@ -85,7 +86,8 @@ perf_side_open(struct perf_side *s, int dev, const struct perf_opts *o)
 		qa.recv_cq = s->cq;
 		qa.qp_type = IBV_QPT_RC;
 		qa.cap.max_send_wr = o->tx_depth;
-		qa.cap.max_recv_wr = o->tx_depth;
+		/* receives outnumber sends in flight, or RNR waits */
+		qa.cap.max_recv_wr = o->tx_depth * PERF_RX_FACTOR;
 		qa.cap.max_send_sge = 1;
 		qa.cap.max_recv_sge = 1;
 		qa.cap.max_inline_data = max_inline(o);

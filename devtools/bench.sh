@@ -1,0 +1,77 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+#
+# The benchmark figures of doc/guides/benchmarks.rst: droce-perf over
+# net_ring (one process, droce0 -> droce1, one engine lcore for both)
+# and over net_memif (two processes), each beside the raw frame rate of
+# the same port and lcore, and memcpy on this machine.
+#
+# Usage: devtools/bench.sh [SECONDS]    (after devtools/quickstart.sh demo)
+
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+perf=build/app/droce-perf
+secs=${1:-5}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# busy-polling engines: no idle sleeps in a benchmark
+cat >"$work/ring.ini" <<INI
+[engine]
+idle_sleep_us = 0
+[device droce0]
+port = ring:bench:0
+ipv4 = 10.0.0.1/24
+[device droce1]
+port = ring:bench:1
+ipv4 = 10.0.0.2/24
+INI
+sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20/' \
+	-e "s|/tmp/droce-memif.sock|$work/memif.sock|" \
+	config/memif-server.ini >"$work/server.ini"
+sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20/' \
+	-e "s|/tmp/droce-memif.sock|$work/memif.sock|" \
+	config/memif-client.ini >"$work/client.ini"
+
+row() { # port test size: one line of the table
+	port=$1 test=$2 size=$3
+	if [ "$port" = ring ]; then
+		out=$(DROCE_CONFIG="$work/ring.ini" $perf "$test" -s "$size" \
+			-D "$secs" -R --no-progress)
+	else
+		DROCE_CONFIG="$work/server.ini" $perf "$test" -s "$size" \
+			-D "$secs" --server >/dev/null 2>&1 &
+		sleep 1
+		out=$(DROCE_CONFIG="$work/client.ini" $perf "$test" -s "$size" \
+			-D "$secs" -R --no-progress 127.0.0.1)
+		wait
+	fi
+	echo "$out" | awk -v port="$port" -v test="$test" -v size="$size" '
+		/^ [0-9]/ && !res { mb = $4; rate = $5; res = 1 }
+		/raw / { raw = $2 }
+		/RoCE / { pps = $3 }
+		/ratio/ { ratio = $2 }
+		END { if (raw == "") { raw = "-"; ratio = "-"; pps = "-" }
+			printf "%-6s %-10s %8s %12.3f %12.1f %10s %10s %7s\n",
+			port, test, size, rate, mb, pps, raw, ratio }'
+}
+
+printf "%-6s %-10s %8s %12s %12s %10s %10s %7s\n" port test bytes \
+	"Mmsg/s" "MB/s" "RoCE Mpps" "raw Mpps" ratio
+for port in ring memif; do
+	row $port write_bw 64
+	row $port write_bw 65536
+	row $port send_bw 64
+	row $port read_bw 65536
+done
+echo
+echo "memcpy on this machine (8 MiB working set):"
+$perf memcpy -s 65536 -D "$secs" | awk '/^ [0-9]/ { print "  64 KiB copies: " $3 " GB/s" }'
+echo
+echo "latency, one process over net_ring:"
+for t in write_lat send_lat; do
+	DROCE_CONFIG="$work/ring.ini" $perf $t -n 20000 | awk -v t=$t \
+		'/^ [0-9]/ { print "  " t ": typical " $5 " us, 99% " $8 " us" }'
+done
