@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_FAULT_PVT_H
+#define DROCE_FAULT_PVT_H
+
+/**
+ * @file
+ * net_fault internals shared by its control path (fault_ethdev.c,
+ * fault_args.c) and its fast path (fault_rxtx.c).
+ */
+
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_ethdev.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "fault_abi.h"
+
+extern int droce_fault_logtype;
+
+#define FAULT_LOG(level, ...) \
+	rte_log(RTE_LOG_ ## level, droce_fault_logtype, \
+		RTE_FMT("net_fault: " RTE_FMT_HEAD(__VA_ARGS__,) "\n", \
+			RTE_FMT_TAIL(__VA_ARGS__,)))
+
+/** The faults, in the order a frame meets them and draws for them. */
+enum fault_kind {
+	FAULT_DROP,
+	FAULT_CORRUPT,
+	FAULT_DUP,
+	FAULT_REORDER,
+	FAULT_DELAY,
+	FAULT_KIND_MAX,
+};
+
+/** Per-queue counters; the xstats are "rx_fault_<name>", "tx_fault_<name>". */
+enum fault_stat {
+	FAULT_STAT_DROPPED,	/**< frames freed: drop=, or held at stop */
+	FAULT_STAT_DUPLICATED,	/**< extra copies made */
+	FAULT_STAT_REORDERED,	/**< frames held back behind the next one */
+	FAULT_STAT_DELAYED,	/**< frames held for delay_us */
+	FAULT_STAT_CORRUPTED,	/**< frames with one bit flipped */
+	FAULT_STAT_PASSED,	/**< mbufs handed on, copies included */
+	FAULT_STAT_MAX,
+};
+
+/** Directions, as bits of fault_params.dir and index of per-port tables. */
+enum fault_dir {
+	FAULT_RX,
+	FAULT_TX,
+	FAULT_DIR_MAX,
+};
+
+#define FAULT_DIR_BIT(d) (1u << (d))
+
+/** Largest delay_us= and reorder_us= accepted: ten seconds. */
+#define FAULT_US_MAX 10000000
+/** Default reorder_us=: how long a reordered frame waits for a successor. */
+#define FAULT_REORDER_US_DEFAULT 100
+/** Frames taken from the wrapped port (rx) or the caller (tx) per burst. */
+#define FAULT_BURST_MAX 64
+/** Frames a queue can have ready to hand on (power of two). */
+#define FAULT_READY_SIZE 512
+/** Delayed frames (or frame pairs) a queue can hold (power of two). */
+#define FAULT_DELAY_SIZE 4096
+/** A frame and its duplicate travel together: at most two mbufs held. */
+#define FAULT_HELD_MAX 2
+
+/** What the devargs asked for, after parsing. */
+struct fault_params {
+	char port[RTE_ETH_NAME_MAX_LEN];	/**< name of the wrapped port */
+	double prob[FAULT_KIND_MAX];		/**< each in [0, 1] */
+	uint64_t delay_us;
+	uint64_t reorder_us;			/**< then a held frame goes alone */
+	uint64_t seed;
+	unsigned int dir;			/**< FAULT_DIR_BIT()s */
+};
+
+/** A delayed frame and, if it was duplicated, its copy. */
+struct fault_delayed {
+	struct rte_mbuf *m;
+	struct rte_mbuf *copy;
+	uint64_t due;				/**< TSC cycle it may leave at */
+};
+
+/**
+ * One rx or tx queue. Only the lcore polling the queue touches it,
+ * except for the control path while the port is stopped.
+ */
+struct fault_queue {
+	/* Fixed when the queue is set up. */
+	uint16_t port_id;			/**< wrapped port */
+	uint16_t queue_id;			/**< same id on both ports */
+	uint32_t delay_mask;			/**< delay[] size - 1, or 0 */
+	struct rte_mempool *mp;			/**< rx: for copies; tx: NULL */
+	uint64_t threshold[FAULT_KIND_MAX];	/**< hit if rand53 < threshold */
+	uint64_t delay_cycles;
+	uint64_t reorder_cycles;
+
+	/* Fast-path state. */
+	uint64_t rng;
+	uint64_t held_since;
+	struct rte_mbuf *held[FAULT_HELD_MAX];	/**< reordered frame (+copy) */
+	unsigned int nb_held;
+	uint32_t ready_head;
+	uint32_t ready_tail;
+	uint32_t delay_head;
+	uint32_t delay_tail;
+	uint64_t stats[FAULT_STAT_MAX];
+	struct rte_mbuf *ready[FAULT_READY_SIZE];	/**< to hand on, in order */
+	struct fault_delayed delay[];		/**< FIFO, due times ascending */
+} __rte_cache_aligned;
+
+/** Per-port state, in rte_eth_dev_data.dev_private. */
+struct fault_port {
+	struct fault_params params;
+	uint16_t port_id;			/**< this port */
+	uint16_t wrapped_port;
+	uint64_t owner_id;			/**< our claim on the wrapped port */
+	uint64_t retired[FAULT_DIR_MAX][FAULT_STAT_MAX];	/**< freed queues */
+};
+
+/**
+ * Parse "port=NAME,drop=P,..." into @p p (defaults first).
+ *
+ * @return 0, or -EINVAL with the reason logged.
+ */
+int droce_fault_parse_args(const char *args, struct fault_params *p);
+
+/**
+ * Create the state of one queue.
+ *
+ * @param mp
+ *   rx: the queue's mempool, used for duplicates and private copies;
+ *   tx: NULL (copies go to each frame's own pool).
+ * @return the queue, or NULL (rte_errno ENOMEM).
+ */
+struct fault_queue *droce_fault_queue_create(const struct fault_port *fp,
+	enum fault_dir dir, uint16_t queue_id, struct rte_mempool *mp,
+	int socket_id);
+
+/**
+ * Empty a queue of every frame it holds, in the order they would have
+ * left: tx queues send them to the wrapped port (what it refuses is
+ * freed), rx queues free them. Freed frames count as dropped.
+ */
+void droce_fault_queue_drain(struct fault_queue *q, enum fault_dir dir);
+
+uint16_t droce_fault_rx_burst(void *rxq, struct rte_mbuf **pkts,
+			      uint16_t nb_pkts);
+uint16_t droce_fault_tx_burst(void *txq, struct rte_mbuf **pkts,
+			      uint16_t nb_pkts);
+uint16_t droce_fault_rx_pass(void *rxq, struct rte_mbuf **pkts,
+			     uint16_t nb_pkts);
+uint16_t droce_fault_tx_pass(void *txq, struct rte_mbuf **pkts,
+			     uint16_t nb_pkts);
+uint16_t droce_fault_tx_prepare(void *txq, struct rte_mbuf **pkts,
+				uint16_t nb_pkts);
+
+#endif /* DROCE_FAULT_PVT_H */

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * net_fault fast path.
+ *
+ * A queue runs each frame through the same steps: drop, corrupt,
+ * duplicate, then hold back (delay, else reorder) or hand on. It draws
+ * one number per enabled fault from its own PRNG before acting, so a
+ * seed and a sequence of frames give one sequence of decisions.
+ *
+ * Frames that may leave gather, in order, in the queue's ready ring: rx
+ * hands them to the caller, tx to the wrapped port (whatever it refuses
+ * stays for the next call). A burst takes in only as many new frames as
+ * the ring and the delay FIFO can absorb, so nothing is lost for want of
+ * room: rx leaves the rest in the wrapped port, tx returns a short count.
+ *
+ * Held frames leave on a later call of the same burst function: an
+ * application that stops calling tx_burst must call it with no frames
+ * from time to time for delayed and reordered frames to go out.
+ *
+ * Duplicates are deep copies (rte_pktmbuf_copy), not a second reference:
+ * a software port such as net_ring hands a transmitted mbuf straight to
+ * a receiver in the same process, which may write to it, and would then
+ * change both copies.
+ */
+
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "fault_pvt.h"
+
+#define FAULT_READY_MASK (FAULT_READY_SIZE - 1)
+
+_Static_assert(RTE_IS_POWER_OF_2(FAULT_READY_SIZE), "ready ring size");
+_Static_assert(RTE_IS_POWER_OF_2(FAULT_DELAY_SIZE), "delay FIFO size");
+_Static_assert(FAULT_BURST_MAX * 2 + FAULT_HELD_MAX <= FAULT_READY_SIZE,
+	      "a full burst must fit the ready ring");
+
+/* The output function of splitmix64. */
+static inline uint64_t
+fault_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* splitmix64: one word of state, one add and one mix per number. */
+static inline uint64_t
+fault_rand(struct fault_queue *q)
+{
+	q->rng += UINT64_C(0x9e3779b97f4a7c15);
+	return fault_mix64(q->rng);
+}
+
+/* Draw for one fault; a disabled fault draws nothing. */
+static inline int
+fault_hit(struct fault_queue *q, enum fault_kind k)
+{
+	return q->threshold[k] != 0 && (fault_rand(q) >> 11) < q->threshold[k];
+}
+
+static inline uint32_t
+fault_ready_count(const struct fault_queue *q)
+{
+	return q->ready_tail - q->ready_head;
+}
+
+static inline uint32_t
+fault_ready_room(const struct fault_queue *q)
+{
+	return FAULT_READY_SIZE - fault_ready_count(q);
+}
+
+static inline void
+fault_ready_push(struct fault_queue *q, struct rte_mbuf *m)
+{
+	q->ready[q->ready_tail++ & FAULT_READY_MASK] = m;
+}
+
+/* A frame (and its copy) leaves; a reordered frame waiting for it follows. */
+static inline void
+fault_emit(struct fault_queue *q, struct rte_mbuf *m, struct rte_mbuf *copy)
+{
+	unsigned int i;
+
+	fault_ready_push(q, m);
+	if (copy != NULL)
+		fault_ready_push(q, copy);
+	for (i = 0; i < q->nb_held; i++)
+		fault_ready_push(q, q->held[i]);
+	q->nb_held = 0;
+}
+
+/*
+ * How many new frames the queue can take: each leaves at most itself and
+ * a copy, and the first may also release the frames held for reordering.
+ */
+static inline unsigned int
+fault_intake(const struct fault_queue *q, unsigned int want)
+{
+	uint32_t room = fault_ready_room(q);
+	unsigned int n;
+
+	if (room < 2 + FAULT_HELD_MAX)
+		return 0;
+	n = RTE_MIN(want, (room - FAULT_HELD_MAX) / 2);
+	if (q->threshold[FAULT_DELAY] != 0)
+		n = RTE_MIN(n, q->delay_mask + 1 -
+			    (q->delay_tail - q->delay_head));
+	return n;
+}
+
+/* Let out the delayed frames whose time has come, and a stale held one. */
+static inline void
+fault_release(struct fault_queue *q, uint64_t now)
+{
+	unsigned int i;
+
+	while (q->delay_head != q->delay_tail) {
+		struct fault_delayed *d =
+			&q->delay[q->delay_head & q->delay_mask];
+
+		if (now < d->due || fault_ready_room(q) < 2 + FAULT_HELD_MAX)
+			break;
+		q->delay_head++;
+		fault_emit(q, d->m, d->copy);
+	}
+	if (unlikely(q->nb_held != 0) &&
+	    now - q->held_since >= q->reorder_cycles &&
+	    fault_ready_room(q) >= q->nb_held) {
+		for (i = 0; i < q->nb_held; i++)
+			fault_ready_push(q, q->held[i]);
+		q->nb_held = 0;
+	}
+}
+
+static inline struct rte_mempool *
+fault_copy_pool(const struct fault_queue *q, const struct rte_mbuf *m)
+{
+	return q->mp != NULL ? q->mp : m->pool;
+}
+
+/* Whether every byte of the frame belongs to this mbuf chain alone. */
+static inline int
+fault_writable(const struct rte_mbuf *m)
+{
+	for (; m != NULL; m = m->next)
+		if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+			return 0;
+	return 1;
+}
+
+/* Flip one bit of the frame, on a private copy if its data is shared. */
+static struct rte_mbuf *
+fault_corrupt(struct fault_queue *q, struct rte_mbuf *m)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct rte_mbuf *seg;
+	uint64_t bit;
+	uint32_t off;
+
+	if (len == 0)
+		return m;
+	bit = fault_rand(q) % ((uint64_t)len * 8);
+	if (!fault_writable(m)) {
+		struct rte_mbuf *c = rte_pktmbuf_copy(m, fault_copy_pool(q, m),
+						      0, UINT32_MAX);
+
+		if (c == NULL)
+			return m;
+		rte_pktmbuf_free(m);
+		m = c;
+	}
+	off = (uint32_t)(bit >> 3);
+	for (seg = m; seg != NULL && off >= seg->data_len; seg = seg->next)
+		off -= seg->data_len;
+	if (seg == NULL)
+		return m;	/* pkt_len larger than its segments */
+	*rte_pktmbuf_mtod_offset(seg, uint8_t *, off) ^=
+		(uint8_t)(1u << (bit & 7));
+	q->stats[FAULT_STAT_CORRUPTED]++;
+	return m;
+}
+
+static inline struct rte_mbuf *
+fault_dup(struct fault_queue *q, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c = rte_pktmbuf_copy(m, fault_copy_pool(q, m),
+					      0, UINT32_MAX);
+
+	if (c != NULL)
+		q->stats[FAULT_STAT_DUPLICATED]++;
+	return c;
+}
+
+/* One frame through every fault. */
+static inline void
+fault_frame(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
+{
+	struct rte_mbuf *copy = NULL;
+	int hit[FAULT_KIND_MAX];
+	unsigned int k;
+
+	for (k = 0; k < FAULT_KIND_MAX; k++)
+		hit[k] = fault_hit(q, (enum fault_kind)k);
+
+	if (hit[FAULT_DROP]) {
+		rte_pktmbuf_free(m);
+		q->stats[FAULT_STAT_DROPPED]++;
+		return;
+	}
+	if (hit[FAULT_CORRUPT])
+		m = fault_corrupt(q, m);
+	if (hit[FAULT_DUP])
+		copy = fault_dup(q, m);
+
+	if (hit[FAULT_DELAY]) {
+		struct fault_delayed *d =
+			&q->delay[q->delay_tail++ & q->delay_mask];
+
+		d->m = m;
+		d->copy = copy;
+		d->due = now + q->delay_cycles;
+		q->stats[FAULT_STAT_DELAYED]++;
+	} else if (hit[FAULT_REORDER] && q->nb_held == 0) {
+		q->held[0] = m;
+		q->held[1] = copy;
+		q->nb_held = copy != NULL ? 2 : 1;
+		q->held_since = now;
+		q->stats[FAULT_STAT_REORDERED]++;
+	} else {
+		fault_emit(q, m, copy);
+	}
+}
+
+uint16_t
+droce_fault_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	struct fault_queue *q = rxq;
+	struct rte_mbuf *in[FAULT_BURST_MAX];
+	uint64_t now = rte_rdtsc();
+	uint32_t ready, n, i;
+	uint16_t nb;
+
+	fault_release(q, now);
+	ready = fault_ready_count(q);
+	if (ready < nb_pkts) {
+		n = fault_intake(q, RTE_MIN(nb_pkts - ready,
+					    (uint32_t)FAULT_BURST_MAX));
+		nb = n != 0 ? rte_eth_rx_burst(q->port_id, q->queue_id,
+					       in, (uint16_t)n) : 0;
+		for (i = 0; i < nb; i++)
+			fault_frame(q, in[i], now);
+	}
+
+	n = RTE_MIN((uint32_t)nb_pkts, fault_ready_count(q));
+	for (i = 0; i < n; i++)
+		pkts[i] = q->ready[(q->ready_head + i) & FAULT_READY_MASK];
+	q->ready_head += n;
+	q->stats[FAULT_STAT_PASSED] += n;
+	return (uint16_t)n;
+}
+
+/* Hand the ready frames to the wrapped port, as many as it takes. */
+static inline void
+fault_tx_flush(struct fault_queue *q)
+{
+	while (q->ready_head != q->ready_tail) {
+		uint32_t at = q->ready_head & FAULT_READY_MASK;
+		uint32_t n = RTE_MIN(fault_ready_count(q),
+				     FAULT_READY_SIZE - at);
+		uint16_t sent = rte_eth_tx_burst(q->port_id, q->queue_id,
+						 &q->ready[at], (uint16_t)n);
+
+		q->ready_head += sent;
+		q->stats[FAULT_STAT_PASSED] += sent;
+		if (sent < n)
+			break;
+	}
+}
+
+uint16_t
+droce_fault_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	struct fault_queue *q = txq;
+	uint64_t now = rte_rdtsc();
+	unsigned int nb, i;
+
+	fault_release(q, now);
+	nb = fault_intake(q, nb_pkts);
+	for (i = 0; i < nb; i++)
+		fault_frame(q, pkts[i], now);
+	fault_tx_flush(q);
+	return (uint16_t)nb;
+}
+
+uint16_t
+droce_fault_rx_pass(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	struct fault_queue *q = rxq;
+	uint16_t nb = rte_eth_rx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
+
+	q->stats[FAULT_STAT_PASSED] += nb;
+	return nb;
+}
+
+uint16_t
+droce_fault_tx_pass(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	struct fault_queue *q = txq;
+	uint16_t nb = rte_eth_tx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
+
+	q->stats[FAULT_STAT_PASSED] += nb;
+	return nb;
+}
+
+uint16_t
+droce_fault_tx_prepare(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	struct fault_queue *q = txq;
+
+	return rte_eth_tx_prepare(q->port_id, q->queue_id, pkts, nb_pkts);
+}
+
+/* ---- control path ------------------------------------------------------ */
+
+struct fault_queue *
+droce_fault_queue_create(const struct fault_port *fp, enum fault_dir dir,
+			 uint16_t queue_id, struct rte_mempool *mp,
+			 int socket_id)
+{
+	const struct fault_params *p = &fp->params;
+	int faulty = (p->dir & FAULT_DIR_BIT(dir)) != 0;
+	uint32_t nb_delay = faulty && p->prob[FAULT_DELAY] > 0.0 ?
+		FAULT_DELAY_SIZE : 0;
+	uint64_t hz = rte_get_tsc_hz();
+	struct fault_queue *q;
+	unsigned int k;
+
+	q = rte_zmalloc_socket("net_fault_queue",
+			       sizeof(*q) + nb_delay * sizeof(q->delay[0]),
+			       RTE_CACHE_LINE_SIZE, socket_id);
+	if (q == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	q->port_id = fp->wrapped_port;
+	q->queue_id = queue_id;
+	q->mp = mp;
+	q->delay_mask = nb_delay != 0 ? nb_delay - 1 : 0;
+	/* p is a multiple of 2^-53 away from what was asked, at most */
+	for (k = 0; k < FAULT_KIND_MAX && faulty; k++)
+		q->threshold[k] = (uint64_t)(p->prob[k] * 0x1p53);
+	q->delay_cycles = p->delay_us * hz / US_PER_S;
+	q->reorder_cycles = p->reorder_us * hz / US_PER_S;
+	/* distinct streams per direction and queue, all from one seed */
+	q->rng = fault_mix64(p->seed ^
+		fault_mix64(((uint64_t)dir << 32 | queue_id) + 1));
+	return q;
+}
+
+static void
+fault_drain_one(struct fault_queue *q, struct rte_mbuf *m,
+		enum fault_dir dir)
+{
+	if (m == NULL)
+		return;
+	if (dir == FAULT_TX &&
+	    rte_eth_tx_burst(q->port_id, q->queue_id, &m, 1) == 1) {
+		q->stats[FAULT_STAT_PASSED]++;
+		return;
+	}
+	rte_pktmbuf_free(m);
+	q->stats[FAULT_STAT_DROPPED]++;
+}
+
+void
+droce_fault_queue_drain(struct fault_queue *q, enum fault_dir dir)
+{
+	unsigned int i;
+
+	while (q->ready_head != q->ready_tail)
+		fault_drain_one(q, q->ready[q->ready_head++ & FAULT_READY_MASK],
+				dir);
+	while (q->delay_head != q->delay_tail) {
+		struct fault_delayed *d =
+			&q->delay[q->delay_head++ & q->delay_mask];
+
+		fault_drain_one(q, d->m, dir);
+		fault_drain_one(q, d->copy, dir);
+	}
+	for (i = 0; i < q->nb_held; i++)
+		fault_drain_one(q, q->held[i], dir);
+	q->nb_held = 0;
+}

@@ -1,0 +1,1147 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * net_fault end to end. Two net_ring ports A and B sit back to back (A's
+ * tx ring is B's rx ring and the other way round) and a fault port F
+ * wraps A: frames sent on F reach B through F's tx faults, frames sent
+ * on B reach F through its rx faults. Every frame carries its sequence
+ * number and bytes derived from it, so a test can tell which frames
+ * arrived, in what order, and which bits changed on the way.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#define NB_FRAMES 10000
+#define BURST 32
+#define RING_SIZE 8192
+#define POOL_SIZE 8191
+#define FRAME_MIN 64
+#define FRAME_MAX 128
+#define SEQ_OFF 14		/* after the Ethernet header */
+#define QUIET_US 20000		/* nothing for so long: traffic is over */
+#define MAX_QUEUES 2
+
+static struct rte_mempool *pool;
+static unsigned int pool_baseline;	/* free mbufs as the test began */
+static unsigned int rig_serial;
+
+/* A, B and F, and the two rings between A and B. */
+struct rig {
+	struct rte_ring *ab[MAX_QUEUES];
+	struct rte_ring *ba[MAX_QUEUES];
+	uint16_t nb_queues;
+	uint16_t a;
+	uint16_t b;
+	uint16_t f;
+	char a_name[RTE_ETH_NAME_MAX_LEN];
+	char b_name[RTE_ETH_NAME_MAX_LEN];
+	char f_name[RTE_ETH_NAME_MAX_LEN];
+	int f_removed;		/* F's vdev already uninitialised */
+};
+
+/* One received frame. */
+struct rec {
+	uint32_t len;
+	uint64_t tsc;
+	uint8_t data[FRAME_MAX];
+};
+
+struct capture {
+	struct rec *r;
+	unsigned int n;
+	unsigned int cap;
+	uint64_t sent_tsc[NB_FRAMES];	/* by sequence number */
+};
+
+/* ---- frames ------------------------------------------------------------ */
+
+static uint32_t
+frame_len(uint32_t seq)
+{
+	return FRAME_MIN + seq % (FRAME_MAX - FRAME_MIN + 1);
+}
+
+static void
+frame_fill(uint32_t seq, uint8_t *buf)
+{
+	static const uint8_t eth[SEQ_OFF] = {
+		0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x88, 0xb5,
+	};
+	uint32_t len = frame_len(seq);
+	uint32_t i;
+
+	memcpy(buf, eth, sizeof(eth));
+	memcpy(buf + SEQ_OFF, &seq, sizeof(seq));
+	for (i = SEQ_OFF + sizeof(seq); i < len; i++)
+		buf[i] = (uint8_t)(seq * 31u + i * 7u);
+}
+
+static struct rte_mbuf *
+frame_mbuf(uint32_t seq)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	char *p;
+
+	assert_non_null(m);
+	p = rte_pktmbuf_append(m, (uint16_t)frame_len(seq));
+	assert_non_null(p);
+	frame_fill(seq, (uint8_t *)p);
+	return m;
+}
+
+static uint32_t
+rec_seq(const struct rec *r)
+{
+	uint32_t seq;
+
+	memcpy(&seq, r->data + SEQ_OFF, sizeof(seq));
+	return seq;
+}
+
+/* Bits that differ from frame @p seq as sent; UINT32_MAX if sizes differ. */
+static uint32_t
+rec_bitdiff(const struct rec *r, uint32_t seq)
+{
+	uint8_t want[FRAME_MAX];
+	uint32_t i, bits = 0;
+
+	if (seq >= NB_FRAMES || r->len != frame_len(seq))
+		return UINT32_MAX;
+	frame_fill(seq, want);
+	for (i = 0; i < r->len; i++)
+		bits += (uint32_t)__builtin_popcount(r->data[i] ^ want[i]);
+	return bits;
+}
+
+static int
+rec_exact(const struct rec *r)
+{
+	return rec_bitdiff(r, rec_seq(r)) == 0;
+}
+
+/* ---- traffic ----------------------------------------------------------- */
+
+static struct capture *
+capture_new(void)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	c->cap = 2 * NB_FRAMES;
+	c->r = calloc(c->cap, sizeof(c->r[0]));
+	assert_non_null(c->r);
+	return c;
+}
+
+static void
+capture_free(struct capture *c)
+{
+	free(c->r);
+	free(c);
+}
+
+static unsigned int
+poll_rx_q(uint16_t port, uint16_t queue, struct capture *c)
+{
+	struct rte_mbuf *pkts[BURST];
+	uint64_t now = rte_rdtsc();
+	uint16_t nb, i;
+
+	nb = rte_eth_rx_burst(port, queue, pkts, BURST);
+	for (i = 0; i < nb; i++) {
+		struct rec *r;
+		const void *d;
+
+		if (c->n == c->cap) {
+			c->cap *= 2;
+			c->r = realloc(c->r, c->cap * sizeof(c->r[0]));
+			assert_non_null(c->r);
+		}
+		r = &c->r[c->n++];
+		r->len = rte_pktmbuf_pkt_len(pkts[i]);
+		r->tsc = now;
+		assert_true(r->len <= FRAME_MAX);
+		d = rte_pktmbuf_read(pkts[i], 0, r->len, r->data);
+		assert_non_null(d);
+		if (d != r->data)
+			memcpy(r->data, d, r->len);
+		rte_pktmbuf_free(pkts[i]);
+	}
+	return nb;
+}
+
+static unsigned int
+poll_rx(uint16_t port, struct capture *c)
+{
+	return poll_rx_q(port, 0, c);
+}
+
+/*
+ * Send frames 0 .. nb_frames-1 on tx_port's queue, polling the same
+ * queue of rx_port as they go, then keep polling (and calling tx_burst
+ * empty, which lets held tx frames out) until nothing has arrived for
+ * quiet_us.
+ */
+static void
+traffic_q(uint16_t tx_port, uint16_t rx_port, uint16_t queue,
+	  uint32_t nb_frames, struct capture *c, uint64_t quiet_us)
+{
+	uint64_t quiet = quiet_us * rte_get_tsc_hz() / US_PER_S;
+	struct rte_mbuf *pkts[BURST];
+	uint16_t nb = 0, sent;
+	uint32_t seq = 0;
+	uint64_t last;
+
+	while (seq < nb_frames || nb > 0) {
+		while (nb < BURST && seq < nb_frames) {
+			c->sent_tsc[seq] = rte_rdtsc();
+			pkts[nb++] = frame_mbuf(seq++);
+		}
+		sent = rte_eth_tx_burst(tx_port, queue, pkts, nb);
+		memmove(pkts, pkts + sent, (nb - sent) * sizeof(pkts[0]));
+		nb -= sent;
+		poll_rx_q(rx_port, queue, c);
+	}
+	for (last = rte_rdtsc(); rte_rdtsc() - last < quiet; ) {
+		rte_eth_tx_burst(tx_port, queue, NULL, 0);
+		if (poll_rx_q(rx_port, queue, c) > 0)
+			last = rte_rdtsc();
+	}
+}
+
+static void
+traffic(uint16_t tx_port, uint16_t rx_port, uint32_t nb_frames,
+	struct capture *c, uint64_t quiet_us)
+{
+	traffic_q(tx_port, rx_port, 0, nb_frames, c, quiet_us);
+}
+
+/* ---- ports ------------------------------------------------------------- */
+
+static uint64_t
+xstat(uint16_t port, const char *name)
+{
+	uint64_t id, value;
+
+	assert_int_equal(rte_eth_xstats_get_id_by_name(port, name, &id), 0);
+	assert_int_equal(rte_eth_xstats_get_by_id(port, &id, &value, 1), 1);
+	return value;
+}
+
+static void
+port_start_q(uint16_t port, uint16_t nb_queues)
+{
+	struct rte_eth_conf conf;
+	uint16_t q;
+
+	memset(&conf, 0, sizeof(conf));
+	assert_int_equal(rte_eth_dev_configure(port, nb_queues, nb_queues,
+					       &conf), 0);
+	for (q = 0; q < nb_queues; q++) {
+		assert_int_equal(rte_eth_rx_queue_setup(port, q, 512,
+			rte_eth_dev_socket_id(port), NULL, pool), 0);
+		assert_int_equal(rte_eth_tx_queue_setup(port, q, 512,
+			rte_eth_dev_socket_id(port), NULL), 0);
+	}
+	assert_int_equal(rte_eth_dev_start(port), 0);
+}
+
+static void
+port_start(uint16_t port)
+{
+	port_start_q(port, 1);
+}
+
+/* "ab<rig>.<queue>": A to B; "ba<rig>.<queue>": B to A */
+static void
+ring_name(char *name, size_t size, const char *dir, unsigned int id,
+	  unsigned int queue)
+{
+	snprintf(name, size, "%s%u.%u", dir, id, queue);
+}
+
+/* A and B back to back, nb_queues rings each way; F not yet. */
+static void
+rig_rings_q(struct rig *r, uint16_t nb_queues)
+{
+	char name[RTE_RING_NAMESIZE];
+	unsigned int id = rig_serial++;
+	uint16_t q;
+	int a, b;
+
+	memset(r, 0, sizeof(*r));
+	r->nb_queues = nb_queues;
+	for (q = 0; q < nb_queues; q++) {
+		ring_name(name, sizeof(name), "ab", id, q);
+		r->ab[q] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
+					   RING_F_SP_ENQ | RING_F_SC_DEQ);
+		ring_name(name, sizeof(name), "ba", id, q);
+		r->ba[q] = rte_ring_create(name, RING_SIZE, SOCKET_ID_ANY,
+					   RING_F_SP_ENQ | RING_F_SC_DEQ);
+		assert_non_null(r->ab[q]);
+		assert_non_null(r->ba[q]);
+	}
+
+	snprintf(name, sizeof(name), "a%u", id);
+	a = rte_eth_from_rings(name, r->ba, nb_queues, r->ab, nb_queues,
+			       SOCKET_ID_ANY);
+	snprintf(name, sizeof(name), "b%u", id);
+	b = rte_eth_from_rings(name, r->ab, nb_queues, r->ba, nb_queues,
+			       SOCKET_ID_ANY);
+	assert_true(a >= 0 && a < RTE_MAX_ETHPORTS);
+	assert_true(b >= 0 && b < RTE_MAX_ETHPORTS);
+	r->a = (uint16_t)a;
+	r->b = (uint16_t)b;
+	assert_int_equal(rte_eth_dev_get_name_by_port(r->a, r->a_name), 0);
+	assert_int_equal(rte_eth_dev_get_name_by_port(r->b, r->b_name), 0);
+	snprintf(r->f_name, sizeof(r->f_name), "net_fault_%u", id);
+}
+
+static void
+rig_rings(struct rig *r)
+{
+	rig_rings_q(r, 1);
+}
+
+/* rte_vdev_init() of F over A with "port=A[,faults]". */
+static int
+rig_try_fault(struct rig *r, const char *faults)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "port=%s%s%s", r->a_name,
+		 faults[0] != '\0' ? "," : "", faults);
+	return rte_vdev_init(r->f_name, args);
+}
+
+/* A, B and F over A with these faults, F and B started. */
+static void
+rig_open_q(struct rig *r, const char *faults, uint16_t nb_queues)
+{
+	rig_rings_q(r, nb_queues);
+	assert_int_equal(rig_try_fault(r, faults), 0);
+	assert_int_equal(rte_eth_dev_get_port_by_name(r->f_name, &r->f), 0);
+	port_start_q(r->f, nb_queues);
+	port_start_q(r->b, nb_queues);
+}
+
+static void
+rig_open(struct rig *r, const char *faults)
+{
+	rig_open_q(r, faults, 1);
+}
+
+static void
+ring_drain(struct rte_ring *ring)
+{
+	void *m;
+
+	while (rte_ring_dequeue(ring, &m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(ring);
+}
+
+/* Close everything; every mbuf must be back in the pool. */
+static void
+rig_close(struct rig *r)
+{
+	uint16_t q;
+
+	if (rte_eth_dev_is_valid_port(r->f)) {
+		assert_int_equal(rte_eth_dev_stop(r->f), 0);
+		assert_int_equal(rte_eth_dev_close(r->f), 0);
+	}
+	if (!r->f_removed)
+		assert_int_equal(rte_vdev_uninit(r->f_name), 0);
+	assert_false(rte_eth_dev_is_valid_port(r->a));
+	if (rte_eth_dev_is_valid_port(r->b)) {
+		assert_int_equal(rte_eth_dev_stop(r->b), 0);
+		assert_int_equal(rte_eth_dev_close(r->b), 0);
+	}
+	rte_vdev_uninit(r->a_name);
+	rte_vdev_uninit(r->b_name);
+	for (q = 0; q < r->nb_queues; q++) {
+		ring_drain(r->ab[q]);
+		ring_drain(r->ba[q]);
+	}
+	assert_int_equal(rte_mempool_avail_count(pool), pool_baseline);
+}
+
+/* Five standard deviations of a binomial count. */
+static void
+assert_binomial(uint64_t k, unsigned int n, double p)
+{
+	double sd = sqrt(n * p * (1.0 - p));
+
+	assert_true(fabs((double)k - n * p) <= 5.0 * sd);
+}
+
+static int
+same_arrivals(const struct capture *x, const struct capture *y)
+{
+	unsigned int i;
+
+	if (x->n != y->n)
+		return 0;
+	for (i = 0; i < x->n; i++)
+		if (x->r[i].len != y->r[i].len ||
+		    memcmp(x->r[i].data, y->r[i].data, x->r[i].len) != 0)
+			return 0;
+	return 1;
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+/* --vdev net_ring_cl --vdev net_fault_cl,port=net_ring_cl (group setup) */
+static void
+test_vdev_from_eal_command_line(void **state __rte_unused)
+{
+	struct capture *c = capture_new();
+	uint16_t f, ring;
+	unsigned int i;
+
+	assert_int_equal(rte_eth_dev_get_port_by_name("net_fault_cl", &f), 0);
+	assert_int_equal(rte_eth_dev_get_port_by_name("net_ring_cl", &ring), 0);
+	port_start(f);
+	/* net_ring_cl loops its tx ring back to its rx ring */
+	traffic(f, f, 100, c, QUIET_US);
+	assert_int_equal(c->n, 100);
+	for (i = 0; i < c->n; i++) {
+		assert_true(rec_exact(&c->r[i]));
+		assert_int_equal(rec_seq(&c->r[i]), i);
+	}
+	assert_int_equal(xstat(f, "tx_fault_passed"), 100);
+	assert_int_equal(xstat(f, "rx_fault_passed"), 100);
+	assert_int_equal(rte_eth_dev_stop(f), 0);
+	assert_int_equal(rte_eth_dev_close(f), 0);
+	assert_false(rte_eth_dev_is_valid_port(ring));
+	assert_int_equal(rte_vdev_uninit("net_fault_cl"), 0);
+	assert_int_equal(rte_mempool_avail_count(pool), pool_baseline);
+	capture_free(c);
+}
+
+static void
+test_bad_devargs_are_refused(void **state __rte_unused)
+{
+	static const char * const bad[] = {
+		"bogus=1", "drop", "drop=", "drop=1.5", "drop=-0.1",
+		"drop=abc", "drop=0.1x", "drop=nan", "drop=0.1,drop=0.2",
+		"dup=2", "reorder=-1", "corrupt=1.01", "delay=0.5",
+		"delay=0.5,delay_us=0", "delay_us=-5", "delay_us=10000001",
+		"delay_us=1e3", "reorder_us=", "reorder_us=10000001",
+		"seed=-1", "seed=x", "seed=18446744073709551616",
+		"dir=sideways", "dir=",
+	};
+	struct rte_eth_dev_owner owner;
+	char args[128];
+	struct rig r;
+	unsigned int i;
+	uint16_t port;
+
+	rig_rings(&r);
+	for (i = 0; i < RTE_DIM(bad); i++) {
+		print_message("refusing '%s'\n", bad[i]);
+		assert_int_equal(rig_try_fault(&r, bad[i]), -EINVAL);
+		assert_int_not_equal(
+			rte_eth_dev_get_port_by_name(r.f_name, &port), 0);
+		assert_int_equal(rte_eth_dev_owner_get(r.a, &owner), 0);
+		assert_int_equal(owner.id, RTE_ETH_DEV_NO_OWNER);
+	}
+	assert_int_equal(rte_vdev_init(r.f_name, ""), -EINVAL);
+	assert_int_equal(rte_vdev_init(r.f_name, "port=no_such_port"), -ENODEV);
+
+	/* the edges of each range are fine */
+	assert_int_equal(rig_try_fault(&r, "drop=0,dup=1,reorder=0.0,"
+		"corrupt=1.0,delay=1,delay_us=10000000,reorder_us=0,"
+		"seed=0xffffffffffffffff,"
+		"dir=both"), 0);
+	/* and a port has one fault port at most */
+	snprintf(args, sizeof(args), "port=%s", r.a_name);
+	assert_int_equal(rte_vdev_init("net_fault_again", args), -EBUSY);
+	assert_int_equal(rte_eth_dev_get_port_by_name(r.f_name, &r.f), 0);
+	rig_close(&r);
+}
+
+static void
+test_control_ops_pass_through(void **state __rte_unused)
+{
+	struct rte_ether_addr mac = {{ 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 }};
+	struct rte_eth_dev_info fi, ai;
+	struct rte_eth_xstat_name *names;
+	struct rte_ether_addr got, got_f;
+	struct rte_eth_stats st;
+	struct rte_eth_link link;
+	struct capture *c = capture_new();
+	uint16_t mtu, mtu_f, p;
+	int n, i, ret, wrapped = 0, listed_a = 0, listed_f = 0;
+	struct rig r;
+
+	rig_open(&r, "");
+
+	assert_int_equal(rte_eth_dev_info_get(r.f, &fi), 0);
+	assert_int_equal(rte_eth_dev_info_get(r.a, &ai), 0);
+	assert_string_equal(fi.driver_name, "net_fault");
+	assert_int_equal(fi.max_mac_addrs, 1);
+	assert_int_equal(fi.max_rx_queues, ai.max_rx_queues);
+	assert_int_equal(fi.max_tx_queues, ai.max_tx_queues);
+	assert_int_equal(fi.nb_rx_queues, 1);
+
+	/* the application sees F, not the port F drives */
+	RTE_ETH_FOREACH_DEV(p) {
+		listed_a |= p == r.a;
+		listed_f |= p == r.f;
+	}
+	assert_false(listed_a);
+	assert_true(listed_f);
+
+	assert_int_equal(rte_eth_link_get_nowait(r.f, &link), 0);
+	assert_int_equal(link.link_status, RTE_ETH_LINK_UP);
+
+	assert_int_equal(rte_eth_dev_set_link_down(r.f), 0);
+	assert_int_equal(rte_eth_link_get_nowait(r.a, &link), 0);
+	assert_int_equal(link.link_status, RTE_ETH_LINK_DOWN);
+	assert_int_equal(rte_eth_link_get_nowait(r.f, &link), 0);
+	assert_int_equal(link.link_status, RTE_ETH_LINK_DOWN);
+	assert_int_equal(rte_eth_dev_set_link_up(r.f), 0);
+	assert_int_equal(rte_eth_link_get_nowait(r.f, &link), 0);
+	assert_int_equal(link.link_status, RTE_ETH_LINK_UP);
+
+	/* net_ring has neither mtu_set nor mac_addr_set: F says the same */
+	ret = rte_eth_dev_set_mtu(r.a, 1400);
+	assert_int_equal(rte_eth_dev_set_mtu(r.f, 1400), ret);
+	assert_int_equal(rte_eth_dev_get_mtu(r.a, &mtu), 0);
+	assert_int_equal(rte_eth_dev_get_mtu(r.f, &mtu_f), 0);
+	assert_int_equal(mtu_f, mtu);
+	ret = rte_eth_dev_default_mac_addr_set(r.a, &mac);
+	assert_int_equal(rte_eth_dev_default_mac_addr_set(r.f, &mac), ret);
+	assert_int_equal(rte_eth_macaddr_get(r.a, &got), 0);
+	assert_int_equal(rte_eth_macaddr_get(r.f, &got_f), 0);
+	assert_true(rte_is_same_ether_addr(&got, &got_f));
+
+	assert_int_equal(rte_eth_promiscuous_enable(r.f), 0);
+	assert_int_equal(rte_eth_promiscuous_get(r.a), 1);
+	assert_int_equal(rte_eth_promiscuous_disable(r.f), 0);
+	assert_int_equal(rte_eth_promiscuous_get(r.a), 0);
+	assert_int_equal(rte_eth_allmulticast_enable(r.f), 0);
+	assert_int_equal(rte_eth_allmulticast_get(r.a), 1);
+	assert_int_equal(rte_eth_allmulticast_disable(r.f), 0);
+	assert_int_equal(rte_eth_allmulticast_get(r.a), 0);
+
+	traffic(r.f, r.b, 1000, c, QUIET_US);
+	assert_int_equal(c->n, 1000);
+	assert_int_equal(rte_eth_stats_get(r.f, &st), 0);
+	assert_int_equal(st.opackets, 1000);
+	assert_int_equal(xstat(r.f, "tx_fault_passed"), 1000);
+	assert_int_equal(xstat(r.f, "tx_fault_dropped"), 0);
+
+	/* ours per direction, then the wrapped port's, prefixed */
+	n = rte_eth_xstats_get_names(r.f, NULL, 0);
+	assert_true(n > 12);
+	names = calloc((size_t)n, sizeof(*names));
+	assert_non_null(names);
+	assert_int_equal(rte_eth_xstats_get_names(r.f, names, (unsigned int)n), n);
+	for (i = 0; i < n; i++)
+		wrapped += strncmp(names[i].name, "wrapped_", 8) == 0;
+	assert_int_equal(wrapped, rte_eth_xstats_get_names(r.a, NULL, 0));
+	free(names);
+	assert_int_equal(xstat(r.f, "wrapped_tx_good_packets"), 1000);
+
+	assert_int_equal(rte_eth_xstats_reset(r.f), 0);
+	assert_int_equal(xstat(r.f, "tx_fault_passed"), 0);
+	assert_int_equal(xstat(r.f, "wrapped_tx_good_packets"), 0);
+
+	rig_close(&r);
+	capture_free(c);
+}
+
+static void
+test_drop_loses_about_p_and_counts_each(void **state __rte_unused)
+{
+	struct capture *c = capture_new();
+	uint64_t dropped;
+	unsigned int i;
+	struct rig r;
+
+	rig_open(&r, "drop=0.1,seed=7");
+	traffic(r.f, r.b, NB_FRAMES, c, QUIET_US);
+
+	dropped = xstat(r.f, "tx_fault_dropped");
+	assert_int_equal(c->n + dropped, NB_FRAMES);
+	assert_binomial(dropped, NB_FRAMES, 0.1);
+	assert_int_equal(xstat(r.f, "tx_fault_passed"), c->n);
+	assert_int_equal(xstat(r.f, "rx_fault_dropped"), 0);
+	for (i = 0; i < c->n; i++) {
+		assert_true(rec_exact(&c->r[i]));
+		if (i > 0)
+			assert_true(rec_seq(&c->r[i]) > rec_seq(&c->r[i - 1]));
+	}
+
+	/* counts outlive the queue that made them */
+	assert_int_equal(rte_eth_dev_stop(r.f), 0);
+	assert_int_equal(rte_eth_tx_queue_setup(r.f, 0, 512,
+		rte_eth_dev_socket_id(r.f), NULL), 0);
+	assert_int_equal(xstat(r.f, "tx_fault_dropped"), dropped);
+	assert_int_equal(rte_eth_xstats_reset(r.f), 0);
+	assert_int_equal(xstat(r.f, "tx_fault_dropped"), 0);
+	assert_int_equal(xstat(r.f, "tx_fault_passed"), 0);
+	rig_close(&r);
+	capture_free(c);
+}
+
+/* dup on one direction: extras are exact, adjacent and counted */
+static void
+check_dup(const char *faults, int rx)
+{
+	struct capture *c = capture_new();
+	uint64_t dups, extra = 0;
+	unsigned int i;
+	struct rig r;
+
+	rig_open(&r, faults);
+	if (rx)
+		traffic(r.b, r.f, NB_FRAMES, c, QUIET_US);
+	else
+		traffic(r.f, r.b, NB_FRAMES, c, QUIET_US);
+
+	dups = xstat(r.f, rx ? "rx_fault_duplicated" : "tx_fault_duplicated");
+	assert_int_equal(c->n, NB_FRAMES + dups);
+	assert_binomial(dups, NB_FRAMES, 0.2);
+	for (i = 0; i < c->n; i++) {
+		assert_true(rec_exact(&c->r[i]));
+		if (i > 0 && rec_seq(&c->r[i]) == rec_seq(&c->r[i - 1]))
+			extra++;
+		else
+			assert_int_equal(rec_seq(&c->r[i]), i - extra);
+	}
+	assert_int_equal(extra, dups);
+	rig_close(&r);
+	capture_free(c);
+}
+
+static void
+test_dup_delivers_exact_extra_copies(void **state __rte_unused)
+{
+	check_dup("dup=0.2,seed=3,dir=tx", 0);
+	check_dup("dup=0.2,seed=3,dir=rx", 1);
+}
+
+/* corrupt on one direction: frame i arrives i-th, one bit off or none */
+static void
+check_corrupt(const char *faults, int rx)
+{
+	struct capture *c = capture_new();
+	uint64_t corrupted, flipped = 0;
+	unsigned int i;
+	uint32_t bits;
+	struct rig r;
+
+	rig_open(&r, faults);
+	if (rx)
+		traffic(r.b, r.f, NB_FRAMES, c, QUIET_US);
+	else
+		traffic(r.f, r.b, NB_FRAMES, c, QUIET_US);
+
+	corrupted = xstat(r.f, rx ? "rx_fault_corrupted" : "tx_fault_corrupted");
+	assert_int_equal(c->n, NB_FRAMES);
+	for (i = 0; i < c->n; i++) {
+		bits = rec_bitdiff(&c->r[i], i);
+		assert_true(bits <= 1);
+		flipped += bits;
+	}
+	assert_int_equal(flipped, corrupted);
+	assert_binomial(corrupted, NB_FRAMES, 0.05);
+	rig_close(&r);
+	capture_free(c);
+}
+
+static void
+test_corrupt_flips_one_bit_per_counted_frame(void **state __rte_unused)
+{
+	check_corrupt("corrupt=0.05,seed=11,dir=tx", 0);
+	check_corrupt("corrupt=0.05,seed=11,dir=rx", 1);
+}
+
+/* A frame the sender still holds a reference to must not change. */
+static void
+test_corrupt_copies_shared_frames_first(void **state __rte_unused)
+{
+	struct rte_mbuf *kept[BURST];
+	struct capture *c = capture_new();
+	struct rec orig;
+	unsigned int i;
+	struct rig r;
+
+	rig_open(&r, "corrupt=1,dir=tx");
+	for (i = 0; i < BURST; i++) {
+		kept[i] = frame_mbuf(i);
+		rte_mbuf_refcnt_update(kept[i], 1);
+	}
+	assert_int_equal(rte_eth_tx_burst(r.f, 0, kept, BURST), BURST);
+	while (c->n < BURST)
+		poll_rx(r.b, c);
+	assert_int_equal(xstat(r.f, "tx_fault_corrupted"), BURST);
+	for (i = 0; i < BURST; i++) {
+		assert_int_equal(rec_bitdiff(&c->r[i], i), 1);
+		assert_int_equal(rte_mbuf_refcnt_read(kept[i]), 1);
+		orig.len = rte_pktmbuf_pkt_len(kept[i]);
+		memcpy(orig.data, rte_pktmbuf_mtod(kept[i], void *), orig.len);
+		assert_int_equal(rec_bitdiff(&orig, i), 0);
+		rte_pktmbuf_free(kept[i]);
+	}
+	rig_close(&r);
+	capture_free(c);
+}
+
+static void
+test_reorder_swaps_with_next_frame_only(void **state __rte_unused)
+{
+	struct capture *c = capture_new();
+	uint8_t *seen = calloc(NB_FRAMES, 1);
+	uint32_t seq, max = 0;
+	uint64_t reordered, late = 0;
+	unsigned int i;
+	struct rig r;
+
+	/* p=1: every frame waits for the next, which does not wait */
+	rig_open(&r, "reorder=1,dir=tx");
+	traffic(r.f, r.b, 10, c, QUIET_US);
+	assert_int_equal(c->n, 10);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(rec_seq(&c->r[i]), i ^ 1);
+	assert_int_equal(xstat(r.f, "tx_fault_reordered"), 5);
+	rig_close(&r);
+
+	/*
+	 * A held frame must not time out behind a preempted sender here:
+	 * reorder_us is long, and the last frame, if held, leaves at stop.
+	 */
+	c->n = 0;
+	rig_open(&r, "reorder=0.2,reorder_us=10000000,seed=5,dir=tx");
+	traffic(r.f, r.b, NB_FRAMES, c, QUIET_US);
+	reordered = xstat(r.f, "tx_fault_reordered");
+	assert_int_equal(rte_eth_dev_stop(r.f), 0);
+	while (poll_rx(r.b, c) > 0)
+		;
+	assert_int_equal(c->n, NB_FRAMES);
+	for (i = 0; i < c->n; i++) {
+		assert_true(rec_exact(&c->r[i]));
+		seq = rec_seq(&c->r[i]);
+		assert_false(seen[seq]);
+		seen[seq] = 1;
+		if (i > 0 && seq < max) {
+			/* it comes right behind the one frame that passed it */
+			assert_int_equal(rec_seq(&c->r[i - 1]), seq + 1);
+			late++;
+		}
+		max = RTE_MAX(max, seq);
+	}
+	/* only the last frame, if held, had no successor to wait for */
+	assert_true(late == reordered ||
+		    (late + 1 == reordered &&
+		     rec_seq(&c->r[NB_FRAMES - 1]) == NB_FRAMES - 1));
+	assert_true(late > NB_FRAMES / 10);
+	rig_close(&r);
+	free(seen);
+	capture_free(c);
+}
+
+static void
+test_reorder_flushes_a_lone_frame(void **state __rte_unused)
+{
+	struct capture *c = capture_new();
+	struct rig r;
+
+	rig_open(&r, "reorder=1");	/* reorder_us=100 */
+	traffic(r.f, r.b, 1, c, QUIET_US);
+	assert_int_equal(c->n, 1);
+	traffic(r.b, r.f, 1, c, QUIET_US);
+	assert_int_equal(c->n, 2);
+	assert_int_equal(xstat(r.f, "tx_fault_reordered"), 1);
+	assert_int_equal(xstat(r.f, "rx_fault_reordered"), 1);
+	rig_close(&r);
+	capture_free(c);
+}
+
+static void
+test_delay_holds_at_least_delay_us(void **state __rte_unused)
+{
+	const uint64_t delay_us = 100000;
+	uint64_t hold = delay_us * rte_get_tsc_hz() / US_PER_S;
+	struct capture *c = capture_new();
+	uint8_t *seen = calloc(NB_FRAMES, 1);
+	uint64_t delayed, held = 0;
+	uint32_t seq, last_held = 0;
+	unsigned int i;
+	struct rig r;
+
+	rig_open(&r, "delay=0.3,delay_us=100000,seed=9,dir=tx");
+	traffic(r.f, r.b, NB_FRAMES, c, 2 * delay_us);
+	delayed = xstat(r.f, "tx_fault_delayed");
+	assert_binomial(delayed, NB_FRAMES, 0.3);
+	assert_int_equal(c->n, NB_FRAMES);
+	for (i = 0; i < c->n; i++) {
+		assert_true(rec_exact(&c->r[i]));
+		seq = rec_seq(&c->r[i]);
+		assert_false(seen[seq]);
+		seen[seq] = 1;
+		if (c->r[i].tsc - c->sent_tsc[seq] >= hold) {
+			/* delayed frames keep their order among themselves */
+			assert_true(held == 0 || seq > last_held);
+			last_held = seq;
+			held++;
+		}
+	}
+	assert_int_equal(held, delayed);
+	rig_close(&r);
+	free(seen);
+	capture_free(c);
+}
+
+/* Run the mix of faults; return the arrivals and the counters. */
+static struct capture *
+run_mix(const char *faults, uint64_t counts[6])
+{
+	static const char * const names[] = {
+		"tx_fault_dropped", "tx_fault_duplicated", "tx_fault_reordered",
+		"tx_fault_corrupted", "tx_fault_passed", "tx_fault_delayed",
+	};
+	struct capture *c = capture_new();
+	unsigned int i;
+	struct rig r;
+
+	rig_open(&r, faults);
+	traffic(r.f, r.b, NB_FRAMES, c, QUIET_US);
+	for (i = 0; i < RTE_DIM(names); i++)
+		counts[i] = xstat(r.f, names[i]);
+	rig_close(&r);
+	return c;
+}
+
+static void
+test_same_seed_same_faults(void **state __rte_unused)
+{
+	const char *mix = "drop=0.1,dup=0.1,reorder=0.1,corrupt=0.1,"
+			  "reorder_us=10000000,seed=42";
+	uint64_t n1[6], n2[6], n3[6];
+	struct capture *c1 = run_mix(mix, n1);
+	struct capture *c2 = run_mix(mix, n2);
+	struct capture *c3 = run_mix("drop=0.1,dup=0.1,reorder=0.1,corrupt=0.1,"
+				     "reorder_us=10000000,seed=43", n3);
+
+	assert_true(n1[0] > 0 && n1[1] > 0 && n1[2] > 0 && n1[3] > 0);
+	assert_memory_equal(n1, n2, sizeof(n1));
+	assert_true(same_arrivals(c1, c2));
+	assert_false(same_arrivals(c1, c3));
+	capture_free(c1);
+	capture_free(c2);
+	capture_free(c3);
+}
+
+static void
+test_dir_rx_leaves_tx_alone(void **state __rte_unused)
+{
+	struct capture *c = capture_new();
+	unsigned int i;
+	struct rig r;
+
+	rig_open(&r, "drop=0.5,corrupt=0.5,dup=0.5,dir=rx");
+	traffic(r.f, r.b, 2000, c, QUIET_US);
+	assert_int_equal(c->n, 2000);
+	for (i = 0; i < c->n; i++) {
+		assert_true(rec_exact(&c->r[i]));
+		assert_int_equal(rec_seq(&c->r[i]), i);
+	}
+	assert_int_equal(xstat(r.f, "tx_fault_passed"), 2000);
+	assert_int_equal(xstat(r.f, "tx_fault_dropped"), 0);
+	assert_int_equal(xstat(r.f, "tx_fault_duplicated"), 0);
+	assert_int_equal(xstat(r.f, "tx_fault_corrupted"), 0);
+
+	c->n = 0;
+	traffic(r.b, r.f, 2000, c, QUIET_US);
+	assert_int_equal(c->n + xstat(r.f, "rx_fault_dropped"),
+			 2000 + xstat(r.f, "rx_fault_duplicated"));
+	assert_true(xstat(r.f, "rx_fault_dropped") > 0);
+	assert_true(xstat(r.f, "rx_fault_corrupted") > 0);
+	assert_int_equal(xstat(r.f, "rx_fault_passed"), c->n);
+	rig_close(&r);
+
+	/* and the other way round */
+	c->n = 0;
+	rig_open(&r, "drop=1,dir=tx");
+	traffic(r.b, r.f, 100, c, QUIET_US);
+	assert_int_equal(c->n, 100);
+	traffic(r.f, r.b, 100, c, QUIET_US);
+	assert_int_equal(c->n, 100);
+	assert_int_equal(xstat(r.f, "tx_fault_dropped"), 100);
+	assert_int_equal(xstat(r.f, "rx_fault_dropped"), 0);
+	rig_close(&r);
+	capture_free(c);
+}
+
+static void
+test_stop_flushes_and_close_releases(void **state __rte_unused)
+{
+	struct capture *c = capture_new();
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct rte_eth_link link;
+	unsigned int i;
+	struct rig r;
+
+	/* held for a second: still inside F when it stops */
+	rig_open(&r, "delay=1,delay_us=1000000");
+	for (i = 0; i < 100; i++) {
+		struct rte_mbuf *m = frame_mbuf(i);
+
+		assert_int_equal(rte_eth_tx_burst(r.f, 0, &m, 1), 1);
+	}
+	poll_rx(r.b, c);
+	assert_int_equal(c->n, 0);
+	assert_int_equal(rte_eth_dev_stop(r.f), 0);
+	/* tx frames went out, in order, as the port stopped */
+	while (poll_rx(r.b, c) > 0)
+		;
+	assert_int_equal(c->n, 100);
+	for (i = 0; i < c->n; i++)
+		assert_int_equal(rec_seq(&c->r[i]), i);
+	assert_int_equal(xstat(r.f, "tx_fault_passed"), 100);
+	assert_int_equal(rte_eth_link_get_nowait(r.a, &link), 0);
+	assert_int_equal(link.link_status, RTE_ETH_LINK_DOWN);
+	assert_int_equal(rte_eth_link_get_nowait(r.f, &link), 0);
+	assert_int_equal(link.link_status, RTE_ETH_LINK_DOWN);
+
+	assert_int_equal(rte_eth_dev_start(r.f), 0);
+	assert_int_equal(rte_eth_link_get_nowait(r.a, &link), 0);
+	assert_int_equal(link.link_status, RTE_ETH_LINK_UP);
+	/* rx frames held when the port stops are freed, and counted */
+	for (i = 0; i < 50; i++) {
+		struct rte_mbuf *m = frame_mbuf(i);
+
+		assert_int_equal(rte_eth_tx_burst(r.b, 0, &m, 1), 1);
+	}
+	c->n = 0;
+	poll_rx(r.f, c);
+	poll_rx(r.f, c);
+	assert_int_equal(c->n, 0);
+	assert_int_equal(xstat(r.f, "rx_fault_delayed"), 50);
+	assert_int_equal(rte_eth_dev_stop(r.f), 0);
+	assert_int_equal(xstat(r.f, "rx_fault_dropped"), 50);
+
+	assert_int_equal(rte_eth_dev_close(r.f), 0);
+	assert_false(rte_eth_dev_is_valid_port(r.f));
+	assert_false(rte_eth_dev_is_valid_port(r.a));
+	rig_close(&r);
+
+	/* the name is free again */
+	memcpy(name, r.f_name, sizeof(name));
+	rig_rings(&r);
+	memcpy(r.f_name, name, sizeof(name));
+	assert_int_equal(rig_try_fault(&r, ""), 0);
+	assert_int_equal(rte_eth_dev_get_port_by_name(r.f_name, &r.f), 0);
+	rig_close(&r);
+	capture_free(c);
+}
+
+/* Queue i of F is queue i of A, and each draws its own faults. */
+static void
+test_queue_i_is_wrapped_queue_i(void **state __rte_unused)
+{
+	struct capture *c[MAX_QUEUES];
+	uint64_t lost = 0;
+	uint16_t q;
+	struct rig r;
+
+	rig_open_q(&r, "drop=0.5,seed=1,dir=tx", MAX_QUEUES);
+	for (q = 0; q < MAX_QUEUES; q++) {
+		c[q] = capture_new();
+		traffic_q(r.f, r.b, q, 1000, c[q], QUIET_US);
+		/* nothing went astray to the other queue */
+		assert_int_equal(poll_rx_q(r.b, (uint16_t)(q ^ 1), c[q]), 0);
+		lost += 1000 - c[q]->n;
+	}
+	assert_int_equal(xstat(r.f, "tx_fault_dropped"), lost);
+	assert_false(same_arrivals(c[0], c[1]));
+	rig_close(&r);
+	for (q = 0; q < MAX_QUEUES; q++)
+		capture_free(c[q]);
+}
+
+/* A full delay FIFO takes no more frames: the caller keeps them. */
+static void
+test_full_delay_queue_pushes_back(void **state __rte_unused)
+{
+	struct capture *c = capture_new();
+	uint32_t seq, accepted = 0;
+	struct rte_mbuf *m;
+	unsigned int i;
+	struct rig r;
+
+	rig_open(&r, "delay=1,delay_us=1000000,dir=tx");
+	for (seq = 0; seq < 6000; seq++) {
+		m = frame_mbuf(seq);
+		if (rte_eth_tx_burst(r.f, 0, &m, 1) == 0) {
+			rte_pktmbuf_free(m);
+			break;
+		}
+		accepted++;
+	}
+	assert_true(accepted > 0 && accepted < 6000);
+	assert_int_equal(xstat(r.f, "tx_fault_delayed"), accepted);
+	/* held, not lost: they all leave as the port stops */
+	assert_int_equal(rte_eth_dev_stop(r.f), 0);
+	while (poll_rx(r.b, c) > 0)
+		;
+	assert_int_equal(c->n, accepted);
+	for (i = 0; i < c->n; i++) {
+		assert_true(rec_exact(&c->r[i]));
+		assert_int_equal(rec_seq(&c->r[i]), i);
+	}
+	assert_int_equal(xstat(r.f, "tx_fault_dropped"), 0);
+	rig_close(&r);
+	capture_free(c);
+}
+
+static void
+test_uninit_while_started(void **state __rte_unused)
+{
+	struct rig r;
+	unsigned int i;
+
+	rig_open(&r, "delay=1,delay_us=1000000,dir=rx");
+	for (i = 0; i < 20; i++) {
+		struct rte_mbuf *m = frame_mbuf(i);
+
+		assert_int_equal(rte_eth_tx_burst(r.b, 0, &m, 1), 1);
+	}
+	{
+		struct rte_mbuf *none[BURST];
+
+		assert_int_equal(rte_eth_rx_burst(r.f, 0, none, BURST), 0);
+	}
+	assert_int_equal(xstat(r.f, "rx_fault_delayed"), 20);
+	assert_int_equal(rte_vdev_uninit(r.f_name), 0);
+	r.f_removed = 1;
+	assert_false(rte_eth_dev_is_valid_port(r.f));
+	assert_false(rte_eth_dev_is_valid_port(r.a));
+	rig_close(&r);
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+static int
+test_setup(void **state __rte_unused)
+{
+	pool_baseline = rte_mempool_avail_count(pool);
+	return 0;
+}
+
+/*
+ * Nothing to do after a test that passed. After one that failed half-way,
+ * close every port and empty every ring, so that the next test starts
+ * clean (mbufs the failed test still held stay lost: the baseline moves).
+ */
+static int
+test_teardown(void **state __rte_unused)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct rte_ring *ring;
+	unsigned int i;
+	uint16_t p;
+
+	for (p = 0; p < RTE_MAX_ETHPORTS; p++) {
+		if (!rte_eth_dev_is_valid_port(p) ||
+		    rte_eth_dev_get_name_by_port(p, name) != 0)
+			continue;
+		rte_eth_dev_stop(p);
+		rte_eth_dev_close(p);
+		rte_vdev_uninit(name);
+	}
+	for (i = 0; i < 2 * MAX_QUEUES * rig_serial; i++) {
+		ring_name(name, sizeof(name), i & 1 ? "ba" : "ab",
+			  i / (2 * MAX_QUEUES), (i / 2) % MAX_QUEUES);
+		ring = rte_ring_lookup(name);
+		if (ring != NULL)
+			ring_drain(ring);
+	}
+	return 0;
+}
+
+#define FAULT_TEST(t) cmocka_unit_test_setup_teardown(t, test_setup, \
+						      test_teardown)
+
+static int
+eal_setup(void **state __rte_unused)
+{
+	char *argv[] = {
+		"test_fault",
+		"--no-huge",
+		"-m",
+		"256",
+		"--no-pci",
+		"--no-shconf",	/* --in-memory: refused with --no-huge */
+		"--log-level=pmd.net.fault:debug",
+		"-l",
+		"0",
+		"--vdev=net_ring_cl",
+		"--vdev=net_fault_cl,port=net_ring_cl",
+	};
+
+	if (rte_eal_init((int)RTE_DIM(argv), argv) < 0)
+		return -1;
+	pool = rte_pktmbuf_pool_create("fault_test", POOL_SIZE, 0, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE,
+				       rte_socket_id());
+	return pool != NULL ? 0 : -1;
+}
+
+static int
+eal_teardown(void **state __rte_unused)
+{
+	rte_mempool_free(pool);
+	return rte_eal_cleanup();
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		FAULT_TEST(test_vdev_from_eal_command_line),
+		FAULT_TEST(test_bad_devargs_are_refused),
+		FAULT_TEST(test_control_ops_pass_through),
+		FAULT_TEST(test_drop_loses_about_p_and_counts_each),
+		FAULT_TEST(test_dup_delivers_exact_extra_copies),
+		FAULT_TEST(test_corrupt_flips_one_bit_per_counted_frame),
+		FAULT_TEST(test_corrupt_copies_shared_frames_first),
+		FAULT_TEST(test_reorder_swaps_with_next_frame_only),
+		FAULT_TEST(test_reorder_flushes_a_lone_frame),
+		FAULT_TEST(test_delay_holds_at_least_delay_us),
+		FAULT_TEST(test_same_seed_same_faults),
+		FAULT_TEST(test_dir_rx_leaves_tx_alone),
+		FAULT_TEST(test_stop_flushes_and_close_releases),
+		FAULT_TEST(test_queue_i_is_wrapped_queue_i),
+		FAULT_TEST(test_full_delay_queue_pushes_back),
+		FAULT_TEST(test_uninit_while_started),
+	};
+
+	return cmocka_run_group_tests(tests, eal_setup, eal_teardown);
+}
