@@ -26,9 +26,19 @@ static void
 progress(struct droce_qp *qp, uint32_t psn, uint64_t now)
 {
 	uint32_t next = droce_psn_add(psn, 1);
+	int32_t acked = droce_psn_diff(next, qp->req.una_psn);
 
-	if (droce_psn_diff(next, qp->req.una_psn) > 0)
+	if (acked > 0) {
 		qp->req.una_psn = next;
+		/* one more packet in flight per window acknowledged */
+		if (qp->req.cwnd < DROCE_MAX_INFLIGHT) {
+			qp->req.cwnd_acked += (uint32_t)acked;
+			while (qp->req.cwnd_acked >= qp->req.cwnd) {
+				qp->req.cwnd_acked -= qp->req.cwnd;
+				qp->req.cwnd++;
+			}
+		}
+	}
 	qp->req.gap_rewound = false;
 	qp->req.retry_left = qp->retry_cnt;
 	qp->req.rnr_left = qp->rnr_retry;
@@ -170,9 +180,14 @@ nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 	uint8_t value = syndrome & DROCE_AETH_VALUE_MASK;
 	uint32_t before = droce_psn_add(psn, DROCE_PSN_MASK);
 
+	/* older than what is acknowledged: duplicated or overtaken */
+	if (droce_psn_diff(psn, qp->req.una_psn) < 0)
+		return;
 	/* a NAK for psn acknowledges everything before it */
 	if (ack_upto(qp, before))
 		return;
+	if (droce_psn_diff(psn, qp->req.una_psn) > 0)
+		progress(qp, before, now);
 	if ((syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_RNR_NAK) {
 		qp->stats.rnr_naks_rcvd++;
 		if (qp->rnr_retry != 7) {
@@ -199,6 +214,8 @@ nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 			return;
 		}
 		qp->req.retry_left--;
+		qp->req.cwnd = RTE_MAX(qp->req.cwnd / 2,
+				       (uint32_t)DROCE_MIN_INFLIGHT);
 		droce_req_rewind(qp, psn);
 		qp->req.una_psn = psn;
 		qp->req.rexmit_at = qp->timeout_cycles != 0 ?
@@ -229,10 +246,19 @@ droce_comp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
 	/* responses to PSNs never sent are stale or forged */
-	if (droce_psn_diff(psn, qp->req.psn) >= 0)
+	if (droce_psn_diff(psn, qp->req.sent_psn) >= 0)
 		return;
 	if (flags & DROCE_OPF_AETH)
 		droce_aeth_decode(bth + meta->op->offset[DROCE_EXT_AETH], &aeth);
+	if (droce_psn_diff(psn, qp->req.psn) >= 0) {
+		/* it answers packets sent before a rewind and not since */
+		if (!(flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)))
+			droce_req_seek(qp,
+				(aeth.syndrome & DROCE_AETH_TYPE_MASK) ==
+				DROCE_AETH_ACK ? droce_psn_add(psn, 1) : psn);
+		if (droce_psn_diff(psn, qp->req.psn) >= 0)
+			return;
+	}
 
 	if (flags & DROCE_OPF_READ) {
 		read_response(qp, bth, psn, meta, now);

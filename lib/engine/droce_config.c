@@ -25,6 +25,7 @@
  *   ipv6 = fd00::1/64
  *   mtu = 1500
  *   lcore = 0              ; index into cores
+ *   fault = drop=0.05,seed=7 ; put the port behind net_fault (its arguments)
  */
 
 #include <arpa/inet.h>
@@ -183,6 +184,9 @@ parse_device(struct rte_cfgfile *f, const char *section,
 		return -EINVAL;
 	}
 	strlcpy(d->port, v, sizeof(d->port));
+	v = rte_cfgfile_get_entry(f, section, "fault");
+	if (v != NULL)
+		strlcpy(d->fault, v, sizeof(d->fault));
 	v = rte_cfgfile_get_entry(f, section, "mac");
 	if (v != NULL) {
 		if (rte_ether_unformat_addr(v, &d->mac) < 0) {

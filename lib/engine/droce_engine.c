@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_bus_vdev.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
@@ -192,6 +193,30 @@ find_port(const char *spec, unsigned int socket)
 	return -ENODEV;
 }
 
+/*
+ * Put @p port behind a net_fault vdev (drivers/net/fault) taking @p args,
+ * named after the device. @return the fault port, which replaces @p port.
+ */
+static int
+fault_port(const char *dev_name, uint16_t port, const char *args)
+{
+	char vname[RTE_ETH_NAME_MAX_LEN], pname[RTE_ETH_NAME_MAX_LEN];
+	char vargs[sizeof(pname) + sizeof(((struct droce_dev_cfg *)0)->fault) + 8];
+	uint16_t fport;
+	int ret;
+
+	if (rte_eth_dev_get_name_by_port(port, pname) != 0)
+		return -ENODEV;
+	snprintf(vname, sizeof(vname), "net_fault_%s", dev_name);
+	snprintf(vargs, sizeof(vargs), "port=%s,%s", pname, args);
+	ret = rte_vdev_init(vname, vargs);
+	if (ret < 0)
+		return ret;
+	if (rte_eth_dev_get_port_by_name(vname, &fport) != 0)
+		return -ENODEV;
+	return fport;
+}
+
 static int
 port_start(struct droce_dev *dev)
 {
@@ -322,6 +347,19 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 			  strerror(-port));
 		rte_free(dev);
 		return port;
+	}
+	if (c->fault[0] != '\0') {
+		int fport = fault_port(c->name, (uint16_t)port, c->fault);
+
+		if (fport < 0) {
+			DROCE_LOG(ERR, "%s: cannot put port %d behind "
+				  "net_fault (%s): %s", c->name, port,
+				  c->fault, strerror(-fport));
+			rte_free(dev);
+			return fport;
+		}
+		port = fport;
+		dev->faulty = true;
 	}
 	dev->port_id = (uint16_t)port;
 	dev->pool = pool;

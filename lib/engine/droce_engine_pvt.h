@@ -42,6 +42,13 @@ extern int droce_engine_logtype;
 #define DROCE_MAX_RD_ATOMIC 16
 /** Packets in flight per QP before the requester waits for ACKs. */
 #define DROCE_MAX_INFLIGHT 1024
+/**
+ * Packets in flight after a loss: the window halves on a NAK and drops to
+ * this on a timeout, then grows by one packet per window acknowledged.
+ * Go-back-N resends the whole window, so a full one on a lossy link would
+ * be lost again and again.
+ */
+#define DROCE_MIN_INFLIGHT 16
 /** Request an ACK at least every this many packets. */
 #define DROCE_ACK_EVERY 64
 /** Packets a QP may send per pass of the loop. */
@@ -54,6 +61,7 @@ extern int droce_engine_logtype;
 struct droce_dev_cfg {
 	char name[64];
 	char port[256];             /**< "ring:PAIR:END", an ethdev name or PCI */
+	char fault[256];            /**< net_fault arguments, or "" */
 	bool has_mac;
 	struct rte_ether_addr mac;
 	rte_be32_t ipv4;
@@ -129,6 +137,7 @@ struct droce_pcap_mirror;
 struct droce_dev {
 	char name[64];
 	uint16_t port_id;
+	bool faulty;                  /**< port_id is a net_fault vdev */
 	struct droce_lcore *lc;
 	struct rte_mempool *pool;
 	struct rte_ether_addr mac;
@@ -295,9 +304,13 @@ struct droce_qp {
 		uint32_t cons;         /**< next WQE to send from */
 		uint32_t comp;         /**< oldest WQE not completed */
 		uint32_t psn;          /**< next PSN to send */
+		uint32_t sent_psn;     /**< after the highest PSN sent */
+		uint32_t started;      /**< WQEs before it got their PSNs */
 		uint32_t offset;       /**< bytes of WQE cons sent */
 		uint32_t una_psn;      /**< oldest PSN not acknowledged */
 		uint32_t noack_pkts;
+		uint32_t cwnd;         /**< packets allowed in flight */
+		uint32_t cwnd_acked;   /**< acknowledged towards cwnd + 1 */
 		uint32_t rd_atomic;    /**< READ/atomic WQEs in flight */
 		uint8_t retry_left;
 		uint8_t rnr_left;
@@ -434,6 +447,15 @@ void droce_req_complete(struct droce_qp *qp);
 
 /** Go back to @p psn: send everything from there again (go-back-N). */
 void droce_req_rewind(struct droce_qp *qp, uint32_t psn);
+
+/**
+ * The responder has every packet before @p psn, some of which were sent
+ * before a rewind and are due to go again: move the requester forward
+ * to @p psn, or to the first READ or atomic on the way, whose response
+ * is still wanted.
+ */
+void droce_req_seek(struct droce_qp *qp, uint32_t psn);
+
 
 /** Fail the oldest send WQE with @p status; the QP goes to ERR. */
 void droce_req_fail(struct droce_qp *qp, enum ibv_wc_status status);

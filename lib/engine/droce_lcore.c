@@ -117,8 +117,12 @@ droce_dev_tx_flush(struct droce_dev *dev)
 {
 	uint16_t sent, i;
 
-	if (dev->ntx == 0)
+	if (dev->ntx == 0) {
+		/* net_fault sends frames it held back on a later burst */
+		if (unlikely(dev->faulty))
+			rte_eth_tx_burst(dev->port_id, 0, NULL, 0);
 		return;
+	}
 	sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, dev->ntx);
 	for (i = 0; i < sent; i++)
 		dev->stats.tx_bytes += rte_pktmbuf_pkt_len(dev->tx[i]);

@@ -313,8 +313,11 @@ qp_modify(struct droce_dev *dev, void *arg)
 		if (qp->state == IBV_QPS_RTR) {
 			qp->req.psn = qp->sq_psn;
 			qp->req.una_psn = qp->sq_psn;
+			qp->req.sent_psn = qp->sq_psn;
+			qp->req.started = qp->req.cons;
 			qp->req.retry_left = qp->retry_cnt;
 			qp->req.rnr_left = qp->rnr_retry;
+			qp->req.cwnd = DROCE_MAX_INFLIGHT;
 		}
 		qp->sq_draining = 0;
 		break;

@@ -71,6 +71,19 @@ req_start(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	return 0;
 }
 
+/*
+ * A request packet for @p psn goes out, the requester moves on to
+ * @p next: count it if it went before, or move the high-water mark.
+ */
+static inline void
+count_sent(struct droce_qp *qp, uint32_t psn, uint32_t next)
+{
+	if (unlikely(droce_psn_diff(psn, qp->req.sent_psn) < 0))
+		qp->stats.retransmits++;
+	if (droce_psn_diff(next, qp->req.sent_psn) > 0)
+		qp->req.sent_psn = next;
+}
+
 /* The wire opcode of the packet of a SEND or WRITE at a position. */
 static uint8_t
 data_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
@@ -108,7 +121,9 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	uint8_t opcode = data_opcode(wqe, first, last);
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	uint32_t psn = qp->req.psn;
-	bool ackreq = last || ++qp->req.noack_pkts >= DROCE_ACK_EVERY;
+	/* ask often enough that a small window never waits for the timer */
+	bool ackreq = last || ++qp->req.noack_pkts >=
+		RTE_MIN((uint32_t)DROCE_ACK_EVERY, qp->req.cwnd / 2);
 	bool se = last && (wqe->flags & DROCE_WQE_SOLICITED);
 	struct rte_mbuf *m;
 	uint8_t *bth;
@@ -116,6 +131,7 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	m = droce_pkt_alloc(qp, opcode, psn, ackreq, se, len, &bth);
 	if (m == NULL)
 		return false;
+	count_sent(qp, psn, droce_psn_add(psn, 1));
 	if (ackreq)
 		qp->req.noack_pkts = 0;
 	if (op->flags & DROCE_OPF_RETH) {
@@ -169,6 +185,7 @@ send_read(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	m = droce_pkt_alloc(qp, opcode, psn, true, false, 0, &bth);
 	if (m == NULL)
 		return false;
+	count_sent(qp, psn, droce_psn_add(st->last_psn, 1));
 	droce_reth_encode(bth + op->offset[DROCE_EXT_RETH], &reth);
 	droce_pkt_send(qp, m, 0);
 	qp->req.noack_pkts = 0;
@@ -200,6 +217,7 @@ send_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	m = droce_pkt_alloc(qp, opcode, st->first_psn, true, false, 0, &bth);
 	if (m == NULL)
 		return false;
+	count_sent(qp, st->first_psn, droce_psn_add(st->first_psn, 1));
 	droce_atomiceth_encode(bth + op->offset[DROCE_EXT_ATOMICETH], &a);
 	droce_pkt_send(qp, m, 0);
 	qp->req.noack_pkts = 0;
@@ -264,7 +282,7 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 		bool ok;
 
 		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
-		    DROCE_MAX_INFLIGHT)
+		    qp->req.cwnd)
 			break;
 		if (st->state == DROCE_WQE_POSTED) {
 			int ret;
@@ -274,6 +292,8 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 			ret = req_start(qp, wqe, st);
 			if (ret < 0)
 				break;
+			if ((int32_t)(qp->req.cons - qp->req.started) >= 0)
+				qp->req.started = qp->req.cons + 1;
 			if (ret == 1) {
 				/* nothing to send: it completes in turn */
 				qp->req.cons++;
@@ -307,7 +327,6 @@ droce_req_rewind(struct droce_qp *qp, uint32_t psn)
 {
 	struct droce_wq *sq = qp->cfg.sq;
 	uint32_t idx, end, j;
-	uint32_t sent = (uint32_t)droce_psn_diff(qp->req.psn, psn);
 	struct droce_swqe *st;
 	const struct droce_send_wqe *w;
 	int32_t into;
@@ -354,8 +373,50 @@ droce_req_rewind(struct droce_qp *qp, uint32_t psn)
 	}
 	qp->req.cons = idx;
 	qp->req.noack_pkts = 0;
-	qp->stats.retransmits += sent;
 	RTE_SET_USED(sq);
+}
+
+void
+droce_req_seek(struct droce_qp *qp, uint32_t psn)
+{
+	struct droce_wq *sq = qp->cfg.sq;
+	uint32_t idx = qp->req.cons;
+	struct droce_swqe *st;
+
+	if (droce_psn_diff(psn, qp->req.psn) <= 0 ||
+	    droce_psn_diff(psn, qp->req.sent_psn) > 0)
+		return;
+	for (; idx != qp->req.started; idx++) {
+		const struct droce_send_wqe *w = droce_wq_slot(sq, idx);
+
+		st = droce_swqe(qp, idx);
+		if (st->state == DROCE_WQE_DONE)
+			continue;
+		if (is_rd_atomic(w->opcode)) {
+			/* the requester is at it already, or it was rewound
+			 * (POSTED) and is sent again from its start: its
+			 * response is due */
+			if (idx == qp->req.cons)
+				return;
+			qp->req.offset = 0;
+			qp->req.psn = st->first_psn;
+			qp->req.cons = idx;
+			return;
+		}
+		if (droce_psn_diff(st->last_psn, psn) >= 0) {
+			/* psn is inside: resume there */
+			st->state = DROCE_WQE_SENDING;
+			qp->req.offset = (uint32_t)droce_psn_diff(psn,
+						st->first_psn) * qp->mtu;
+			qp->req.psn = psn;
+			qp->req.cons = idx;
+			return;
+		}
+		st->state = DROCE_WQE_SENT;
+	}
+	qp->req.offset = 0;
+	qp->req.psn = psn;
+	qp->req.cons = idx;
 }
 
 /* Give up on the oldest WQE with @p status; the QP goes to ERR. */
@@ -398,6 +459,7 @@ droce_req_timer(struct droce_qp *qp, uint64_t now)
 		return;
 	}
 	qp->req.retry_left--;
+	qp->req.cwnd = DROCE_MIN_INFLIGHT;
 	droce_req_rewind(qp, qp->req.una_psn);
 	qp->req.rexmit_at = now + qp->timeout_cycles;
 }
