@@ -4,13 +4,15 @@
 """Every frame droce puts on the wire is valid RoCEv2 to independent eyes.
 
 Runs droce's demo (SEND, SEND with immediate, RDMA WRITE and READ of
-1 MiB, both atomics) and short droce-perf runs of every bandwidth test
-with the engine mirroring every frame to pcap files, then checks each
+1 MiB, both atomics), short droce-perf runs of every bandwidth test and
+a mixed stream through net_fault (loss, duplicates and reordering, so
+retransmissions and NAKs) with the engine mirroring every frame to pcap
+files, then checks each
 captured frame: tshark decodes it with no malformed or expert warning,
 and, for RoCEv2 frames, droce-dump agrees with tshark field by field and
 the ICRC matches one computed here from the RoCEv2 rules.
 
-Usage: test_capture.py --demo DROCE_DEMO --perf DROCE_PERF
+Usage: test_capture.py --demo DROCE_DEMO --perf DROCE_PERF --loss TEST_LOSS
                        --dump DROCE_DUMP --tshark TSHARK_ROCE --workdir DIR
 """
 
@@ -61,6 +63,15 @@ def run_captured(args, name, cmd):
             for d in (0, 1)]
 
 
+def run_loss(args):
+    """The loss test's mixed stream, mirrored to WORKDIR/loss/."""
+    workdir = os.path.join(args.workdir, 'loss')
+    env = dict(os.environ, LOSS_PCAP='1', LOSS_ONLY='test_mixed_stream')
+    subprocess.run([args.loss, workdir, 'drop=0.02,dup=0.02,reorder=0.02'],
+                   check=True, env=env, stdout=subprocess.DEVNULL)
+    return [os.path.join(workdir, 'loss-droce%d.pcap' % d) for d in (0, 1)]
+
+
 def check_capture(args, pcap, opcodes):
     """Mismatches of one capture; counts the opcodes seen."""
     frames = roce_check.read_pcap(pcap)
@@ -87,7 +98,7 @@ def check_capture(args, pcap, opcodes):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    for opt in ('demo', 'perf', 'dump', 'tshark', 'workdir'):
+    for opt in ('demo', 'perf', 'loss', 'dump', 'tshark', 'workdir'):
         ap.add_argument('--' + opt, required=True)
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -95,15 +106,16 @@ def main():
     opcodes = collections.Counter()
     bad = []
     total = 0
-    for name, cmd in RUNS:
-        for pcap in run_captured(args, name, cmd):
-            n = len(roce_check.read_pcap(pcap))
-            total += n
-            errs = check_capture(args, pcap, opcodes)
-            print('%s: %d frames%s' % (os.path.basename(pcap), n,
-                                       ', %d problems' % len(errs)
-                                       if errs else ''))
-            bad += ['%s %s' % (os.path.basename(pcap), e) for e in errs]
+    pcaps = [p for name, cmd in RUNS for p in run_captured(args, name, cmd)]
+    pcaps += run_loss(args)
+    for pcap in pcaps:
+        n = len(roce_check.read_pcap(pcap))
+        total += n
+        errs = check_capture(args, pcap, opcodes)
+        print('%s: %d frames%s' % (os.path.basename(pcap), n,
+                                   ', %d problems' % len(errs)
+                                   if errs else ''))
+        bad += ['%s %s' % (os.path.basename(pcap), e) for e in errs]
     print('opcodes seen: ' + ', '.join('%s %d' % kv
                                        for kv in sorted(opcodes.items())))
     # the runs above must have produced every opcode droce's RC sends
@@ -114,7 +126,7 @@ def main():
               'RC_RDMA_READ_REQUEST', 'RC_RDMA_READ_RESPONSE_FIRST',
               'RC_RDMA_READ_RESPONSE_MIDDLE', 'RC_RDMA_READ_RESPONSE_LAST',
               'RC_ACKNOWLEDGE', 'RC_ATOMIC_ACKNOWLEDGE', 'RC_COMPARE_SWAP',
-              'RC_FETCH_ADD']
+              'RC_FETCH_ADD', 'RC_RDMA_WRITE_LAST_WITH_IMMEDIATE']
     missing = [op for op in wanted if opcodes[op] == 0]
     if missing:
         bad.append('opcodes never seen: ' + ', '.join(missing))
