@@ -12,6 +12,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -601,6 +602,111 @@ test_cq_ex(void **state)
 	ep_close(&d);
 }
 
+#define POSTERS 4
+#define PER_POSTER 3000
+
+struct poster {
+	pthread_t tid;
+	unsigned int id;
+	unsigned int enomem;
+	int err;
+};
+
+static volatile int posters_go;
+
+/* One of several threads posting WRITEs to the same QP at once. */
+static void *
+poster_main(void *arg)
+{
+	struct poster *p = arg;
+	unsigned int i;
+
+	while (!__atomic_load_n(&posters_go, __ATOMIC_ACQUIRE))
+		;
+	for (i = 0; i < PER_POSTER; i++) {
+		size_t off = ((size_t)p->id * PER_POSTER + i) * 64;
+		int ret;
+
+		/* a full queue is ENOMEM: wait for the poller, go again */
+		while ((ret = ep_post(&a, IBV_WR_RDMA_WRITE,
+				      ((uint64_t)p->id << 32) | i, off, 64,
+				      &b, off, IBV_SEND_SIGNALED)) == ENOMEM)
+			p->enomem++;
+		if (ret != 0) {
+			p->err = ret;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * post_send is safe from several threads: every WR completes exactly
+ * once, each thread's WRs in the order it posted them, data all there.
+ */
+static void
+test_threads(void **state)
+{
+	const size_t bytes = (size_t)POSTERS * PER_POSTER * 64;
+	struct poster p[POSTERS];
+	uint32_t next[POSTERS] = { 0 };
+	unsigned int t, done = 0;
+	struct ibv_wc wc[32];
+
+	(void)state;
+	fill_pattern(a.buf, bytes, 31337);
+	memset(b.buf, 0, bytes);
+	posters_go = 0;
+	for (t = 0; t < POSTERS; t++) {
+		p[t] = (struct poster){ .id = t };
+		assert_int_equal(pthread_create(&p[t].tid, NULL, poster_main,
+						&p[t]), 0);
+	}
+	__atomic_store_n(&posters_go, 1, __ATOMIC_RELEASE);
+	while (done < POSTERS * PER_POSTER) {
+		int got = ep_poll(a.scq, wc, 1, TIMEOUT_MS), j;
+
+		assert_int_equal(got, 1);
+		got += ibv_poll_cq(a.scq, 31, wc + 1);
+		for (j = 0; j < got; j++) {
+			uint32_t id = (uint32_t)(wc[j].wr_id >> 32);
+			uint32_t seq = (uint32_t)wc[j].wr_id;
+
+			assert_int_equal(wc[j].status, IBV_WC_SUCCESS);
+			assert_true(id < POSTERS);
+			assert_int_equal(seq, next[id]);
+			next[id]++;
+			done++;
+		}
+	}
+	for (t = 0; t < POSTERS; t++) {
+		pthread_join(p[t].tid, NULL);
+		assert_int_equal(p[t].err, 0);
+	}
+	assert_int_equal(ibv_poll_cq(a.scq, 1, wc), 0);
+	assert_memory_equal(b.buf, a.buf, bytes);
+}
+
+/* A FENCE'd WR waits for the READ before it; both complete in order. */
+static void
+test_fence(void **state)
+{
+	struct ibv_wc wc;
+
+	(void)state;
+	fill_pattern(b.buf + 500000, 65536, 99);
+	memset(a.buf, 0, 65536);
+	assert_int_equal(ep_post(&a, IBV_WR_RDMA_READ, 1, 0, 65536, &b,
+				 500000, IBV_SEND_SIGNALED), 0);
+	/* writes back what the READ fetched: right only after it */
+	assert_int_equal(ep_post(&a, IBV_WR_RDMA_WRITE, 2, 0, 65536, &b,
+				 700000, IBV_SEND_SIGNALED | IBV_SEND_FENCE),
+			 0);
+	expect_one(a.scq, 1, IBV_WC_RDMA_READ, &wc);
+	expect_one(a.scq, 2, IBV_WC_RDMA_WRITE, &wc);
+	assert_memory_equal(b.buf + 700000, b.buf + 500000, 65536);
+}
+
 int
 main(void)
 {
@@ -615,6 +721,8 @@ main(void)
 		cmocka_unit_test(test_many_in_flight),
 		cmocka_unit_test(test_sq_sig_all),
 		cmocka_unit_test(test_cq_ex),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_fence),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
