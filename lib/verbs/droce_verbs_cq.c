@@ -364,9 +364,13 @@ wallclock_base(void)
 static uint64_t
 tsc_to_wallclock_ns(uint64_t ts)
 {
+	int64_t delta_ns;
+
 	pthread_once(&base_once, wallclock_base);
-	return base_ns + (uint64_t)((double)(int64_t)(ts - base_tsc) * 1e9 /
-				    (double)droce_clock_hz());
+	/* ts may precede the base reading: a signed difference */
+	delta_ns = (int64_t)((double)(int64_t)(ts - base_tsc) * 1e9 /
+			     (double)droce_clock_hz());
+	return base_ns + (uint64_t)delta_ns;
 }
 
 static uint64_t
