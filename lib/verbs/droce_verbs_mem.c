@@ -31,9 +31,14 @@ ibv_alloc_pd(struct ibv_context *context)
 }
 
 int
-ibv_dealloc_pd(struct ibv_pd *pd)
+ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
-	free(to_pd(pd));
+	struct droce_pd *pd = to_pd(ibpd);
+
+	/* as rdma-core: a PD still holding MRs or QPs stays */
+	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	free(pd);
 	return 0;
 }
 
@@ -72,6 +77,7 @@ reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 		errno = -ret;
 		return NULL;
 	}
+	__atomic_add_fetch(&to_pd(pd)->users, 1, __ATOMIC_RELAXED);
 	mr->mr.context = pd->context;
 	mr->mr.pd = pd;
 	mr->mr.addr = addr;
@@ -110,6 +116,7 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct droce_mr *mr = to_mr(ibmr);
 
 	droce_mr_unregister(to_ctx(ibmr->context)->dev, &mr->eng);
+	__atomic_sub_fetch(&to_pd(ibmr->pd)->users, 1, __ATOMIC_RELEASE);
 	free(mr);
 	return 0;
 }

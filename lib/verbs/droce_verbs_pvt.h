@@ -44,6 +44,7 @@ struct droce_context {
 struct droce_pd {
 	struct ibv_pd pd;
 	struct droce_pd_eng eng;
+	uint32_t users;		/**< MRs and QPs on it: dealloc waits for 0 */
 };
 
 struct droce_mr {

@@ -177,6 +177,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	}
 	__atomic_add_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&to_pd(pd)->users, 1, __ATOMIC_RELAXED);
 
 	qp->qpx.qp_base.context = context;
 	qp->qpx.qp_base.qp_context = attr->qp_context;
@@ -266,6 +267,7 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 		cq_clean(qp->recv_cq, qp);
 	__atomic_sub_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&to_pd(ibqp->pd)->users, 1, __ATOMIC_RELEASE);
 	pthread_mutex_destroy(&qp->modify_lock);
 	rte_free(qp->sq.slots);
 	rte_free(qp->rq.slots);
@@ -314,6 +316,10 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	if (ret != 0)
 		goto out;
 	if (next == IBV_QPS_RESET) {
+		/* the completions of the old queue contents go with them */
+		cq_clean(qp->send_cq, qp);
+		if (qp->recv_cq != qp->send_cq)
+			cq_clean(qp->recv_cq, qp);
 		wq_reset(&qp->sq);
 		wq_reset(&qp->rq);
 	}
