@@ -319,6 +319,8 @@ struct droce_qp {
 		uint64_t rnr_at;
 		bool gap_rewound;      /**< READ response gap already asked */
 		uint32_t gap_psn;
+		bool halted;           /**< a WQE failed locally: */
+		uint32_t halt_idx;     /**< this one; nothing from it is sent */
 	} req;
 
 	/* responder */

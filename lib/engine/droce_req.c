@@ -284,6 +284,16 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
 		    qp->req.cwnd)
 			break;
+		if (unlikely(qp->req.halted) &&
+		    (int32_t)(qp->req.cons - qp->req.halt_idx) >= 0) {
+			/* resent up to the failed WQE: step over it, so that
+			 * it completes in turn, and send nothing after it */
+			if (qp->req.cons == qp->req.halt_idx) {
+				qp->req.cons++;
+				droce_req_complete(qp);
+			}
+			break;
+		}
 		if (st->state == DROCE_WQE_POSTED) {
 			int ret;
 
@@ -295,7 +305,10 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 			if ((int32_t)(qp->req.cons - qp->req.started) >= 0)
 				qp->req.started = qp->req.cons + 1;
 			if (ret == 1) {
-				/* nothing to send: it completes in turn */
+				/* nothing to send: it completes in turn, and
+				 * the WQEs after it wait for the flush */
+				qp->req.halted = true;
+				qp->req.halt_idx = qp->req.cons;
 				qp->req.cons++;
 				droce_req_complete(qp);
 				break;

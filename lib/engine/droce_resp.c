@@ -13,6 +13,8 @@
  * order, ACKs are coalesced to one per pass.
  */
 
+#include <limits.h>
+
 #include "droce_engine_pvt.h"
 
 #define NO_OPCODE 0xff
@@ -33,10 +35,17 @@ droce_resp_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
 	droce_pkt_send(qp, m, 0);
 }
 
-/* NAK @p code for the expected PSN and fail the QP. */
+static bool send_owed(struct droce_qp *qp, unsigned int budget);
+
+/*
+ * NAK @p code for the expected PSN and fail the QP. The READ responses
+ * and atomic ACKs of requests accepted before go first: the responder
+ * answers in PSN order, and an error QP sends nothing more.
+ */
 static void
 nak_fatal(struct droce_qp *qp, uint8_t code)
 {
+	send_owed(qp, UINT_MAX);
 	qp->stats.naks_sent++;
 	droce_resp_send_ack(qp, DROCE_AETH_NAK | code, qp->resp.psn);
 	droce_qp_error(qp);
@@ -521,15 +530,13 @@ send_read_response(struct droce_qp *qp, struct droce_rd_res *res)
 	return true;
 }
 
-void
-droce_resp_run(struct droce_qp *qp, uint64_t now)
+/*
+ * Send up to @p budget packets of READ responses and atomic ACKs, oldest
+ * first. False when sending failed (no mbuf) or the QP failed.
+ */
+static bool
+send_owed(struct droce_qp *qp, unsigned int budget)
 {
-	unsigned int budget = DROCE_QP_BUDGET;
-
-	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
-		return;
-	if (!droce_qp_path_ready(qp, now))
-		return;
 	while (qp->resp.res_sending > 0 && budget > 0) {
 		struct droce_rd_res *res = res_next(qp);
 		bool ok;
@@ -546,9 +553,21 @@ droce_resp_run(struct droce_qp *qp, uint64_t now)
 			ok = send_read_response(qp, res);
 		}
 		if (!ok || qp->state == IBV_QPS_ERR)
-			return;
+			return false;
 		budget--;
 	}
+	return true;
+}
+
+void
+droce_resp_run(struct droce_qp *qp, uint64_t now)
+{
+	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
+		return;
+	if (!droce_qp_path_ready(qp, now))
+		return;
+	if (!send_owed(qp, DROCE_QP_BUDGET))
+		return;
 	if (qp->resp.ack_pending) {
 		struct droce_rd_res *res = res_next(qp);
 
