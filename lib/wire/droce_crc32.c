@@ -12,8 +12,8 @@
  *    64 bytes at a time (four 512-bit registers, 256 bytes at a time,
  *    with AVX-512), then into one lane, which Barrett reduction turns
  *    into the CRC (a lane's CRC with a zero seed equals the CRC of
- *    everything folded into it); a tail under 16 bytes goes through the
- *    tables.
+ *    everything folded into it); a tail under 16 bytes joins the last
+ *    lane through an overlapping load.
  */
 
 #include <stdbool.h>
@@ -104,12 +104,53 @@ lane_reduce(__m128i x)
 	return (uint32_t)(zz >> 32) ^ (uint32_t)((uint64_t)_mm_cvtsi128_si64(q) >> 32);
 }
 
+/*
+ * pshufb masks: 16 bytes from offset 16 - s shift a lane s bytes towards
+ * its end (later in the message), from offset 16 + s s bytes towards its
+ * start; 0x80 makes a zero byte.
+ */
+static const uint8_t shuffle_tbl[48] = {
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+};
+
+/*
+ * The CRC of lane x followed by the last @p r (< 16) bytes before @p end,
+ * with no table: the lane's first r bytes, alone in a lane, are folded
+ * into its last 16 - r bytes joined by the tail. Needs 16 readable bytes
+ * before end.
+ */
+static inline __attribute__((target("pclmul,sse4.1"))) uint32_t
+lane_finish(__m128i x, const uint8_t *end, size_t r)
+{
+	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
+					    (long long)CRC32_FOLD128_HI);
+	__m128i head, rest, down;
+
+	if (r == 0)
+		return lane_reduce(x);
+	down = _mm_loadu_si128((const __m128i *)(shuffle_tbl + 16 + r));
+	head = _mm_shuffle_epi8(x, _mm_loadu_si128((const __m128i *)
+					(shuffle_tbl + r)));
+	rest = _mm_blendv_epi8(_mm_shuffle_epi8(x, down),
+			       _mm_loadu_si128((const __m128i *)(end - 16)),
+			       down);
+	return lane_reduce(fold(head, k128, rest));
+}
+
 __attribute__((target("pclmul,sse4.1"))) uint32_t
 droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	const __m128i k512 = _mm_set_epi64x((long long)CRC32_FOLD512_LO,
 					    (long long)CRC32_FOLD512_HI);
+	const __m128i k384 = _mm_set_epi64x((long long)CRC32_FOLD384_LO,
+					    (long long)CRC32_FOLD384_HI);
+	const __m128i k256 = _mm_set_epi64x((long long)CRC32_FOLD256_LO,
+					    (long long)CRC32_FOLD256_HI);
 	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
 					    (long long)CRC32_FOLD128_HI);
 	__m128i x0, x1, x2, x3;
@@ -138,9 +179,9 @@ droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 		len -= 64;
 	}
 
-	x0 = fold(x0, k128, x1);
-	x0 = fold(x0, k128, x2);
-	x0 = fold(x0, k128, x3);
+	/* the four lanes into one, side by side rather than in a chain */
+	x0 = _mm_xor_si128(fold(x0, k384, fold(x2, k128, x3)),
+			   fold(x1, k256, _mm_setzero_si128()));
 one_lane:
 	while (len >= 16) {
 		x0 = fold(x0, k128, _mm_loadu_si128((const __m128i *)p));
@@ -148,7 +189,7 @@ one_lane:
 		len -= 16;
 	}
 
-	return droce_crc32_sw(lane_reduce(x0), p, len);
+	return lane_finish(x0, p + len, len);
 }
 
 /* Fold each 128-bit lane of a 512-bit register by the constants in k. */
@@ -217,7 +258,7 @@ droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len)
 		p += 16;
 		len -= 16;
 	}
-	return droce_crc32_sw(lane_reduce(x), p, len);
+	return lane_finish(x, p + len, len);
 }
 
 static bool have_clmul;
