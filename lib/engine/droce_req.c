@@ -12,6 +12,7 @@
  * there; the retransmission and RNR timers live here too.
  */
 
+#include <rte_memcpy.h>
 #include <rte_prefetch.h>
 
 #include "droce_engine_pvt.h"
@@ -148,8 +149,8 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	if (op->flags & DROCE_OPF_IETH)
 		droce_put_be32(bth + op->offset[DROCE_EXT_IETH], wqe->imm);
 	if (wqe->flags & DROCE_WQE_INLINE)
-		memcpy(bth + op->hdr_len,
-		       (const uint8_t *)droce_send_wqe_sge(wqe) + off, len);
+		rte_memcpy(bth + op->hdr_len,
+			   (const uint8_t *)droce_send_wqe_sge(wqe) + off, len);
 	else
 		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
 			       bth + op->hdr_len, len);
