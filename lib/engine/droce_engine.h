@@ -108,8 +108,10 @@ uint64_t droce_clock_hz(void);
 
 /** A work queue shared by an application and an engine lcore. */
 struct droce_wq {
+	/* each on its own line: posters claim without touching the line
+	 * the engine polls */
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t prod_head; /**< claimed */
-	uint32_t prod_tail;         /**< published to the engine */
+	alignas(RTE_CACHE_LINE_SIZE) uint32_t prod_tail; /**< published */
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t retired; /**< freed by polls */
 	alignas(RTE_CACHE_LINE_SIZE) uint8_t *slots;
 	uint32_t mask;              /**< slot count - 1 (a power of two) */

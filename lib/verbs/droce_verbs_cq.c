@@ -149,6 +149,19 @@ cq_unlock(struct droce_cq *cq)
 		rte_spinlock_unlock(&cq->lock);
 }
 
+/*
+ * Nothing to poll, seen without the lock: a poll of an empty CQ (most of
+ * them) then costs no atomic operation. cons only grows up to prod, so a
+ * cons equal to a later read of prod was the end when it was read.
+ */
+static inline bool
+cq_empty(const struct droce_cq *cq)
+{
+	uint32_t cons = __atomic_load_n(&cq->ring.cons, __ATOMIC_RELAXED);
+
+	return cons == __atomic_load_n(&cq->ring.prod, __ATOMIC_ACQUIRE);
+}
+
 /* The completion at cons, skipping those of destroyed QPs; NULL if none. */
 static inline struct droce_cqe *
 cq_peek(struct droce_cq *cq, uint32_t *cons)
@@ -179,6 +192,8 @@ droce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	uint32_t cons;
 	int n = 0;
 
+	if (cq_empty(cq))
+		return 0;
 	cq_lock(cq);
 	cons = cq->ring.cons;
 	while (n < num_entries) {
@@ -234,6 +249,8 @@ cq_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 
 	if (attr->comp_mask != 0)
 		return EINVAL;
+	if (cq_empty(cq))
+		return ENOENT;
 	cq_lock(cq);
 	cons = cq->ring.cons;
 	cqe = cq_peek(cq, &cons);
