@@ -29,6 +29,7 @@ usage(FILE *out)
 		"  -D, --duration S     seconds (default 5)\n"
 		"  -q, --qps N          QPs (default 1, at most %d)\n"
 		"  -t, --tx-depth N     WRs in flight per QP (default 128)\n"
+		"  -l, --post_list N    WRs per post call, chained (default 1)\n"
 		"  -m, --mtu N          path MTU 256..4096 (default 1024)\n"
 		"  -x, --gid-index N    GID index (default 0)\n"
 		"  -d, --ib-dev N       device index (two processes; default 0)\n"
@@ -162,6 +163,7 @@ main(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'D' },
 		{ "qps", required_argument, NULL, 'q' },
 		{ "tx-depth", required_argument, NULL, 't' },
+		{ "post_list", required_argument, NULL, 'l' },
 		{ "mtu", required_argument, NULL, 'm' },
 		{ "gid-index", required_argument, NULL, 'x' },
 		{ "ib-dev", required_argument, NULL, 'd' },
@@ -177,6 +179,7 @@ main(int argc, char **argv)
 		.duration = 5,
 		.qps = 1,
 		.tx_depth = 128,
+		.post_list = 1,
 		.mtu = IBV_MTU_1024,
 		.port = PERF_DEFAULT_PORT,
 		.progress = true,
@@ -189,7 +192,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "s:n:D:q:t:m:x:d:p:Rh", longopts,
+	while ((opt = getopt_long(argc, argv, "s:n:D:q:t:l:m:x:d:p:Rh", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 's':
@@ -207,6 +210,9 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			o.tx_depth = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			o.post_list = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
 		case 'm':
 			if (parse_mtu(strtoul(optarg, NULL, 0), &o.mtu) < 0) {
@@ -247,6 +253,8 @@ main(int argc, char **argv)
 	if (o.test == PERF_ATOMIC_BW)
 		o.size = 8;
 	if (o.qps == 0 || o.qps > PERF_MAX_QPS || o.tx_depth == 0 ||
+	    o.post_list == 0 || o.post_list > PERF_MAX_POST_LIST ||
+	    o.post_list > o.tx_depth ||
 	    (is_lat(o.test) && o.qps != 1)) {
 		usage(stderr);
 		return 2;

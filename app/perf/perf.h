@@ -11,6 +11,7 @@
 #include <infiniband/verbs.h>
 
 #define PERF_MAX_QPS 16
+#define PERF_MAX_POST_LIST 64
 #define PERF_DEFAULT_PORT 18515
 /* receives posted per send in flight (send_bw) */
 #define PERF_RX_FACTOR 4
@@ -33,6 +34,7 @@ struct perf_opts {
 	double duration;           /* seconds */
 	unsigned int qps;
 	unsigned int tx_depth;
+	unsigned int post_list;    /* WRs per ibv_post_send call */
 	enum ibv_mtu mtu;
 	int gid_index;
 	bool server;               /* two processes: this one waits */

@@ -37,9 +37,13 @@ wr_opcode(enum perf_test t)
 	}
 }
 
+/*
+ * Post @p n WRs of QP @p q in one chain, numbered from @p seq; every
+ * @p sig-th is signalled, and the last one if @p signal_last.
+ */
 static int
-post_one(const struct perf_opts *o, struct perf_side *s, unsigned int q,
-	 uint64_t seq, bool signal)
+post_wrs(const struct perf_opts *o, struct perf_side *s, unsigned int q,
+	 uint64_t seq, unsigned int n, unsigned int sig, bool signal_last)
 {
 	uint32_t len = o->test == PERF_ATOMIC_BW ? 8 : o->size;
 	struct ibv_sge sge = {
@@ -47,25 +51,33 @@ post_one(const struct perf_opts *o, struct perf_side *s, unsigned int q,
 		.length = len,
 		.lkey = s->mr->lkey,
 	};
-	struct ibv_send_wr wr, *bad;
+	struct ibv_send_wr wr[PERF_MAX_POST_LIST], *bad;
+	unsigned int i;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = ((uint64_t)q << 56) | seq;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = wr_opcode(o->test);
-	wr.send_flags = signal ? IBV_SEND_SIGNALED : 0;
-	if (len <= 220 && (o->test == PERF_WRITE_BW || o->test == PERF_SEND_BW))
-		wr.send_flags |= IBV_SEND_INLINE;
-	if (o->test == PERF_ATOMIC_BW) {
-		wr.wr.atomic.remote_addr = s->peer.addr;
-		wr.wr.atomic.rkey = s->peer.rkey;
-		wr.wr.atomic.compare_add = 1;
-	} else {
-		wr.wr.rdma.remote_addr = s->peer.addr;
-		wr.wr.rdma.rkey = s->peer.rkey;
+	memset(wr, 0, n * sizeof(wr[0]));
+	for (i = 0; i < n; i++) {
+		struct ibv_send_wr *w = &wr[i];
+
+		w->wr_id = ((uint64_t)q << 56) | (seq + i);
+		w->sg_list = &sge;
+		w->num_sge = 1;
+		w->opcode = wr_opcode(o->test);
+		if ((seq + i) % sig == 0 || (signal_last && i + 1 == n))
+			w->send_flags = IBV_SEND_SIGNALED;
+		if (len <= 220 &&
+		    (o->test == PERF_WRITE_BW || o->test == PERF_SEND_BW))
+			w->send_flags |= IBV_SEND_INLINE;
+		if (o->test == PERF_ATOMIC_BW) {
+			w->wr.atomic.remote_addr = s->peer.addr;
+			w->wr.atomic.rkey = s->peer.rkey;
+			w->wr.atomic.compare_add = 1;
+		} else {
+			w->wr.rdma.remote_addr = s->peer.addr;
+			w->wr.rdma.rkey = s->peer.rkey;
+		}
+		w->next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
-	return ibv_post_send(s->qp[q], &wr, &bad);
+	return ibv_post_send(s->qp[q], wr, &bad);
 }
 
 static int
@@ -148,19 +160,27 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 		int n, i;
 
 		for (q = 0; q < o->qps && !stop; q++) {
-			while (st[q].posted - st[q].done < o->tx_depth &&
+			/* whole chains of post_list WRs, as perftest does */
+			while (st[q].posted - st[q].done + o->post_list <=
+			       o->tx_depth &&
 			       (o->iters == 0 || total_posted < o->iters)) {
 				uint64_t seq = st[q].posted + 1;
-				bool last_wr = o->iters != 0 &&
-					total_posted + 1 == o->iters;
+				unsigned int k = o->post_list;
+				bool last_wr;
 
-				if (post_one(o, cl, q, seq,
-					     seq % sig == 0 || last_wr) != 0) {
+				if (o->iters != 0 &&
+				    o->iters - total_posted < k)
+					k = (unsigned int)(o->iters -
+							   total_posted);
+				last_wr = o->iters != 0 &&
+					total_posted + k == o->iters;
+				if (post_wrs(o, cl, q, seq, k, sig,
+					     last_wr) != 0) {
 					fprintf(stderr, "droce-perf: post failed\n");
 					return -1;
 				}
-				st[q].posted++;
-				total_posted++;
+				st[q].posted += k;
+				total_posted += k;
 			}
 		}
 		n = ibv_poll_cq(cl->cq, 32, wc);
@@ -210,7 +230,8 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 				st[q].tail = true;
 				continue;
 			}
-			if (post_one(o, cl, q, st[q].posted + 1, true) == 0) {
+			if (post_wrs(o, cl, q, st[q].posted + 1, 1, sig,
+				     true) == 0) {
 				st[q].posted++;
 				total_posted++;
 				st[q].tail = true;
