@@ -9,6 +9,7 @@
  * budget, timers, and one transmit burst. The clock is read once a pass.
  */
 
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <rte_cycles.h>
@@ -17,7 +18,7 @@
 #include "droce_engine_pvt.h"
 
 /* Passes without work before an idle engine starts sleeping. */
-#define IDLE_PASSES 2048
+#define IDLE_PASSES 256
 
 static unsigned int
 run_control(struct droce_lcore *lc)
@@ -72,6 +73,10 @@ droce_lcore_main(void *arg)
 	const unsigned int sleep_us = droce_eng.cfg.idle_sleep_us;
 	unsigned int idle = 0;
 
+	/* an idle sleep of idle_sleep_us, not of the kernel's default 50 us
+	 * slack on top of it: a sleeping engine is a peer waiting for ACKs */
+	if (sleep_us != 0)
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE) == 0) {
 		uint64_t now = rte_get_tsc_cycles();
 		unsigned int work = run_control(lc);
