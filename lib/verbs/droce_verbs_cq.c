@@ -232,9 +232,16 @@ cur_cq(struct ibv_cq_ex *cqx)
 	return to_cqx(cqx);
 }
 
+/*
+ * The completion the iterator is on. Its WQE slot is free from here, as a
+ * hardware provider frees it when it reads the CQE: a program may post
+ * again before it moves on (ibv_rc_pingpong -t refills its receive queue
+ * between start_poll and next_poll).
+ */
 static void
 load_current(struct droce_cq *cq, const struct droce_cqe *cqe)
 {
+	cq_retire(cqe);
 	cq->cur = *cqe;
 	cq->cqx.status = cqe->status;
 	cq->cqx.wr_id = cqe->wr_id;
@@ -268,7 +275,6 @@ cq_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 static void
 consume_current(struct droce_cq *cq)
 {
-	cq_retire(&cq->cur);
 	__atomic_store_n(&cq->ring.cons, cq->ring.cons + 1, __ATOMIC_RELEASE);
 	cq->polling = false;
 }
