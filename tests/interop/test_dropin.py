@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""Debian's own rdma-core binaries, unmodified, over droce's libibverbs.so.1.
+
+  - symbols: every symbol the system's libibverbs.so.1 exports at a
+    version node is exported by droce's at the same node, and nothing
+    else is;
+  - ibv_devices and ibv_devinfo -v list droce0 and droce1 (the embedded
+    default) with their GUIDs, an active Ethernet port and RoCEv2 GIDs;
+  - ibv_rc_pingpong between two processes, one droce device each, joined
+    by net_memif: plain, with completion events (-e), with completion
+    timestamps through ibv_create_cq_ex (-t), with messages of several
+    packets, each with the received data checked (-c).
+
+The binaries run with LD_LIBRARY_PATH pointing at droce's library and
+nothing else changed.
+
+Usage: test_dropin.py --lib DIR --workdir DIR
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+SYSTEM_LIB = '/usr/lib/x86_64-linux-gnu/libibverbs.so.1'
+
+MEMIF = """[eal]
+args = --no-huge -m 512 --no-pci --no-shconf --file-prefix=dropin-{role} \
+--vdev=net_memif0,role={role},socket={sock},id=0
+[engine]
+cores = {core}
+idle_sleep_us = 20
+[device droce0]
+port = net_memif0
+mac = 02:d7:0c:e0:02:0{n}
+ipv4 = 10.0.2.{n}/24
+"""
+
+# (name, extra ibv_rc_pingpong arguments)
+PINGPONGS = [
+    ('plain', ['-c']),
+    ('events', ['-c', '-e']),
+    ('timestamps', ['-c', '-t']),
+    ('events-timestamps', ['-c', '-e', '-t', '-n', '300']),
+    ('multi-packet', ['-c', '-s', '100000', '-n', '200']),
+    ('small', ['-c', '-s', '1', '-n', '2000']),
+]
+
+failures = []
+
+
+def check(cond, what):
+    print(('ok    ' if cond else 'FAIL  ') + what)
+    if not cond:
+        failures.append(what)
+
+
+def versioned_symbols(lib):
+    """{(version, symbol)} of the symbols lib defines at a version node."""
+    out = subprocess.run(['objdump', '-T', lib], check=True,
+                         capture_output=True, text=True).stdout
+    syms = set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) < 7 or '*UND*' in line or f[-1].startswith('IBVERBS'):
+            continue
+        if f[-2].startswith('IBVERBS') or f[-2].startswith('(IBVERBS'):
+            syms.add((f[-2], f[-1]))
+    return syms
+
+
+def test_symbols(lib):
+    want = {s for s in versioned_symbols(SYSTEM_LIB)
+            if not s[0].startswith('(')}
+    have = versioned_symbols(lib)
+    check(want - have == set(),
+          'every default-version symbol of rdma-core is there '
+          '(%d; missing: %s)' % (len(want),
+                                 sorted(want - have)[:5] or 'none'))
+    check(have - want == set(),
+          'nothing more is exported (extra: %s)' %
+          (sorted(have - want)[:5] or 'none'))
+
+
+def run(cmd, env, timeout=60):
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_devices(env):
+    rc, out, err = run(['ibv_devices'], env)
+    check(rc == 0, 'ibv_devices exits 0 (%s)' % err.strip()[-200:])
+    for dev in ('droce0', 'droce1'):
+        check(re.search(r'^\s+%s\s+[0-9a-f]{16}$' % dev, out, re.M)
+              is not None, 'ibv_devices lists %s with its GUID' % dev)
+
+    rc, out, err = run(['ibv_devinfo', '-v'], env)
+    check(rc == 0, 'ibv_devinfo -v exits 0 (%s)' % err.strip()[-200:])
+    blocks = re.split(r'^hca_id:\s*', out, flags=re.M)[1:]
+    names = [b.split()[0] for b in blocks]
+    check(names == ['droce0', 'droce1'],
+          'ibv_devinfo shows droce0 and droce1 (%s)' % names)
+    for b, ip in zip(blocks, ('10.0.0.1', '10.0.0.2')):
+        name = b.split()[0]
+        for pat, what in (
+                (r'state:\s+PORT_ACTIVE', 'port active'),
+                (r'link_layer:\s+Ethernet', 'Ethernet link layer'),
+                (r'active_mtu:\s+1024', 'active MTU 1024'),
+                (r'max_qp:\s+[1-9]', 'some QPs'),
+                (r'GID\[\s*0\]:\s+::ffff:%s, RoCE v2' % re.escape(ip),
+                 'GID 0 is the IPv4-mapped RoCEv2 GID'),
+                (r'GID\[\s*1\]:\s+fe80::\S+, RoCE v2',
+                 'GID 1 the link-local RoCEv2 GID')):
+            check(re.search(pat, b) is not None, '%s: %s' % (name, what))
+
+
+def test_pingpong(args, env, name, extra, port):
+    sock = os.path.join(args.workdir, name + '.sock')
+    envs = []
+    for role, core, n in (('server', 1, 1), ('client', 0, 2)):
+        ini = os.path.join(args.workdir, '%s-%s.ini' % (name, role))
+        with open(ini, 'w') as f:
+            f.write(MEMIF.format(role=role, sock=sock, core=core, n=n))
+        envs.append(dict(env, DROCE_CONFIG=ini))
+    base = ['ibv_rc_pingpong', '-d', 'droce0', '-g', '0', '-p', str(port)]
+    server = subprocess.Popen(base + extra, env=envs[0],
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(10):
+            time.sleep(1)
+            rc, out, err = run(base + extra + ['127.0.0.1'], envs[1],
+                               timeout=120)
+            # until the server listens
+            if "Couldn't connect" not in err:
+                break
+        sout, serr = server.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        sout, serr = server.communicate()
+        rc, out, err = -1, '', 'timeout'
+    iters = extra[extra.index('-n') + 1] if '-n' in extra else '1000'
+    for side, code, o, e in (('client', rc, out, err),
+                             ('server', server.returncode, sout, serr)):
+        check(code == 0 and ('%s iters in' % iters) in o,
+              'ibv_rc_pingpong %s %s: %s' %
+              (' '.join(extra), side,
+               (o.strip().splitlines() or [''])[-1] if code == 0
+               else 'exit %s: %s' % (code, e.strip()[-300:])))
+    check('invalid data' not in out + sout,
+          'ibv_rc_pingpong %s: every page of data checked is right' %
+          ' '.join(extra))
+    if '-t' in extra:
+        check('Average receive completion clock cycles' in out,
+              'ibv_rc_pingpong -t reads completion timestamps')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--lib', required=True)
+    ap.add_argument('--workdir', required=True)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    lib = os.path.join(args.lib, 'libibverbs.so.1')
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.abspath(args.lib))
+    env.pop('DROCE_CONFIG', None)
+
+    test_symbols(lib)
+    test_devices(env)
+    for i, (name, extra) in enumerate(PINGPONGS):
+        test_pingpong(args, env, name, extra, 18620 + i)
+
+    print('%d failed' % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
