@@ -14,6 +14,9 @@
  *   [engine]
  *   cores = 1              ; CPUs of the engine lcores (default: the last)
  *   idle_sleep_us = 20     ; sleep when idle; 0 busy-polls
+ *   link_wait_s = 30       ; at start, wait up to this long for every link
+ *                          ; to be up (a memif server's comes up when its
+ *                          ; client connects); default 0
  *   pcap = /tmp/droce.pcap ; mirror every frame sent and received, one
  *                          ; file per device (droce-droce0.pcap, ...)
  *   mbufs = 16384
@@ -264,6 +267,15 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 			goto out;
 		}
 		cfg->idle_sleep_us = (unsigned int)n;
+	}
+	v = rte_cfgfile_get_entry(f, "engine", "link_wait_s");
+	if (v != NULL) {
+		if (parse_uint(v, 3600, &n) < 0) {
+			DROCE_LOG(ERR, "%s: bad link_wait_s '%s'", path, v);
+			ret = -EINVAL;
+			goto out;
+		}
+		cfg->link_wait_s = (unsigned int)n;
 	}
 	v = rte_cfgfile_get_entry(f, "engine", "pcap");
 	if (v != NULL)

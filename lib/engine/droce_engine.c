@@ -453,6 +453,36 @@ eal_init(struct droce_cfg *cfg)
 	return 0;
 }
 
+/*
+ * Wait up to link_wait_s for every port's link, so that a verbs program
+ * that checks its port at once (perftest does) finds it active when the
+ * peer comes within that time.
+ */
+static void
+links_wait(const struct droce_cfg *cfg)
+{
+	uint64_t end = rte_get_timer_cycles() +
+		(uint64_t)cfg->link_wait_s * rte_get_timer_hz();
+	unsigned int i;
+
+	for (i = 0; i < droce_eng.ndevs; i++) {
+		struct droce_dev *dev = droce_eng.devs[i];
+		struct rte_eth_link link;
+
+		for (;;) {
+			if (rte_eth_link_get_nowait(dev->port_id, &link) == 0 &&
+			    link.link_status == RTE_ETH_LINK_UP)
+				break;
+			if (rte_get_timer_cycles() >= end) {
+				DROCE_LOG(WARNING, "%s: link still down after "
+					  "%u s", dev->name, cfg->link_wait_s);
+				return;
+			}
+			rte_delay_us_sleep(10000);
+		}
+	}
+}
+
 static int
 engine_init(void)
 {
@@ -506,6 +536,8 @@ engine_init(void)
 		if (ret < 0)
 			return ret;
 	}
+	if (cfg->link_wait_s != 0)
+		links_wait(cfg);
 	return 0;
 }
 
