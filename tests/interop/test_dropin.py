@@ -11,7 +11,10 @@
   - ibv_rc_pingpong between two processes, one droce device each, joined
     by net_memif: plain, with completion events (-e), with completion
     timestamps through ibv_create_cq_ex (-t), with messages of several
-    packets, each with the received data checked (-c).
+    packets, each with the received data checked (-c);
+  - perftest's ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
+    ib_write_lat and ib_send_lat the same way, RC with their defaults,
+    messages below and above the path MTU: both sides finish and report.
 
 The binaries run with LD_LIBRARY_PATH pointing at droce's library and
 nothing else changed.
@@ -29,11 +32,13 @@ import time
 SYSTEM_LIB = '/usr/lib/x86_64-linux-gnu/libibverbs.so.1'
 
 MEMIF = """[eal]
-args = --no-huge -m 512 --no-pci --no-shconf --file-prefix=dropin-{role} \
---vdev=net_memif0,role={role},socket={sock},id=0
+args = --no-huge -m 512 --no-pci --no-shconf \
+--file-prefix=dropin-{name}-{role} \
+--vdev=net_memif0,role={role},socket={sock},socket-abstract=no,id=0
 [engine]
 cores = {core}
 idle_sleep_us = 20
+link_wait_s = 30
 [device droce0]
 port = net_memif0
 mac = 02:d7:0c:e0:02:0{n}
@@ -48,6 +53,24 @@ PINGPONGS = [
     ('events-timestamps', ['-c', '-e', '-t', '-n', '300']),
     ('multi-packet', ['-c', '-s', '100000', '-n', '200']),
     ('small', ['-c', '-s', '1', '-n', '2000']),
+]
+
+# (tool, extra arguments): perftest's defaults (RC), messages below and
+# above the path MTU
+PERFTESTS = [
+    ('ib_write_bw', ['-n', '2000']),
+    ('ib_write_bw', ['-s', '64', '-n', '2000']),
+    ('ib_write_bw', ['-s', '5000', '-n', '2000']),
+    ('ib_read_bw', ['-n', '1000']),
+    ('ib_read_bw', ['-s', '5000', '-n', '1000']),
+    ('ib_send_bw', ['-n', '2000']),
+    ('ib_send_bw', ['-s', '64', '-n', '2000']),
+    ('ib_send_bw', ['-s', '5000', '-n', '2000']),
+    ('ib_atomic_bw', ['-n', '1000']),
+    ('ib_write_lat', ['-n', '500']),
+    ('ib_write_lat', ['-s', '5000', '-n', '500']),
+    ('ib_send_lat', ['-n', '500']),
+    ('ib_send_lat', ['-s', '5000', '-n', '500']),
 ]
 
 failures = []
@@ -119,45 +142,83 @@ def test_devices(env):
             check(re.search(pat, b) is not None, '%s: %s' % (name, what))
 
 
-def test_pingpong(args, env, name, extra, port):
+def run_pair(args, env, name, argv, port):
+    """argv as memif server, then as its client: (rc, out, err) of both."""
     sock = os.path.join(args.workdir, name + '.sock')
+    if os.path.exists(sock):
+        os.unlink(sock)
     envs = []
     for role, core, n in (('server', 1, 1), ('client', 0, 2)):
         ini = os.path.join(args.workdir, '%s-%s.ini' % (name, role))
         with open(ini, 'w') as f:
-            f.write(MEMIF.format(role=role, sock=sock, core=core, n=n))
+            f.write(MEMIF.format(role=role, sock=sock, core=core, n=n,
+                                 name=name))
         envs.append(dict(env, DROCE_CONFIG=ini))
-    base = ['ibv_rc_pingpong', '-d', 'droce0', '-g', '0', '-p', str(port)]
-    server = subprocess.Popen(base + extra, env=envs[0],
-                              stdout=subprocess.PIPE,
+    argv = argv + ['-p', str(port)]
+    server = subprocess.Popen(argv, env=envs[0], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
-        for _ in range(10):
+        # the client's memif connects to the server's socket: wait for it
+        for _ in range(300):
+            if os.path.exists(sock) or server.poll() is not None:
+                break
+            time.sleep(0.1)
+        for _ in range(20):
             time.sleep(1)
-            rc, out, err = run(base + extra + ['127.0.0.1'], envs[1],
-                               timeout=120)
+            rc, out, err = run(argv + ['127.0.0.1'], envs[1], timeout=120)
             # until the server listens
-            if "Couldn't connect" not in err:
+            if "Couldn't connect" not in out + err:
                 break
         sout, serr = server.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         server.kill()
         sout, serr = server.communicate()
         rc, out, err = -1, '', 'timeout'
+    return ((rc, out, err), (server.returncode, sout, serr))
+
+
+def test_pingpong(args, env, name, extra, port):
+    base = ['ibv_rc_pingpong', '-d', 'droce0', '-g', '0']
+    client, server = run_pair(args, env, name, base + extra, port)
     iters = extra[extra.index('-n') + 1] if '-n' in extra else '1000'
-    for side, code, o, e in (('client', rc, out, err),
-                             ('server', server.returncode, sout, serr)):
+    for side, (code, o, e) in (('client', client), ('server', server)):
         check(code == 0 and ('%s iters in' % iters) in o,
               'ibv_rc_pingpong %s %s: %s' %
               (' '.join(extra), side,
                (o.strip().splitlines() or [''])[-1] if code == 0
                else 'exit %s: %s' % (code, e.strip()[-300:])))
-    check('invalid data' not in out + sout,
+    check('invalid data' not in client[1] + server[1],
           'ibv_rc_pingpong %s: every page of data checked is right' %
           ' '.join(extra))
     if '-t' in extra:
-        check('Average receive completion clock cycles' in out,
+        check('Average receive completion clock cycles' in client[1],
               'ibv_rc_pingpong -t reads completion timestamps')
+
+
+def perf_result(out):
+    """The figures of perftest's result line, or None."""
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith('#bytes') and i + 1 < len(lines):
+            f = lines[i + 1].split()
+            if len(f) >= 5 and f[0].isdigit():
+                return [float(x) for x in f[:5]]
+    return None
+
+
+def test_perftest(args, env, name, tool, extra, port):
+    lat = tool.endswith('_lat')
+    argv = [tool, '-d', 'droce0', '-x', '0'] + extra
+    client, server = run_pair(args, env, name, argv, port)
+    for side, (code, o, e) in (('client', client), ('server', server)):
+        res = perf_result(o)
+        # bw: iterations and average MB/s; lat: iterations and t_typical
+        good = (code == 0 and res is not None and res[1] > 0 and
+                (res[2] > 0 if lat else res[3] > 0))
+        check(good, '%s %s %s: %s' %
+              (tool, ' '.join(extra), side,
+               ' '.join('%g' % x for x in res) if good
+               else 'exit %s: %s' % (code, (o + e).strip()[-300:])))
 
 
 def main():
@@ -172,8 +233,14 @@ def main():
 
     test_symbols(lib)
     test_devices(env)
-    for i, (name, extra) in enumerate(PINGPONGS):
-        test_pingpong(args, env, name, extra, 18620 + i)
+    port = 18620
+    for name, extra in PINGPONGS:
+        test_pingpong(args, env, name, extra, port)
+        port += 1
+    for tool, extra in PERFTESTS:
+        name = tool + ''.join(extra).replace('-', '_')
+        test_perftest(args, env, name, tool, extra, port)
+        port += 1
 
     print('%d failed' % len(failures))
     return 1 if failures else 0
