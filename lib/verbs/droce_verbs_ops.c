@@ -9,6 +9,64 @@
 
 #include "droce_verbs_pvt.h"
 
+/* The public entry points, not verbs.h's inline wrappers of them. */
+#undef ibv_query_port
+#undef ibv_reg_mr
+int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+		   struct _compat_ibv_port_attr *port_attr);
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			  int access);
+
+/* What a call through one of verbs.h's inline ops meets when droce has
+ * not got the feature. */
+static int
+no_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
+{
+	RTE_SET_USED(qp);
+	RTE_SET_USED(mw);
+	RTE_SET_USED(bind);
+	return EOPNOTSUPP;
+}
+
+static int
+no_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		 struct ibv_recv_wr **bad_wr)
+{
+	RTE_SET_USED(srq);
+	*bad_wr = wr;
+	return EOPNOTSUPP;
+}
+
+/*
+ * The old entry points of ibv_context_ops point where libibverbs points
+ * them (at the operations themselves), for binaries built against old
+ * headers that call through them; the flow placeholders mirror the flow
+ * ops (none yet).
+ */
+#define COMPAT_OP(fn) ((void *(*)(void))(void (*)(void))(fn))
+
+static void
+set_compat_ops(struct droce_context *ctx)
+{
+	struct ibv_context_ops *ops = &ctx->vctx.context.ops;
+
+	ops->_compat_query_device = ibv_query_device;
+	ops->_compat_query_port = ibv_query_port;
+	ops->_compat_alloc_pd = COMPAT_OP(ibv_alloc_pd);
+	ops->_compat_dealloc_pd = COMPAT_OP(ibv_dealloc_pd);
+	ops->_compat_reg_mr = COMPAT_OP(ibv_reg_mr);
+	ops->_compat_dereg_mr = COMPAT_OP(ibv_dereg_mr);
+	ops->_compat_create_cq = COMPAT_OP(ibv_create_cq);
+	ops->_compat_resize_cq = COMPAT_OP(ibv_resize_cq);
+	ops->_compat_destroy_cq = COMPAT_OP(ibv_destroy_cq);
+	ops->_compat_create_qp = COMPAT_OP(ibv_create_qp);
+	ops->_compat_query_qp = COMPAT_OP(ibv_query_qp);
+	ops->_compat_modify_qp = COMPAT_OP(ibv_modify_qp);
+	ops->_compat_destroy_qp = COMPAT_OP(ibv_destroy_qp);
+	ctx->vctx.ABI_placeholder1 = (void (*)(void))ctx->vctx.ibv_create_flow;
+	ctx->vctx.ABI_placeholder2 = (void (*)(void))ctx->vctx.ibv_destroy_flow;
+}
+
 void
 droce_verbs_set_ops(struct droce_context *ctx)
 {
@@ -18,11 +76,14 @@ droce_verbs_set_ops(struct droce_context *ctx)
 	ops->req_notify_cq = droce_req_notify_cq;
 	ops->post_send = droce_post_send;
 	ops->post_recv = droce_post_recv;
+	ops->bind_mw = no_bind_mw;
+	ops->post_srq_recv = no_post_srq_recv;
 	ctx->vctx.query_port = droce_query_port_ex;
 	ctx->vctx.query_device_ex = droce_query_device_ex;
 	ctx->vctx.query_rt_values = droce_query_rt_values;
 	ctx->vctx.create_cq_ex = droce_create_cq_ex;
 	ctx->vctx.create_qp_ex = droce_create_qp_ex;
+	set_compat_ops(ctx);
 }
 
 const char *

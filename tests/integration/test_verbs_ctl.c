@@ -340,6 +340,41 @@ test_device_open_close(void **state)
 	assert_int_equal(ibv_close_device(c1), 0);
 }
 
+/*
+ * The old entry points of the context ops lead where libibverbs' do (the
+ * operations themselves), and the ops verbs.h's inline wrappers call
+ * without checking are there, failing cleanly.
+ */
+static void
+test_context_compat_ops(void **state)
+{
+	struct ibv_device **list;
+	struct ibv_context *c;
+	struct ibv_device_attr da;
+	struct ibv_pd *pd;
+
+	(void)state;
+	list = ibv_get_device_list(NULL);
+	assert_non_null(list);
+	c = ibv_open_device(list[0]);
+	assert_non_null(c);
+	memset(&da, 0, sizeof(da));
+	assert_int_equal(c->ops._compat_query_device(c, &da), 0);
+	assert_true(da.max_qp > 0);
+	pd = ((struct ibv_pd *(*)(struct ibv_context *))
+	      (void (*)(void))c->ops._compat_alloc_pd)(c);
+	assert_non_null(pd);
+	assert_ptr_equal(pd->context, c);
+	assert_int_equal(((int (*)(struct ibv_pd *))
+			  (void (*)(void))c->ops._compat_dealloc_pd)(pd), 0);
+	assert_non_null(c->ops._compat_query_port);
+	assert_non_null(c->ops._compat_create_qp);
+	assert_int_equal(c->ops.bind_mw(NULL, NULL, NULL), EOPNOTSUPP);
+	assert_non_null(c->ops.post_srq_recv);
+	ibv_free_device_list(list);
+	assert_int_equal(ibv_close_device(c), 0);
+}
+
 static void
 test_query_device(void **state)
 {
@@ -1609,6 +1644,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_list),
 		cmocka_unit_test(test_device_open_close),
+		cmocka_unit_test(test_context_compat_ops),
 		cmocka_unit_test(test_query_device),
 		cmocka_unit_test(test_query_device_ex),
 		cmocka_unit_test(test_query_port),
