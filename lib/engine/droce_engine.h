@@ -106,6 +106,12 @@ uint64_t droce_clock_hz(void);
  * signalled one of the same queue): `retired` is moved by the poller.
  */
 
+/**
+ * Outstanding READ/atomic requests a QP can have, each way (as many as
+ * Linux soft-RoCE, so perftest's exchange of them works both ways).
+ */
+#define DROCE_MAX_RD_ATOMIC 128
+
 /** A work queue shared by an application and an engine lcore. */
 struct droce_wq {
 	/* each on its own line: posters claim without touching the line

@@ -38,8 +38,6 @@ extern int droce_engine_logtype;
 #define DROCE_MAX_MR (1u << DROCE_MR_BITS)
 #define DROCE_MAX_NEIGH 64
 #define DROCE_TX_BUF 128
-/** Outstanding read/atomic requests a QP can take, each way. */
-#define DROCE_MAX_RD_ATOMIC 16
 /** Packets in flight per QP before the requester waits for ACKs. */
 #define DROCE_MAX_INFLIGHT 1024
 /**
@@ -458,6 +456,14 @@ void droce_req_rewind(struct droce_qp *qp, uint32_t psn);
  * is still wanted.
  */
 void droce_req_seek(struct droce_qp *qp, uint32_t psn);
+
+/**
+ * The ACK of the atomic WQE the requester is about to send again came
+ * (its first send was answered after a rewind): take the WQE as sent, so
+ * that the ACK completes it instead of being dropped and the atomic
+ * resent. @return true if it was taken.
+ */
+bool droce_req_take_answered(struct droce_qp *qp, uint32_t psn);
 
 
 /** Fail the oldest send WQE with @p status; the QP goes to ERR. */

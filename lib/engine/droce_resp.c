@@ -236,11 +236,18 @@ do_write(struct droce_qp *qp, const uint8_t *bth,
 	in_order_done(qp, bth, psn);
 }
 
+/* Slots of the read/atomic ring in use: max_dest_rd_atomic. */
+static inline uint32_t
+res_slots(const struct droce_qp *qp)
+{
+	return RTE_MAX((uint32_t)qp->max_dest_rd_atomic, 1u);
+}
+
 /* A slot of the read/atomic ring for a new request, or NULL if busy. */
 static struct droce_rd_res *
 res_alloc(struct droce_qp *qp)
 {
-	uint32_t n = RTE_MAX((uint32_t)qp->max_dest_rd_atomic, 1u);
+	uint32_t n = res_slots(qp);
 	struct droce_rd_res *res = &qp->resp.res[qp->resp.res_head % n];
 
 	if (res->busy && res->sending)
@@ -352,7 +359,7 @@ duplicate(struct droce_qp *qp, const uint8_t *bth,
 
 	qp->stats.dup_reqs++;
 	if (op->flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)) {
-		for (i = 0; i < DROCE_MAX_RD_ATOMIC; i++) {
+		for (i = 0; i < res_slots(qp); i++) {
 			struct droce_rd_res *res = &qp->resp.res[i];
 
 			if (!res->busy || droce_psn_diff(psn, res->first_psn) < 0 ||
@@ -450,7 +457,7 @@ res_next(struct droce_qp *qp)
 	struct droce_rd_res *best = NULL;
 	uint32_t i;
 
-	for (i = 0; i < DROCE_MAX_RD_ATOMIC; i++) {
+	for (i = 0; i < res_slots(qp); i++) {
 		struct droce_rd_res *r = &qp->resp.res[i];
 
 		if (r->busy && r->sending &&

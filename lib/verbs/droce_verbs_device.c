@@ -188,10 +188,10 @@ fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 	a->max_cqe = DROCE_MAX_CQE;
 	a->max_mr = 1 << 14;
 	a->max_pd = 1 << 16;
-	a->max_qp_rd_atom = 16;
+	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_ee_rd_atom = 0;
-	a->max_res_rd_atom = 16 * 4096;
-	a->max_qp_init_rd_atom = 16;
+	a->max_res_rd_atom = DROCE_MAX_RD_ATOMIC * 4096;
+	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_ee_init_rd_atom = 0;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_pkeys = 1;
