@@ -256,6 +256,8 @@ droce_comp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 			droce_req_seek(qp,
 				(aeth.syndrome & DROCE_AETH_TYPE_MASK) ==
 				DROCE_AETH_ACK ? droce_psn_add(psn, 1) : psn);
+		else if (flags & DROCE_OPF_ATOMIC)
+			droce_req_take_answered(qp, psn);
 		if (droce_psn_diff(psn, qp->req.psn) >= 0)
 			return;
 	}

@@ -433,6 +433,36 @@ droce_req_seek(struct droce_qp *qp, uint32_t psn)
 	qp->req.cons = idx;
 }
 
+bool
+droce_req_take_answered(struct droce_qp *qp, uint32_t psn)
+{
+	struct droce_send_wqe *wqe;
+	struct droce_swqe *st;
+
+	/* the requester is at psn, at the start of a WQE it sent before */
+	if (psn != qp->req.psn || qp->req.offset != 0 ||
+	    (int32_t)(qp->req.cons - qp->req.started) >= 0 ||
+	    (qp->req.halted &&
+	     (int32_t)(qp->req.cons - qp->req.halt_idx) >= 0))
+		return false;
+	wqe = droce_wq_slot(qp->cfg.sq, qp->req.cons);
+	st = droce_swqe(qp, qp->req.cons);
+	if (wqe->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+	    wqe->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD)
+		return false;
+	if (st->state == DROCE_WQE_POSTED) {
+		/* PSNs come out as they did the first time */
+		if (req_start(qp, wqe, st) != 0)
+			return false;
+	} else if (st->state != DROCE_WQE_SENDING || st->first_psn != psn) {
+		return false;
+	}
+	st->state = DROCE_WQE_SENT;
+	qp->req.psn = droce_psn_add(psn, 1);
+	qp->req.cons++;
+	return true;
+}
+
 /* Give up on the oldest WQE with @p status; the QP goes to ERR. */
 void
 droce_req_fail(struct droce_qp *qp, enum ibv_wc_status status)
