@@ -60,8 +60,12 @@ TSHARK_FIELDS = [
     'infiniband.atomicacketh.origremdt', 'infiniband.immdt',
     'infiniband.ieth', 'infiniband.deth.q_key', 'infiniband.deth.srcqp',
     'infiniband.vendor', 'infiniband.invariant.crc', 'data.len',
-    '_ws.malformed', '_ws.expert.message',
+    '_ws.malformed', '_ws.expert.message', '_ws.expert.severity',
 ]
+
+# tshark's expert severities: chat and note are remarks (a TCP handshake
+# is "chat"), warning and error are problems
+EXPERT_WARN = 0x00600000
 
 
 def tshark(tshark_roce, pcap):
@@ -87,7 +91,12 @@ def tshark(tshark_roce, pcap):
         row = {}
         for name, value in zip(TSHARK_FIELDS, values):
             parts = value.split(',')
-            row[name] = parts[-1] if name == 'infiniband.vendor' else parts[0]
+            if name == 'infiniband.vendor':
+                row[name] = parts[-1]
+            elif name == '_ws.expert.severity':
+                row[name] = max((int(p, 0) for p in parts if p), default=0)
+            else:
+                row[name] = parts[0]
         rows.append(row)
     return rows
 
