@@ -228,6 +228,19 @@ send_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	return true;
 }
 
+/*
+ * The WQE at cons failed locally: nothing to send, it completes in turn,
+ * and the WQEs after it wait for the flush.
+ */
+static void
+req_halt(struct droce_qp *qp)
+{
+	qp->req.halted = true;
+	qp->req.halt_idx = qp->req.cons;
+	qp->req.cons++;
+	droce_req_complete(qp);
+}
+
 /* Complete, in order, the WQEs that are done: CQEs where due. */
 void
 droce_req_complete(struct droce_qp *qp)
@@ -306,12 +319,7 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 			if ((int32_t)(qp->req.cons - qp->req.started) >= 0)
 				qp->req.started = qp->req.cons + 1;
 			if (ret == 1) {
-				/* nothing to send: it completes in turn, and
-				 * the WQEs after it wait for the flush */
-				qp->req.halted = true;
-				qp->req.halt_idx = qp->req.cons;
-				qp->req.cons++;
-				droce_req_complete(qp);
+				req_halt(qp);
 				break;
 			}
 		}
@@ -452,7 +460,11 @@ droce_req_take_answered(struct droce_qp *qp, uint32_t psn)
 		return false;
 	if (st->state == DROCE_WQE_POSTED) {
 		/* PSNs come out as they did the first time */
-		if (req_start(qp, wqe, st) != 0)
+		int ret = req_start(qp, wqe, st);
+
+		if (ret == 1)
+			req_halt(qp);   /* its MR went meanwhile */
+		if (ret != 0)
 			return false;
 	} else if (st->state != DROCE_WQE_SENDING || st->first_psn != psn) {
 		return false;
