@@ -158,6 +158,17 @@ now_ms(void)
 }
 
 int
+ep_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) != 0)
+		return -1;
+	return (int)attr.qp_state;
+}
+
+int
 ep_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms)
 {
 	uint64_t end = now_ms() + (uint64_t)timeout_ms;

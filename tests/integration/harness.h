@@ -63,6 +63,9 @@ int ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 /** Free everything of @p e. */
 void ep_close(struct ep *e);
 
+/** @return the state of @p qp, or -1 if it cannot be queried. */
+int ep_qp_state(struct ibv_qp *qp);
+
 /**
  * Poll @p cq until @p n completions or @p timeout_ms pass.
  * @return completions read.

@@ -170,16 +170,6 @@ sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-static enum ibv_qp_state
-qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	assert_int_equal(ibv_query_qp(qp, &attr, IBV_QP_STATE, &init), 0);
-	return attr.qp_state;
-}
-
 static void
 modify_state(struct ibv_qp *qp, enum ibv_qp_state state)
 {
@@ -417,8 +407,8 @@ remote_error(enum ibv_wr_opcode op, enum fault fault)
 	expect_quiet(a.rcq);
 
 	/* both ends of the connection are in error */
-	assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
-	assert_int_equal(qp_state(b.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
 	expect_wc(b.rcq, b.qp, 400, IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_quiet(b.rcq);
 	expect_quiet(b.scq);
@@ -572,7 +562,7 @@ test_unsignalled_error_completes(void **state)
 	expect_wc(a.scq, a.qp, 2, IBV_WC_REM_ACCESS_ERR, NULL);
 	expect_wc(a.scq, a.qp, 3, IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_quiet(a.scq);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
 	check_memory("target", b.buf, want_b);
 }
 
@@ -673,7 +663,7 @@ misaligned_atomic(enum ibv_wr_opcode op)
 		    wc.status != IBV_WC_REM_ACCESS_ERR)
 			fail_msg("misaligned atomic completed with %s",
 				 ibv_wc_status_str(wc.status));
-		assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
+		assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
 		check_memory("target", b.buf, want_b);
 		check_memory("requester", a.buf, want_a);
 		return;
@@ -681,8 +671,8 @@ misaligned_atomic(enum ibv_wr_opcode op)
 	assert_int_equal(ret, EINVAL);
 	assert_ptr_equal(bad, &wr);
 	expect_quiet(a.scq);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RTS);
-	assert_int_equal(qp_state(b.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
 	check_memory("target", b.buf, want_b);
 	check_memory("requester", a.buf, want_a);
 
@@ -734,10 +724,10 @@ local_error(const struct req *r)
 	expect_wc(a.scq, a.qp, 3, IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_quiet(a.scq);
 	expect_wc(a.rcq, a.qp, 300, IBV_WC_WR_FLUSH_ERR, NULL);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
 	/* nothing reached b: its receive is still posted */
 	expect_quiet(b.rcq);
-	assert_int_equal(qp_state(b.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
 	check_memory("target", b.buf, want_b);
 	check_memory("requester", a.buf, want_a);
 }
@@ -869,7 +859,7 @@ local_error_behind_rnr(void)
 	expect_wc(a.scq, a.qp, 2, IBV_WC_LOC_PROT_ERR, NULL);
 	expect_wc(a.scq, a.qp, 3, IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_quiet(a.scq);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
 	check_memory("target", b.buf, want_b);
 }
 
@@ -912,8 +902,8 @@ recv_too_small(uint32_t len, uint32_t room)
 	expect_wc(a.scq, a.qp, 1, IBV_WC_REM_INV_REQ_ERR, NULL);
 	expect_wc(a.scq, a.qp, 2, IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_quiet(a.scq);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
-	assert_int_equal(qp_state(b.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
 	/* the receive buffer is undefined; nothing past it is written */
 	memcpy(want_b + B_RECV, b.buf + B_RECV, room);
 	check_memory("receiver", b.buf, want_b);
@@ -959,8 +949,8 @@ rnr_infinite(enum ibv_wr_opcode op, uint32_t len)
 		.imm = htobe32(0x12345678) }), 0);
 	sleep_ms(20);
 	expect_quiet(a.scq);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RTS);
-	assert_int_equal(qp_state(b.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
 	assert_int_equal(ep_post_recv(&b, 400, B_RECV, 4096), 0);
 
 	expect_wc(a.scq, a.qp, 1, IBV_WC_SUCCESS, &wc);
@@ -1036,9 +1026,9 @@ rnr_exhausted(uint8_t rnr_retry)
 	expect_wc(a.scq, a.qp, 2, IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_quiet(a.scq);
 	expect_wc(a.rcq, a.qp, 300, IBV_WC_WR_FLUSH_ERR, NULL);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
 	/* RNR is not an error of the responder */
-	assert_int_equal(qp_state(b.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
 	assert_int_equal(droce_query_qp_counters(a.qp, &ca), 0);
 	assert_int_equal(ca.rnr_naks_rcvd, (uint64_t)rnr_retry + 1);
 	check_memory("receiver", b.buf, want_b);
@@ -1105,7 +1095,7 @@ peer_gone(enum gone how, enum ibv_wr_opcode op)
 	expect_wc(a.scq, a.qp, 3, IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_quiet(a.scq);
 	expect_wc(a.rcq, a.qp, 300, IBV_WC_WR_FLUSH_ERR, NULL);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
 
 	/* the first try and retry_cnt retries, each a full timeout */
 	assert_int_equal(droce_query_qp_counters(a.qp, &ca), 0);
@@ -1163,7 +1153,7 @@ break_pair(void)
 	expect_wc(a.scq, a.qp, 2, IBV_WC_REM_ACCESS_ERR, NULL);
 	expect_wc(a.rcq, a.qp, 300, IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_quiet(a.scq);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
 }
 
 /* SEND, WRITE and READ between a and b, all checked. */
@@ -1216,14 +1206,14 @@ test_recover_new_peer(void **state)
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE },
 		IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 		IBV_QP_ACCESS_FLAGS), EINVAL);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
 	modify_state(a.qp, IBV_QPS_RESET);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RESET);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RESET);
 	ep_close(&b);
 	assert_int_equal(ep_open(&b, 1, BUF, &opts), 0);
 	assert_int_equal(ep_connect(&a, &b, &opts), 0);
 	assert_int_equal(ep_connect(&b, &a, &opts), 0);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTS);
 	traffic_ok();
 }
 
@@ -1235,14 +1225,14 @@ test_recover_same_pair(void **state)
 	opts_fast(&opts);
 	pair_open(&opts);
 	break_pair();
-	assert_int_equal(qp_state(b.qp), IBV_QPS_ERR);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
 
 	modify_state(a.qp, IBV_QPS_RESET);
 	modify_state(b.qp, IBV_QPS_RESET);
 	assert_int_equal(ep_connect(&a, &b, &opts), 0);
 	assert_int_equal(ep_connect(&b, &a, &opts), 0);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RTS);
-	assert_int_equal(qp_state(b.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
 	traffic_ok();
 	/* and again, from the other side */
 	post_recv_slot(&a, A_RECV, 320, 0);

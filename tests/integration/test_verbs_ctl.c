@@ -157,16 +157,6 @@ qp_caps(struct ep *e)
 	return init.cap;
 }
 
-static enum ibv_qp_state
-qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	assert_int_equal(ibv_query_qp(qp, &attr, IBV_QP_STATE, &init), 0);
-	return attr.qp_state;
-}
-
 /*
  * Move @p e's QP to @p state with the attributes of @p mask (IBV_QP_STATE
  * is added); every attribute is filled for a path to @p peer.
@@ -994,28 +984,28 @@ test_qp_missing_mask(void **state)
 	for (i = 0; i < sizeof(init_req) / sizeof(init_req[0]); i++) {
 		ret = qp_modify(&a, IBV_QPS_INIT, INIT_MASK & ~init_req[i], &b);
 		assert_int_equal(ret, EINVAL);
-		assert_int_equal(qp_state(a.qp), IBV_QPS_RESET);
+		assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RESET);
 		assert_int_equal(a.qp->state, IBV_QPS_RESET);
 	}
 	assert_int_equal(qp_modify(&a, IBV_QPS_INIT, INIT_MASK, &b), 0);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_INIT);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_INIT);
 	assert_int_equal(a.qp->state, IBV_QPS_INIT);
 
 	for (i = 0; i < sizeof(rtr_req) / sizeof(rtr_req[0]); i++) {
 		ret = qp_modify(&a, IBV_QPS_RTR, RTR_MASK & ~rtr_req[i], &b);
 		assert_int_equal(ret, EINVAL);
-		assert_int_equal(qp_state(a.qp), IBV_QPS_INIT);
+		assert_int_equal(ep_qp_state(a.qp), IBV_QPS_INIT);
 	}
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTR, RTR_MASK, &b), 0);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RTR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTR);
 
 	for (i = 0; i < sizeof(rts_req) / sizeof(rts_req[0]); i++) {
 		ret = qp_modify(&a, IBV_QPS_RTS, RTS_MASK & ~rts_req[i], &b);
 		assert_int_equal(ret, EINVAL);
-		assert_int_equal(qp_state(a.qp), IBV_QPS_RTR);
+		assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTR);
 	}
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTS, RTS_MASK, &b), 0);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTS);
 	assert_int_equal(a.qp->state, IBV_QPS_RTS);
 }
 
@@ -1029,27 +1019,27 @@ test_qp_illegal_transition(void **state)
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTS, RTS_MASK, &b), EINVAL);
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTS, all, &b), EINVAL);
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTR, RTR_MASK, &b), EINVAL);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RESET);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RESET);
 	assert_int_equal(a.qp->state, IBV_QPS_RESET);
 
 	/* INIT does not skip RTR */
 	qp_bring_up(&a, &b, IBV_QPS_INIT);
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTS, RTS_MASK, &b), EINVAL);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_INIT);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_INIT);
 
 	/* no way back but to RESET or ERR */
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTR, RTR_MASK, &b), 0);
 	assert_int_equal(qp_modify(&a, IBV_QPS_INIT, INIT_MASK, &b), EINVAL);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RTR);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTR);
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTS, RTS_MASK, &b), 0);
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTR, RTR_MASK, &b), EINVAL);
 	assert_int_equal(qp_modify(&a, IBV_QPS_INIT, INIT_MASK, &b), EINVAL);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTS);
 
 	/* an attribute RTS->RTS does not take */
 	assert_int_equal(qp_modify(&a, IBV_QPS_RTS, IBV_QP_DEST_QPN, &b),
 			 EINVAL);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTS);
 }
 
 /* ibv_query_qp gives back what the transitions set. */
@@ -1130,20 +1120,20 @@ test_qp_to_err_and_reset(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
 		qp_bring_up(&a, &b, from[i]);
-		assert_int_equal(qp_state(a.qp), from[i]);
+		assert_int_equal(ep_qp_state(a.qp), from[i]);
 		/* a receive waiting when the QP fails is flushed */
 		assert_int_equal(ep_post_recv(&a, 10 + i, 0, 64), 0);
 		assert_int_equal(qp_modify(&a, IBV_QPS_ERR, 0, &b), 0);
-		assert_int_equal(qp_state(a.qp), IBV_QPS_ERR);
+		assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
 		assert_int_equal(a.qp->state, IBV_QPS_ERR);
 		expect_wc(a.rcq, 10 + i, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV);
 		assert_int_equal(qp_modify(&a, IBV_QPS_RESET, 0, &b), 0);
-		assert_int_equal(qp_state(a.qp), IBV_QPS_RESET);
+		assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RESET);
 		assert_int_equal(a.qp->state, IBV_QPS_RESET);
 
 		qp_bring_up(&a, &b, from[i]);
 		assert_int_equal(qp_modify(&a, IBV_QPS_RESET, 0, &b), 0);
-		assert_int_equal(qp_state(a.qp), IBV_QPS_RESET);
+		assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RESET);
 		assert_int_equal(a.qp->state, IBV_QPS_RESET);
 	}
 
@@ -1154,7 +1144,7 @@ test_qp_to_err_and_reset(void **state)
 				 IBV_SEND_SIGNALED), 0);
 	expect_wc(a.scq, 77, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND);
 	assert_int_equal(qp_modify(&a, IBV_QPS_RESET, 0, &b), 0);
-	assert_int_equal(qp_state(a.qp), IBV_QPS_RESET);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RESET);
 }
 
 /* After RESET a QP comes up again as new and carries traffic. */
