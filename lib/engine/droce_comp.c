@@ -7,7 +7,9 @@
  * request up to its PSN; a READ response or atomic ACK does the same for
  * the requests before it and carries the data of its own. A NAK rewinds
  * the requester (PSN sequence error), makes it wait (RNR) or fails the
- * WQE (access, invalid request, operational errors). WQEs complete in
+ * WQE (access, invalid request, operational errors). A READ or atomic
+ * left without its response when a later one is answered is asked again
+ * on its own; the READs after it keep their responses. WQEs complete in
  * order; progress restarts the retransmission timer and the retry counts.
  */
 
@@ -39,7 +41,6 @@ progress(struct droce_qp *qp, uint32_t psn, uint64_t now)
 			}
 		}
 	}
-	qp->req.gap_rewound = false;
 	qp->req.retry_left = qp->retry_cnt;
 	qp->req.rnr_left = qp->rnr_retry;
 	qp->req.rexmit_at = qp->timeout_cycles != 0 ?
@@ -47,12 +48,15 @@ progress(struct droce_qp *qp, uint32_t psn, uint64_t now)
 }
 
 /*
- * Mark done every SEND/WRITE WQE whose last PSN is at or before @p psn.
- * A READ or atomic covered by it lost its response: resend it.
- * @return true if the requester was rewound.
+ * The responder has every request up to @p upto: mark done every SEND or
+ * WRITE WQE whose last PSN is at or before it. A READ or atomic before it
+ * that is still missing its response lost it (or its request): ask again.
+ * @p psn is the PSN of the response that says so.
+ * @return the index of the first WQE not done that is not before @p upto
+ * (qp->req.cons if none), or of one being sent again.
  */
-static bool
-ack_upto(struct droce_qp *qp, uint32_t psn)
+static uint32_t
+ack_upto(struct droce_qp *qp, uint32_t upto, uint32_t psn)
 {
 	struct droce_wq *sq = qp->cfg.sq;
 	uint32_t idx;
@@ -63,47 +67,38 @@ ack_upto(struct droce_qp *qp, uint32_t psn)
 		if (st->state == DROCE_WQE_DONE)
 			continue;
 		if (st->state != DROCE_WQE_SENT ||
-		    droce_psn_diff(st->last_psn, psn) > 0)
+		    droce_psn_diff(st->last_psn, upto) > 0)
 			break;
 		if (is_rd_atomic(((struct droce_send_wqe *)
-				  droce_wq_slot(sq, idx))->opcode)) {
-			/* acknowledged past its last response: the responses
-			 * were lost, ask again */
-			droce_req_rewind(qp, droce_psn_add(st->first_psn,
-					 st->done_bytes / qp->mtu));
-			return true;
-		}
-		st->state = DROCE_WQE_DONE;
+				  droce_wq_slot(sq, idx))->opcode))
+			droce_req_ask_again(qp, idx, psn);
+		else
+			st->state = DROCE_WQE_DONE;
 	}
-	return false;
+	return idx;
 }
 
 /*
- * The oldest WQE not done, if it is the READ or atomic @p psn answers:
- * its index goes to *idx.
+ * The READ or atomic WQE a response to @p psn answers, acknowledging
+ * what came before it: its index goes to *idx.
  */
 static struct droce_send_wqe *
 rd_atomic_wqe(struct droce_qp *qp, uint32_t psn, uint32_t *idx)
 {
-	struct droce_wq *sq = qp->cfg.sq;
-	uint32_t i;
+	uint32_t i = ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK), psn);
+	const struct droce_swqe *st;
+	struct droce_send_wqe *wqe;
 
-	for (i = qp->req.comp; i != qp->req.cons; i++) {
-		const struct droce_swqe *st = droce_swqe(qp, i);
-		struct droce_send_wqe *wqe;
-
-		if (st->state == DROCE_WQE_DONE)
-			continue;
-		wqe = droce_wq_slot(sq, i);
-		if (!is_rd_atomic(wqe->opcode) || st->state != DROCE_WQE_SENT)
-			return NULL;
-		if (droce_psn_diff(psn, st->first_psn) < 0 ||
-		    droce_psn_diff(psn, st->last_psn) > 0)
-			return NULL;
-		*idx = i;
-		return wqe;
-	}
-	return NULL;
+	if (i == qp->req.cons)
+		return NULL;
+	st = droce_swqe(qp, i);
+	wqe = droce_wq_slot(qp->cfg.sq, i);
+	if (!is_rd_atomic(wqe->opcode) || st->state != DROCE_WQE_SENT ||
+	    droce_psn_diff(psn, st->first_psn) < 0 ||
+	    droce_psn_diff(psn, st->last_psn) > 0)
+		return NULL;
+	*idx = i;
+	return wqe;
 }
 
 static void
@@ -114,23 +109,15 @@ read_response(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 	struct droce_swqe *st;
 	uint32_t expect, idx, len = meta->payload_len;
 
-	/* a response acknowledges every request before the READ */
-	if (ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK)))
-		return;
 	wqe = rd_atomic_wqe(qp, psn, &idx);
 	if (wqe == NULL || wqe->opcode != IBV_WR_RDMA_READ)
 		return;
 	st = droce_swqe(qp, idx);
 	expect = droce_psn_add(st->first_psn, st->done_bytes / qp->mtu);
 	if (psn != expect) {
-		/* a gap: ask again from the missing response, once per gap */
-		if (droce_psn_diff(psn, expect) > 0 &&
-		    !(qp->req.gap_rewound && qp->req.gap_psn == expect)) {
-			droce_req_rewind(qp, expect);
-			qp->req.una_psn = expect;
-			qp->req.gap_rewound = true;
-			qp->req.gap_psn = expect;
-		}
+		/* a gap: ask again from the missing response */
+		if (droce_psn_diff(psn, expect) > 0)
+			droce_req_ask_again(qp, idx, psn);
 		return;
 	}
 	if (st->done_bytes + len > wqe->length ||
@@ -148,7 +135,6 @@ read_response(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 			return;
 		}
 		st->state = DROCE_WQE_DONE;
-		qp->req.rd_atomic--;
 	}
 }
 
@@ -160,8 +146,6 @@ atomic_ack(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 	struct droce_atomicacketh ack;
 	uint32_t idx;
 
-	if (ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK)))
-		return;
 	wqe = rd_atomic_wqe(qp, psn, &idx);
 	if (wqe == NULL || wqe->opcode == IBV_WR_RDMA_READ)
 		return;
@@ -170,7 +154,6 @@ atomic_ack(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, 0, &ack.orig,
 			sizeof(ack.orig));
 	droce_swqe(qp, idx)->state = DROCE_WQE_DONE;
-	qp->req.rd_atomic--;
 	progress(qp, psn, now);
 }
 
@@ -184,8 +167,7 @@ nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 	if (droce_psn_diff(psn, qp->req.una_psn) < 0)
 		return;
 	/* a NAK for psn acknowledges everything before it */
-	if (ack_upto(qp, before))
-		return;
+	ack_upto(qp, before, psn);
 	if (droce_psn_diff(psn, qp->req.una_psn) > 0)
 		progress(qp, before, now);
 	if ((syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_RNR_NAK) {
@@ -267,9 +249,10 @@ droce_comp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 	} else if (flags & DROCE_OPF_ATOMIC) {
 		atomic_ack(qp, bth, psn, meta, now);
 	} else if ((aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK) {
-		if (droce_psn_diff(psn, qp->req.una_psn) >= 0 &&
-		    !ack_upto(qp, psn))
+		if (droce_psn_diff(psn, qp->req.una_psn) >= 0) {
+			ack_upto(qp, psn, psn);
 			progress(qp, psn, now);
+		}
 	} else {
 		nak(qp, aeth.syndrome, psn, now);
 	}

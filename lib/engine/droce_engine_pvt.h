@@ -238,8 +238,10 @@ struct droce_swqe {
 	uint32_t last_psn;
 	uint32_t npkts;            /**< packets (READ: response packets) */
 	uint32_t done_bytes;       /**< READ: response bytes placed */
+	uint32_t asked_mark;       /**< sent_psn when asked again */
 	uint8_t state;             /**< enum droce_wqe_state */
 	uint8_t status;            /**< enum ibv_wc_status once DONE */
+	bool asked;                /**< READ/atomic asked again */
 };
 
 /** A read or atomic request the responder has accepted. */
@@ -316,8 +318,6 @@ struct droce_qp {
 		bool rnr_wait;
 		uint64_t rexmit_at;    /**< 0: timer stopped */
 		uint64_t rnr_at;
-		bool gap_rewound;      /**< READ response gap already asked */
-		uint32_t gap_psn;
 		bool halted;           /**< a WQE failed locally: */
 		uint32_t halt_idx;     /**< this one; nothing from it is sent */
 	} req;
@@ -464,6 +464,15 @@ void droce_req_seek(struct droce_qp *qp, uint32_t psn);
  * resent. @return true if it was taken.
  */
 bool droce_req_take_answered(struct droce_qp *qp, uint32_t psn);
+
+/**
+ * A response to @p psn came, after the READ or atomic WQE @p idx, which
+ * is still missing its own: its request or responses were lost. Send its
+ * request again (a READ from its first missing response) without moving
+ * the requester, unless it was asked again already and @p psn may answer
+ * something sent before that.
+ */
+void droce_req_ask_again(struct droce_qp *qp, uint32_t idx, uint32_t psn);
 
 
 /** Fail the oldest send WQE with @p status; the QP goes to ERR. */

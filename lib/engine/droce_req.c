@@ -35,6 +35,20 @@ wqe_npkts(const struct droce_qp *qp, const struct droce_send_wqe *wqe)
 	return wqe->length == 0 ? 1 : (wqe->length + qp->mtu - 1) / qp->mtu;
 }
 
+/* @return true if a READ or atomic before cons is missing its answer. */
+static bool
+rd_atomic_unanswered(const struct droce_qp *qp)
+{
+	uint32_t idx;
+
+	for (idx = qp->req.comp; idx != qp->req.cons; idx++)
+		if (droce_swqe(qp, idx)->state != DROCE_WQE_DONE &&
+		    is_rd_atomic(((const struct droce_send_wqe *)
+				  droce_wq_slot(qp->cfg.sq, idx))->opcode))
+			return true;
+	return false;
+}
+
 /*
  * Begin a WQE: wait for a fence or a read/atomic slot, check its local
  * buffers, give it its PSNs.
@@ -47,10 +61,13 @@ req_start(struct droce_qp *qp, struct droce_send_wqe *wqe,
 {
 	bool rd_atomic = is_rd_atomic(wqe->opcode);
 	bool write_local = rd_atomic;
+	/* started before and rewound since: it holds its responder
+	 * resource still, and counts already */
+	bool again = (int32_t)(qp->req.cons - qp->req.started) < 0;
 
-	if ((wqe->flags & DROCE_WQE_FENCE) && qp->req.rd_atomic > 0)
+	if ((wqe->flags & DROCE_WQE_FENCE) && rd_atomic_unanswered(qp))
 		return -EAGAIN;
-	if (rd_atomic &&
+	if (rd_atomic && !again &&
 	    qp->req.rd_atomic >= RTE_MAX((uint32_t)qp->max_rd_atomic, 1u))
 		return -EAGAIN;
 	if (!(wqe->flags & DROCE_WQE_INLINE) &&
@@ -63,11 +80,15 @@ req_start(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	st->first_psn = qp->req.psn;
 	st->npkts = wqe_npkts(qp, wqe);
 	st->last_psn = droce_psn_add(st->first_psn, st->npkts - 1);
-	st->done_bytes = 0;
+	/* a READ asks again from what has not arrived: the responder may
+	 * have narrowed its resource to that part when asked again before */
+	if (!again)
+		st->done_bytes = 0;
+	st->asked = false;
 	st->status = IBV_WC_SUCCESS;
 	st->state = DROCE_WQE_SENDING;
 	qp->req.offset = 0;
-	if (rd_atomic)
+	if (rd_atomic && !again)
 		qp->req.rd_atomic++;
 	return 0;
 }
@@ -166,20 +187,21 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	return true;
 }
 
-/* Send a READ request for what has not arrived yet. */
+/*
+ * Send the request of a READ (for what has not arrived yet) or an atomic,
+ * the requester staying where it is. @return false if out of mbufs.
+ */
 static bool
-send_read(struct droce_qp *qp, struct droce_send_wqe *wqe,
-	  struct droce_swqe *st)
+rd_atomic_request(struct droce_qp *qp, const struct droce_send_wqe *wqe,
+		  const struct droce_swqe *st)
 {
-	uint8_t opcode = DROCE_TR_RC | DROCE_OP_READ_REQUEST;
+	bool read = wqe->opcode == IBV_WR_RDMA_READ;
+	uint8_t opcode = DROCE_TR_RC | (read ? DROCE_OP_READ_REQUEST :
+		wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+		DROCE_OP_COMPARE_SWAP : DROCE_OP_FETCH_ADD);
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	uint32_t done = st->done_bytes;
 	uint32_t psn = droce_psn_add(st->first_psn, done / qp->mtu);
-	struct droce_reth reth = {
-		.va = wqe->remote_addr + done,
-		.rkey = wqe->rkey,
-		.dlen = wqe->length - done,
-	};
 	struct rte_mbuf *m;
 	uint8_t *bth;
 
@@ -187,45 +209,59 @@ send_read(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	if (m == NULL)
 		return false;
 	count_sent(qp, psn, droce_psn_add(st->last_psn, 1));
-	droce_reth_encode(bth + op->offset[DROCE_EXT_RETH], &reth);
+	if (read) {
+		struct droce_reth reth = {
+			.va = wqe->remote_addr + done,
+			.rkey = wqe->rkey,
+			.dlen = wqe->length - done,
+		};
+
+		droce_reth_encode(bth + op->offset[DROCE_EXT_RETH], &reth);
+	} else {
+		struct droce_atomiceth a = {
+			.va = wqe->remote_addr,
+			.rkey = wqe->rkey,
+			.swap_add = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+				wqe->swap : wqe->compare_add,
+			.compare = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+				wqe->compare_add : 0,
+		};
+
+		droce_atomiceth_encode(bth + op->offset[DROCE_EXT_ATOMICETH],
+				       &a);
+	}
 	droce_pkt_send(qp, m, 0);
+	return true;
+}
+
+/* Send the READ or atomic at cons and move past it. */
+static bool
+send_rd_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe,
+	       struct droce_swqe *st)
+{
+	if (!rd_atomic_request(qp, wqe, st))
+		return false;
 	qp->req.noack_pkts = 0;
 	qp->req.psn = droce_psn_add(st->last_psn, 1);
 	st->state = DROCE_WQE_SENT;
+	st->asked = false;
 	qp->req.cons++;
 	return true;
 }
 
-static bool
-send_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe,
-	    struct droce_swqe *st)
+void
+droce_req_ask_again(struct droce_qp *qp, uint32_t idx, uint32_t psn)
 {
-	uint8_t opcode = DROCE_TR_RC |
-		(wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-		 DROCE_OP_COMPARE_SWAP : DROCE_OP_FETCH_ADD);
-	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
-	struct droce_atomiceth a = {
-		.va = wqe->remote_addr,
-		.rkey = wqe->rkey,
-		.swap_add = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-			wqe->swap : wqe->compare_add,
-		.compare = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-			wqe->compare_add : 0,
-	};
-	struct rte_mbuf *m;
-	uint8_t *bth;
+	struct droce_swqe *st = droce_swqe(qp, idx);
 
-	m = droce_pkt_alloc(qp, opcode, st->first_psn, true, false, 0, &bth);
-	if (m == NULL)
-		return false;
-	count_sent(qp, st->first_psn, droce_psn_add(st->first_psn, 1));
-	droce_atomiceth_encode(bth + op->offset[DROCE_EXT_ATOMICETH], &a);
-	droce_pkt_send(qp, m, 0);
-	qp->req.noack_pkts = 0;
-	qp->req.psn = droce_psn_add(st->first_psn, 1);
-	st->state = DROCE_WQE_SENT;
-	qp->req.cons++;
-	return true;
+	/* the answer to the last request may still be on its way: a
+	 * response to something sent after that request says it is not */
+	if (st->asked && droce_psn_diff(psn, st->asked_mark) < 0)
+		return;
+	if (!rd_atomic_request(qp, droce_wq_slot(qp->cfg.sq, idx), st))
+		return;         /* out of mbufs: a later response or the timer */
+	st->asked = true;
+	st->asked_mark = qp->req.sent_psn;
 }
 
 /*
@@ -246,6 +282,7 @@ void
 droce_req_complete(struct droce_qp *qp)
 {
 	struct droce_wq *sq = qp->cfg.sq;
+	uint32_t una;
 
 	while (qp->req.comp != qp->req.cons) {
 		struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
@@ -260,10 +297,22 @@ droce_req_complete(struct droce_qp *qp)
 			return;
 		}
 		wqe = droce_wq_slot(sq, qp->req.comp);
+		/* a READ or atomic holds its place at the responder until
+		 * every one before it is answered too */
+		if (is_rd_atomic(wqe->opcode))
+			qp->req.rd_atomic--;
 		if ((wqe->flags & DROCE_WQE_SIGNALED) || qp->cfg.sq_sig_all)
 			droce_qp_send_cqe(qp, qp->req.comp, IBV_WC_SUCCESS);
 		qp->req.comp++;
 	}
+	/* everything before the oldest WQE not completed is answered (WQEs
+	 * answered out of order after a lost READ response come here) */
+	if (qp->req.comp != qp->req.cons || qp->req.offset != 0)
+		una = droce_swqe(qp, qp->req.comp)->first_psn;
+	else
+		una = qp->req.psn;
+	if (droce_psn_diff(una, qp->req.una_psn) > 0)
+		qp->req.una_psn = una;
 }
 
 void
@@ -295,9 +344,6 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 		struct droce_swqe *st = droce_swqe(qp, qp->req.cons);
 		bool ok;
 
-		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
-		    qp->req.cwnd)
-			break;
 		if (unlikely(qp->req.halted) &&
 		    (int32_t)(qp->req.cons - qp->req.halt_idx) >= 0) {
 			/* resent up to the failed WQE: step over it, so that
@@ -308,6 +354,16 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 			}
 			break;
 		}
+		if (unlikely(st->state == DROCE_WQE_DONE)) {
+			/* answered in full after an earlier WQE's responses
+			 * went missing: resending from before it, skip it */
+			qp->req.psn = droce_psn_add(st->last_psn, 1);
+			qp->req.cons++;
+			continue;
+		}
+		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
+		    qp->req.cwnd)
+			break;
 		if (st->state == DROCE_WQE_POSTED) {
 			int ret;
 
@@ -323,18 +379,8 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 				break;
 			}
 		}
-		switch (wqe->opcode) {
-		case IBV_WR_RDMA_READ:
-			ok = send_read(qp, wqe, st);
-			break;
-		case IBV_WR_ATOMIC_CMP_AND_SWP:
-		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			ok = send_atomic(qp, wqe, st);
-			break;
-		default:
-			ok = send_data(qp, wqe, st);
-			break;
-		}
+		ok = is_rd_atomic(wqe->opcode) ? send_rd_atomic(qp, wqe, st) :
+			send_data(qp, wqe, st);
 		if (!ok)
 			break;
 		sent = true;
@@ -370,12 +416,8 @@ droce_req_rewind(struct droce_qp *qp, uint32_t psn)
 	/* later WQEs start over; this one resumes at psn */
 	for (j = idx + 1; j != end; j++) {
 		st = droce_swqe(qp, j);
-		if (st->state == DROCE_WQE_DONE)
-			continue;
-		w = droce_wq_slot(sq, j);
-		if (is_rd_atomic(w->opcode))
-			qp->req.rd_atomic--;
-		st->state = DROCE_WQE_POSTED;
+		if (st->state != DROCE_WQE_DONE)
+			st->state = DROCE_WQE_POSTED;
 	}
 	st = droce_swqe(qp, idx);
 	w = droce_wq_slot(sq, idx);
@@ -493,6 +535,34 @@ req_outstanding(const struct droce_qp *qp)
 	return qp->req.comp != qp->req.cons || qp->req.offset != 0;
 }
 
+/*
+ * Where a timeout resends from: the oldest PSN not acknowledged, or the
+ * oldest READ response or atomic ACK missing if that is older (later
+ * READs may have been answered meanwhile).
+ */
+static uint32_t
+resend_point(const struct droce_qp *qp)
+{
+	uint32_t idx;
+
+	for (idx = qp->req.comp; idx != qp->req.cons; idx++) {
+		const struct droce_swqe *st = droce_swqe(qp, idx);
+		const struct droce_send_wqe *w;
+		uint32_t psn;
+
+		if (st->state == DROCE_WQE_DONE)
+			continue;
+		w = droce_wq_slot(qp->cfg.sq, idx);
+		if (!is_rd_atomic(w->opcode))
+			break;
+		psn = droce_psn_add(st->first_psn, st->done_bytes / qp->mtu);
+		if (droce_psn_diff(psn, qp->req.una_psn) < 0)
+			return psn;
+		break;
+	}
+	return qp->req.una_psn;
+}
+
 void
 droce_req_timer(struct droce_qp *qp, uint64_t now)
 {
@@ -516,6 +586,7 @@ droce_req_timer(struct droce_qp *qp, uint64_t now)
 	}
 	qp->req.retry_left--;
 	qp->req.cwnd = DROCE_MIN_INFLIGHT;
+	qp->req.una_psn = resend_point(qp);
 	droce_req_rewind(qp, qp->req.una_psn);
 	qp->req.rexmit_at = now + qp->timeout_cycles;
 }

@@ -264,14 +264,22 @@ read_npkts(const struct droce_qp *qp, uint32_t len)
 	return len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
 }
 
-/* Start (or restart) the responses of a READ at @p psn. */
+/*
+ * Start the responses of a READ at @p psn, or restart them there for a
+ * duplicate (which may ask for the part from one of its responses on: the
+ * resource keeps the PSNs of the whole READ, so that a later duplicate
+ * from further back still finds it).
+ */
 static void
 read_start(struct droce_qp *qp, struct droce_rd_res *res, uint32_t psn,
-	   const struct droce_reth *reth)
+	   const struct droce_reth *reth, bool dup)
 {
+	if (!dup) {
+		res->first_psn = psn;
+		res->last_psn = droce_psn_add(psn,
+					      read_npkts(qp, reth->dlen) - 1);
+	}
 	res->atomic = 0;
-	res->first_psn = psn;
-	res->last_psn = droce_psn_add(psn, read_npkts(qp, reth->dlen) - 1);
 	res->va = reth->va;
 	res->length = reth->dlen;
 	res->rkey = reth->rkey;
@@ -301,7 +309,7 @@ do_read(struct droce_qp *qp, const uint8_t *bth,
 	res = res_alloc(qp);
 	if (res == NULL)
 		return;         /* no room: the requester will retry */
-	read_start(qp, res, psn, &reth);
+	read_start(qp, res, psn, &reth, false);
 	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
 	qp->resp.psn = droce_psn_add(res->last_psn, 1);
 }
@@ -384,7 +392,7 @@ duplicate(struct droce_qp *qp, const uint8_t *bth,
 						     reth.dlen,
 						     IBV_ACCESS_REMOTE_READ) == NULL)
 					return;
-				read_start(qp, res, psn, &reth);
+				read_start(qp, res, psn, &reth, true);
 			}
 			return;
 		}

@@ -16,7 +16,7 @@ as server and one as client:
   - ib_write_bw, ib_read_bw, ib_send_bw with messages below and above the
     path MTU, ib_atomic_bw, each both ways;
   - the same with droce's port behind net_fault dropping frames, so both
-    implementations' retransmissions meet (but see OPEN_BUG).
+    implementations' retransmissions meet.
 
 Every step must finish with both sides reporting; every frame droce sent
 or received (soft-RoCE's included) is mirrored to pcap, decodes in tshark
@@ -24,7 +24,7 @@ with no warning, agrees with droce-dump and carries the ICRC of the
 reference computation. If the guest cannot boot, that is a failure.
 
 Usage: test_softroce.py --lib DIR --dump DROCE_DUMP --tshark TSHARK_ROCE
-                        --workdir DIR [--only SUBSTRING] [--requester-loss]
+                        --workdir DIR [--only SUBSTRING]
 """
 
 import argparse
@@ -80,12 +80,6 @@ RUNS = [
     ('ib_atomic_bw', ['-n', '300'], True),
 ]
 
-# Under loss, droce issuing READs (and, less often, atomics) to soft-RoCE
-# can end in a retransmission storm and IBV_WC_RETRY_EXC_ERR: an open
-# bug. Those steps run with --requester-loss, to reproduce it; the suite
-# runs the others (loss with droce answering READs and atomics included).
-OPEN_BUG = [('ib_read_bw', 'guest'), ('ib_atomic_bw', 'guest')]
-
 failures = []
 
 
@@ -95,13 +89,11 @@ def check(cond, what):
         failures.append(what)
 
 
-def steps(requester_loss):
+def steps():
     """(name, tool, args, loss, server side) for every run, both ways."""
     out = []
     for tool, args, loss in RUNS:
         for server in ('guest', 'droce'):
-            if loss and (tool, server) in OPEN_BUG and not requester_loss:
-                continue
             name = '%s%s%s-%s-server' % (tool, ''.join(args),
                                          '-loss' if loss else '', server)
             name = re.sub(r'[^A-Za-z0-9_.-]', '_', name)
@@ -283,8 +275,6 @@ def main():
     for opt in ('lib', 'dump', 'tshark', 'workdir'):
         ap.add_argument('--' + opt, required=True)
     ap.add_argument('--only', default='')
-    ap.add_argument('--requester-loss', action='store_true',
-                    help='also the steps of the open bug (see OPEN_BUG)')
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -301,7 +291,7 @@ def main():
     base = os.path.join(args.workdir, 'base.cpio.gz')
     sh(os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver, base)
 
-    plan = [s for s in steps(args.requester_loss) if args.only in s[0]]
+    plan = [s for s in steps() if args.only in s[0]]
     script_dir = os.path.join(args.workdir, 'script')
     os.makedirs(script_dir)
     with open(os.path.join(script_dir, 'test.sh'), 'w') as f:
