@@ -550,6 +550,8 @@ engine_stop(void)
 {
 	unsigned int i;
 
+	/* telemetry's control calls would wait for lcores that are gone */
+	droce_telemetry_close();
 	for (i = 0; i < droce_eng.nlcores; i++)
 		__atomic_store_n(&droce_eng.lcores[i].stop, 1, __ATOMIC_RELEASE);
 	/* the main lcore runs the engine in its own thread: let it notice */
@@ -575,6 +577,8 @@ engine_thread(void *unused)
 
 	RTE_SET_USED(unused);
 	ret = engine_init();
+	if (ret == 0)
+		droce_telemetry_init();
 	if (ret == 0)
 		for (i = 1; i < droce_eng.nlcores; i++)
 			rte_eal_remote_launch(droce_lcore_main,

@@ -371,6 +371,24 @@ struct droce_dev_stats {
 int droce_dev_raw(struct droce_dev *dev, const struct rte_ether_addr *dst,
 		  uint32_t frame_len, uint32_t duration_ms, uint64_t *sent);
 
+/**
+ * Start mirroring every frame @p dev sends and receives into the pcap
+ * file @p path (created, or truncated). The switch is made on the engine
+ * lcore of @p dev, so its data path takes no lock for it.
+ *
+ * @return 0, -EBUSY if @p dev is mirroring already (the file is not
+ * touched), or the negative errno of creating the file.
+ */
+int droce_dev_mirror_start(struct droce_dev *dev, const char *path);
+
+/**
+ * Stop mirroring @p dev, whether droce_dev_mirror_start() or the [engine]
+ * pcap setting started it, and close its file.
+ *
+ * @return 0, or -ENOENT if @p dev was not mirroring.
+ */
+int droce_dev_mirror_stop(struct droce_dev *dev);
+
 /** Read the counters of @p dev. */
 void droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats);
 

@@ -504,4 +504,14 @@ void droce_mirror_frame(struct droce_pcap_mirror *mirror,
 			const struct rte_mbuf *m);
 void droce_mirror_close(struct droce_pcap_mirror *mirror);
 
+/* ------------------------------------------------------------------------
+ * Telemetry (lib/engine/droce_telemetry.c).
+ */
+
+/** Register the /droce/ telemetry commands (once the devices exist). */
+void droce_telemetry_init(void);
+
+/** Refuse telemetry requests from now on: the engine is stopping. */
+void droce_telemetry_close(void);
+
 #endif /* DROCE_ENGINE_PVT_H */

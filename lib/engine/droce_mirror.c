@@ -4,8 +4,9 @@
 
 /*
  * Mirror of every frame the engine sends and receives into a pcap file
- * (the [engine] pcap setting), for droce-dump and tshark. A debugging aid:
- * it takes a lock and writes through stdio.
+ * (the [engine] pcap setting, or switched on and off at run time), for
+ * droce-dump and tshark. A debugging aid: it takes a lock and writes
+ * through stdio.
  */
 
 #include <errno.h>
@@ -66,4 +67,66 @@ droce_mirror_close(struct droce_pcap_mirror *mi)
 	droce_pcap_close(&mi->file);
 	rte_spinlock_unlock(&mi->lock);
 	free(mi);
+}
+
+/*
+ * Run time switching. The data path reads dev->mirror on the engine lcore
+ * only, so the pointer changes there too (droce_dev_call()) and the
+ * frames need no lock to see it; the file is opened and closed by the
+ * caller, away from the lcore.
+ */
+
+static int
+mirror_busy(struct droce_dev *dev, void *unused)
+{
+	RTE_SET_USED(unused);
+	return dev->mirror != NULL ? -EBUSY : 0;
+}
+
+/* Swap dev->mirror and *arg: NULL for a mirror to start, or the reverse. */
+static int
+mirror_swap(struct droce_dev *dev, void *arg)
+{
+	struct droce_pcap_mirror **mi = arg;
+	struct droce_pcap_mirror *old = dev->mirror;
+
+	if (*mi != NULL && old != NULL)
+		return -EBUSY;
+	if (*mi == NULL && old == NULL)
+		return -ENOENT;
+	dev->mirror = *mi;
+	*mi = old;
+	return 0;
+}
+
+int
+droce_dev_mirror_start(struct droce_dev *dev, const char *path)
+{
+	struct droce_pcap_mirror *mi;
+	int ret;
+
+	/* a busy device leaves the file alone */
+	ret = droce_dev_call(dev, mirror_busy, NULL);
+	if (ret < 0)
+		return ret;
+	ret = droce_mirror_open(path, &mi);
+	if (ret < 0)
+		return ret;
+	ret = droce_dev_call(dev, mirror_swap, &mi);
+	if (ret < 0)
+		droce_mirror_close(mi);
+	return ret;
+}
+
+int
+droce_dev_mirror_stop(struct droce_dev *dev)
+{
+	struct droce_pcap_mirror *mi = NULL;
+	int ret;
+
+	ret = droce_dev_call(dev, mirror_swap, &mi);
+	if (ret < 0)
+		return ret;
+	droce_mirror_close(mi);
+	return 0;
 }

@@ -8,8 +8,9 @@
 /**
  * @file
  * droce's own additions to the verbs API, for tools that want more than
- * <infiniband/verbs.h> says: the counters of a device and of a QP, and raw
- * frames through a device's port (the benchmark's yardstick). Like a
+ * <infiniband/verbs.h> says: the counters of a device and of a QP, raw
+ * frames through a device's port (the benchmark's yardstick), and a pcap
+ * mirror of a device's frames switched on and off at run time. Like a
  * provider's direct-verbs header, it works on the verbs objects droce
  * hands out.
  */
@@ -69,6 +70,26 @@ int droce_query_mac(struct ibv_context *ctx, uint8_t mac[6]);
  */
 int droce_raw_send(struct ibv_context *ctx, const uint8_t dst_mac[6],
 		   uint32_t frame_len, uint32_t duration_ms, uint64_t *sent);
+
+/**
+ * Start mirroring every frame the device of @p ctx sends and receives
+ * into the pcap file @p path (created, or truncated), until
+ * droce_mirror_stop(). The device's engine lcore makes the switch between
+ * two bursts: its data path takes no lock for it.
+ *
+ * @return 0, EBUSY if the device is mirroring already (the [engine] pcap
+ * setting included; @p path is left alone), or the errno of creating
+ * @p path.
+ */
+int droce_mirror_start(struct ibv_context *ctx, const char *path);
+
+/**
+ * Stop mirroring the device of @p ctx and close the file, with every
+ * frame mirrored so far in it.
+ *
+ * @return 0, or ENOENT if the device was not mirroring.
+ */
+int droce_mirror_stop(struct ibv_context *ctx);
 
 #ifdef __cplusplus
 }

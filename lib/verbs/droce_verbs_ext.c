@@ -64,3 +64,15 @@ droce_raw_send(struct ibv_context *ctx, const uint8_t dst_mac[6],
 	return -droce_dev_raw(to_ctx(ctx)->dev, &dst, frame_len, duration_ms,
 			      sent);
 }
+
+int
+droce_mirror_start(struct ibv_context *ctx, const char *path)
+{
+	return -droce_dev_mirror_start(to_ctx(ctx)->dev, path);
+}
+
+int
+droce_mirror_stop(struct ibv_context *ctx)
+{
+	return -droce_dev_mirror_stop(to_ctx(ctx)->dev);
+}

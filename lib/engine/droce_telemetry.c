@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The engine's counters through DPDK telemetry, in every process that
+ * runs the engine:
+ *
+ *   /droce/devices                 names of the devices
+ *   /droce/dev_stats,NAME          a device: addresses, link, counters
+ *   /droce/qps,NAME                QPNs of the device's QPs
+ *   /droce/qp_stats,NAME,QPN       a QP: state, peer, PSNs, counters
+ *
+ * Telemetry answers from a thread of its own. Device counters are 64-bit
+ * words the engine lcore alone writes, read as they are: a statistic may
+ * be a few packets old, never torn. The QP table changes as QPs come and
+ * go, so QPs are looked at on the lcore that owns them
+ * (droce_dev_call()). The engine stops its lcores at exit: a request
+ * that comes later is refused instead of waiting for them.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_rwlock.h>
+#include <rte_telemetry.h>
+
+#include "droce_engine_pvt.h"
+
+/* held for reading around a control call, for writing to close */
+static rte_rwlock_t tel_lock = RTE_RWLOCK_INITIALIZER;
+static bool tel_closed;
+
+static const char *const qp_state_names[] = {
+	[IBV_QPS_RESET] = "RESET",
+	[IBV_QPS_INIT] = "INIT",
+	[IBV_QPS_RTR] = "RTR",
+	[IBV_QPS_RTS] = "RTS",
+	[IBV_QPS_SQD] = "SQD",
+	[IBV_QPS_SQE] = "SQE",
+	[IBV_QPS_ERR] = "ERR",
+};
+
+/* What /droce/qp_stats reports, copied on the engine lcore. */
+struct tel_qp {
+	uint32_t qpn;
+	bool found;
+	enum ibv_qp_state state;
+	enum ibv_qp_type type;
+	uint32_t dest_qpn;
+	uint8_t dgid[16];
+	uint32_t mtu;
+	uint32_t sq_psn;            /* next PSN the requester sends */
+	uint32_t rq_psn;            /* next PSN the responder expects */
+	struct droce_qp_stats stats;
+};
+
+/* QPNs of a device's QPs, gathered on the engine lcore. */
+struct tel_qpns {
+	uint32_t n;
+	uint32_t qpn[RTE_TEL_MAX_ARRAY_ENTRIES];
+};
+
+static struct droce_dev *
+dev_by_name(const char *name, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < droce_eng.ndevs; i++) {
+		struct droce_dev *dev = droce_eng.devs[i];
+
+		if (strlen(dev->name) == len &&
+		    strncmp(dev->name, name, len) == 0)
+			return dev;
+	}
+	return NULL;
+}
+
+/* droce_dev_call(), unless the engine is stopping. */
+static int
+tel_call(struct droce_dev *dev, int (*fn)(struct droce_dev *, void *),
+	 void *arg)
+{
+	int ret = -ESHUTDOWN;
+
+	rte_rwlock_read_lock(&tel_lock);
+	if (!tel_closed)
+		ret = droce_dev_call(dev, fn, arg);
+	rte_rwlock_read_unlock(&tel_lock);
+	return ret;
+}
+
+static void
+gid_str(const uint8_t gid[16], char *buf, size_t len)
+{
+	if (inet_ntop(AF_INET6, gid, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+}
+
+static int
+tel_devices(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int i;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	for (i = 0; i < droce_eng.ndevs; i++)
+		rte_tel_data_add_array_string(d, droce_eng.devs[i]->name);
+	return 0;
+}
+
+static int
+tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct droce_dev_stats s;
+	struct droce_dev_attr a;
+	struct droce_dev *dev;
+	char buf[INET6_ADDRSTRLEN];
+
+	RTE_SET_USED(cmd);
+	if (params == NULL)
+		return -EINVAL;
+	dev = dev_by_name(params, strlen(params));
+	if (dev == NULL)
+		return -ENODEV;
+	droce_dev_query(dev, &a);
+	droce_dev_stats(dev, &s);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "name", a.name);
+	rte_ether_format_addr(buf, sizeof(buf), &a.mac);
+	rte_tel_data_add_dict_string(d, "mac", buf);
+	if (dev->ipv4 != 0 && inet_ntop(AF_INET, &dev->ipv4, buf,
+					sizeof(buf)) != NULL)
+		rte_tel_data_add_dict_string(d, "ipv4", buf);
+	if (a.gid_count > 0) {
+		gid_str(a.gid[0].raw, buf, sizeof(buf));
+		rte_tel_data_add_dict_string(d, "gid0", buf);
+	}
+	rte_tel_data_add_dict_int(d, "port_id", a.port_id);
+	rte_tel_data_add_dict_int(d, "lcore", (int)a.lcore);
+	rte_tel_data_add_dict_int(d, "eth_mtu", a.eth_mtu);
+	rte_tel_data_add_dict_int(d, "active_mtu",
+				  (int)droce_mtu_bytes(a.active_mtu));
+	rte_tel_data_add_dict_string(d, "link", a.link_up ? "up" : "down");
+	rte_tel_data_add_dict_u64(d, "link_speed_mbps", a.link_speed_mbps);
+	rte_tel_data_add_dict_u64(d, "rx_frames", s.rx_frames);
+	rte_tel_data_add_dict_u64(d, "rx_bytes", s.rx_bytes);
+	rte_tel_data_add_dict_u64(d, "tx_frames", s.tx_frames);
+	rte_tel_data_add_dict_u64(d, "tx_bytes", s.tx_bytes);
+	rte_tel_data_add_dict_u64(d, "rx_roce", s.rx_roce);
+	rte_tel_data_add_dict_u64(d, "rx_icrc_err", s.rx_icrc_err);
+	rte_tel_data_add_dict_u64(d, "rx_malformed", s.rx_malformed);
+	rte_tel_data_add_dict_u64(d, "rx_not_ours", s.rx_not_ours);
+	rte_tel_data_add_dict_u64(d, "rx_arp", s.rx_arp);
+	rte_tel_data_add_dict_u64(d, "tx_drop", s.tx_drop);
+	rte_tel_data_add_dict_u64(d, "no_mbuf", s.no_mbuf);
+	return 0;
+}
+
+static int
+gather_qpns(struct droce_dev *dev, void *arg)
+{
+	struct tel_qpns *q = arg;
+	uint32_t i;
+
+	q->n = 0;
+	for (i = 0; i < dev->nlive && q->n < RTE_DIM(q->qpn); i++)
+		q->qpn[q->n++] = dev->live[i]->cfg.qp_num;
+	return 0;
+}
+
+static int
+tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tel_qpns *q;
+	struct droce_dev *dev;
+	uint32_t i;
+	int ret;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL)
+		return -EINVAL;
+	dev = dev_by_name(params, strlen(params));
+	if (dev == NULL)
+		return -ENODEV;
+	q = malloc(sizeof(*q));
+	if (q == NULL)
+		return -ENOMEM;
+	ret = tel_call(dev, gather_qpns, q);
+	if (ret == 0) {
+		rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
+		for (i = 0; i < q->n; i++)
+			rte_tel_data_add_array_u64(d, q->qpn[i]);
+	}
+	free(q);
+	return ret;
+}
+
+static int
+copy_qp(struct droce_dev *dev, void *arg)
+{
+	struct tel_qp *t = arg;
+	const struct droce_qp *qp;
+
+	if (t->qpn < DROCE_QPN_BASE || t->qpn >= DROCE_QPN_BASE + DROCE_MAX_QP)
+		return 0;
+	qp = dev->qps[t->qpn - DROCE_QPN_BASE];
+	if (qp == NULL)
+		return 0;
+	t->found = true;
+	t->state = qp->state;
+	t->type = qp->cfg.type;
+	t->dest_qpn = qp->dest_qpn;
+	memcpy(t->dgid, qp->dgid, sizeof(t->dgid));
+	t->mtu = qp->mtu;
+	t->sq_psn = qp->req.psn;
+	t->rq_psn = qp->resp.psn;
+	t->stats = qp->stats;
+	return 0;
+}
+
+static int
+tel_qp_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct droce_dev *dev;
+	struct tel_qp t;
+	const char *comma;
+	char buf[INET6_ADDRSTRLEN];
+	char *end;
+	unsigned long qpn;
+	int ret;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL || (comma = strchr(params, ',')) == NULL)
+		return -EINVAL;
+	dev = dev_by_name(params, (size_t)(comma - params));
+	if (dev == NULL)
+		return -ENODEV;
+	errno = 0;
+	qpn = strtoul(comma + 1, &end, 0);
+	if (errno != 0 || end == comma + 1 || *end != '\0' || qpn > 0xffffff)
+		return -EINVAL;
+	memset(&t, 0, sizeof(t));
+	t.qpn = (uint32_t)qpn;
+	ret = tel_call(dev, copy_qp, &t);
+	if (ret < 0)
+		return ret;
+	if (!t.found)
+		return -ENOENT;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "qpn", t.qpn);
+	rte_tel_data_add_dict_string(d, "state",
+				     (unsigned int)t.state <
+				     RTE_DIM(qp_state_names) ?
+				     qp_state_names[t.state] : "?");
+	rte_tel_data_add_dict_string(d, "type",
+				     t.type == IBV_QPT_RC ? "RC" : "other");
+	rte_tel_data_add_dict_u64(d, "dest_qpn", t.dest_qpn);
+	gid_str(t.dgid, buf, sizeof(buf));
+	rte_tel_data_add_dict_string(d, "dgid", buf);
+	rte_tel_data_add_dict_u64(d, "path_mtu", t.mtu);
+	rte_tel_data_add_dict_u64(d, "sq_psn", t.sq_psn);
+	rte_tel_data_add_dict_u64(d, "rq_psn", t.rq_psn);
+	rte_tel_data_add_dict_u64(d, "tx_pkts", t.stats.tx_pkts);
+	rte_tel_data_add_dict_u64(d, "rx_pkts", t.stats.rx_pkts);
+	rte_tel_data_add_dict_u64(d, "retransmits", t.stats.retransmits);
+	rte_tel_data_add_dict_u64(d, "timeouts", t.stats.timeouts);
+	rte_tel_data_add_dict_u64(d, "naks_sent", t.stats.naks_sent);
+	rte_tel_data_add_dict_u64(d, "naks_rcvd", t.stats.naks_rcvd);
+	rte_tel_data_add_dict_u64(d, "rnr_naks_sent", t.stats.rnr_naks_sent);
+	rte_tel_data_add_dict_u64(d, "rnr_naks_rcvd", t.stats.rnr_naks_rcvd);
+	rte_tel_data_add_dict_u64(d, "dup_reqs", t.stats.dup_reqs);
+	return 0;
+}
+
+void
+droce_telemetry_init(void)
+{
+	rte_telemetry_register_cmd("/droce/devices", tel_devices,
+				   "Names of the droce devices. No parameters");
+	rte_telemetry_register_cmd("/droce/dev_stats", tel_dev_stats,
+				   "Addresses, link and counters of a droce "
+				   "device. Parameters: device name");
+	rte_telemetry_register_cmd("/droce/qps", tel_qps,
+				   "QPNs of a droce device's QPs. Parameters: "
+				   "device name");
+	rte_telemetry_register_cmd("/droce/qp_stats", tel_qp_stats,
+				   "State and counters of a QP. Parameters: "
+				   "device name,QPN");
+}
+
+void
+droce_telemetry_close(void)
+{
+	rte_rwlock_write_lock(&tel_lock);
+	tel_closed = true;
+	rte_rwlock_write_unlock(&tel_lock);
+}

@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""Reading what droce-pmd prints: the apps tests share it."""
+
+import re
+
+PROMPT = 'droce-pmd> '
+
+RE_CREATE = re.compile(r'qp (\d+) on (\S+): gid (\S+) qpn 0x([0-9a-f]+) '
+                       r'psn 0x([0-9a-f]+) rkey 0x([0-9a-f]+) '
+                       r'addr 0x([0-9a-f]+) depth (\d+)')
+RE_RUN = re.compile(r'^run qp (\d+) (\w+) (\d+) x (\d+): (\d+) bytes in '
+                    r'([\d.]+) s, ([\d.]+) Gb/s, (\d+) msg/s, '
+                    r'data checked \((\d+) bytes\)$')
+RE_DEV = re.compile(r'^(\S+) \((started|stopped)\)$')
+RE_MTU = re.compile(r'^  MAC (\S+)  link (\w+)  active MTU (\d+)$')
+RE_QP = re.compile(r'^qp (\d+) on (\S+): qpn 0x([0-9a-f]+) state (\w+) '
+                   r'psn 0x([0-9a-f]+) depth (\d+)$')
+RE_PEER = re.compile(r'^  peer (\S+) qpn 0x([0-9a-f]+) psn 0x([0-9a-f]+)')
+RE_CQ = re.compile(r'^cq of qp (\d+) on (\S+): depth (\d+) polled (\d+)$')
+RE_COUNTER = re.compile(r'^  (\w+)\s+(\d+)$')
+
+DEV_COUNTERS = ['rx_frames', 'rx_bytes', 'rx_roce', 'rx_icrc_err',
+                'rx_malformed', 'rx_not_ours', 'rx_arp', 'tx_frames',
+                'tx_bytes', 'tx_drop', 'no_mbuf']
+QP_COUNTERS = ['tx_pkts', 'rx_pkts', 'retransmits', 'timeouts', 'naks_sent',
+               'naks_rcvd', 'rnr_naks_sent', 'rnr_naks_rcvd', 'dup_reqs']
+
+
+def sections(out):
+    """[(command, [lines it printed])] of a script's output."""
+    result = [('', [])]
+    for line in out.splitlines():
+        if line.startswith(PROMPT):
+            result.append((line[len(PROMPT):], []))
+        else:
+            result[-1][1].append(line)
+    return result
+
+
+def blocks(lines, header):
+    """{key: (match, {counter: value})} for each header line and the
+    counter lines under it."""
+    result = {}
+    cur = None
+    for line in lines:
+        m = header.match(line)
+        if m:
+            cur = {}
+            result[m.group(1)] = (m, cur)
+            continue
+        c = RE_COUNTER.match(line)
+        if c and cur is not None:
+            cur[c.group(1)] = int(c.group(2))
+    return result
+
+
+def devices(lines):
+    """{name: {counter: value, 'mtu': active MTU, 'link': state}}."""
+    result = {}
+    cur = None
+    for line in lines:
+        m = RE_DEV.match(line)
+        if m:
+            cur = result.setdefault(m.group(1), {})
+            continue
+        m = RE_MTU.match(line)
+        if m and cur is not None:
+            cur['mtu'] = int(m.group(3))
+            cur['link'] = m.group(2)
+            continue
+        c = RE_COUNTER.match(line)
+        if c and cur is not None:
+            cur[c.group(1)] = int(c.group(2))
+    return result
+
+
+def qps(lines):
+    """{id: (header match, {counter: value})}."""
+    return {int(k): v for k, v in blocks(lines, RE_QP).items()}
