@@ -14,12 +14,15 @@
     packets, each with the received data checked (-c);
   - perftest's ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
     ib_write_lat and ib_send_lat the same way, RC with their defaults,
-    messages below and above the path MTU: both sides finish and report.
+    messages below and above the path MTU: both sides finish and report;
+  - rdma_check (tests/interop/rdma_check.c, built against rdma-core's
+    libibverbs): RDMA WRITE and READ both ways at once, every byte
+    checked on both sides, below and above the path MTU.
 
 The binaries run with LD_LIBRARY_PATH pointing at droce's library and
 nothing else changed.
 
-Usage: test_dropin.py --lib DIR --workdir DIR
+Usage: test_dropin.py --lib DIR --check RDMA_CHECK --workdir DIR
 """
 
 import argparse
@@ -221,9 +224,21 @@ def test_perftest(args, env, name, tool, extra, port):
                else 'exit %s: %s' % (code, (o + e).strip()[-300:])))
 
 
+def test_rdma_check(args, env, name, extra, port):
+    argv = [os.path.abspath(args.check), '-d', 'droce0', '-x', '0'] + extra
+    client, server = run_pair(args, env, name, argv, port)
+    for side, (code, o, e) in (('client', client), ('server', server)):
+        check(code == 0 and 'rdma_check: ok' in o,
+              'rdma_check %s %s: %s' %
+              (' '.join(extra), side,
+               (o.strip().splitlines() or [''])[0] if code == 0
+               else 'exit %s: %s' % (code, (o + e).strip()[-300:])))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--lib', required=True)
+    ap.add_argument('--check', required=True)
     ap.add_argument('--workdir', required=True)
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -240,6 +255,10 @@ def main():
     for tool, extra in PERFTESTS:
         name = tool + ''.join(extra).replace('-', '_')
         test_perftest(args, env, name, tool, extra, port)
+        port += 1
+    for extra in (['-s', '100', '-n', '500'], ['-s', '5000', '-n', '200']):
+        name = 'rdma_check' + ''.join(extra).replace('-', '_')
+        test_rdma_check(args, env, name, extra, port)
         port += 1
 
     print('%d failed' % len(failures))

@@ -15,6 +15,9 @@ as server and one as client:
     server;
   - ib_write_bw, ib_read_bw, ib_send_bw with messages below and above the
     path MTU, ib_atomic_bw, each both ways;
+  - rdma_check (tests/interop/rdma_check.c): RDMA WRITE and READ both
+    ways at once, every byte checked on both sides (perftest does not
+    look at the data);
   - the same with droce's port behind net_fault dropping frames, so both
     implementations' retransmissions meet.
 
@@ -23,8 +26,8 @@ or received (soft-RoCE's included) is mirrored to pcap, decodes in tshark
 with no warning, agrees with droce-dump and carries the ICRC of the
 reference computation. If the guest cannot boot, that is a failure.
 
-Usage: test_softroce.py --lib DIR --dump DROCE_DUMP --tshark TSHARK_ROCE
-                        --workdir DIR [--only SUBSTRING]
+Usage: test_softroce.py --lib DIR --check RDMA_CHECK --dump DROCE_DUMP
+                        --tshark TSHARK_ROCE --workdir DIR [--only SUBSTRING]
 """
 
 import argparse
@@ -73,11 +76,14 @@ RUNS = [
     ('ib_send_bw', ['-s', '512', '-n', '300'], False),
     ('ib_send_bw', ['-s', '8192', '-n', '300'], False),
     ('ib_atomic_bw', ['-n', '300'], False),
+    ('rdma_check', ['-s', '100', '-n', '300'], False),
+    ('rdma_check', ['-s', '5000', '-n', '100'], False),
     ('ibv_rc_pingpong', ['-c', '-n', '100'], True),
     ('ib_write_bw', ['-s', '8192', '-n', '300'], True),
     ('ib_read_bw', ['-s', '8192', '-n', '300'], True),
     ('ib_send_bw', ['-s', '8192', '-n', '300'], True),
     ('ib_atomic_bw', ['-n', '300'], True),
+    ('rdma_check', ['-s', '5000', '-n', '100'], True),
 ]
 
 failures = []
@@ -194,6 +200,8 @@ def host_env(args, name, loss):
 
 def reported(tool, out):
     """Did the tool print its result?"""
+    if tool == 'rdma_check':
+        return re.search(r'^rdma_check: ok$', out, re.M) is not None
     if tool == 'ibv_rc_pingpong':
         return re.search(r'^\d+ iters in', out, re.M) is not None and \
             'invalid data' not in out
@@ -208,7 +216,8 @@ def reported(tool, out):
 def run_step(args, guest, i, step):
     name, tool, targs, loss, server = step
     env = host_env(args, name, loss)
-    cmd = [tool, '-d', 'droce0'] + gid_opt(tool, 0) + targs + \
+    cmd = [os.path.abspath(args.check) if tool == 'rdma_check' else tool,
+           '-d', 'droce0'] + gid_opt(tool, 0) + targs + \
         ['-p', str(18600 + i)]
     if not guest.wait_for(r'^guest: begin %s$' % re.escape(name), 600):
         check(False, '%s: the guest never started it' % name)
@@ -274,6 +283,8 @@ def main():
     ap = argparse.ArgumentParser()
     for opt in ('lib', 'dump', 'tshark', 'workdir'):
         ap.add_argument('--' + opt, required=True)
+    ap.add_argument('--check', required=True,
+                    help='rdma_check, built against rdma-core')
     ap.add_argument('--only', default='')
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
@@ -289,7 +300,8 @@ def main():
         return 1
     kver = kvers[-1]
     base = os.path.join(args.workdir, 'base.cpio.gz')
-    sh(os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver, base)
+    sh(os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver, base,
+       os.path.abspath(args.check))
 
     plan = [s for s in steps() if args.only in s[0]]
     script_dir = os.path.join(args.workdir, 'script')

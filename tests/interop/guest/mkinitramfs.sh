@@ -8,13 +8,15 @@
 # rdma-core), perftest and iproute2's rdma, each with the libraries ldd
 # names, and guest/init as /init.
 #
-# Usage: mkinitramfs.sh KERNEL_VERSION OUTPUT.cpio.gz
+# Usage: mkinitramfs.sh KERNEL_VERSION OUTPUT.cpio.gz [PROGRAM...]
+# (each PROGRAM goes to /usr/bin, with its libraries)
 
 set -eu
 # the guest's libraries are the system's, whatever the caller runs with
 unset LD_LIBRARY_PATH LD_PRELOAD
 kver=$1
 out=$2
+shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -67,6 +69,11 @@ copy_with_libs /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong \
 	/usr/bin/ib_atomic_bw /usr/bin/ib_write_lat /usr/bin/ib_send_lat \
 	/usr/bin/ib_read_lat /usr/bin/rdma \
 	/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+for prog in "$@"; do
+	copy_with_libs "$prog"
+	mkdir -p "$root/usr/bin"
+	mv "$root$prog" "$root/usr/bin/$(basename "$prog")"
+done
 cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 cp /bin/busybox "$root/bin/busybox"
 cp "$here/init" "$root/init"
