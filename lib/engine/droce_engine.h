@@ -225,6 +225,7 @@ droce_recv_wqe_sge(struct droce_recv_wqe *wqe)
 /** CQE flags. */
 #define DROCE_CQE_SEND       (1u << 0) /**< completes a send-queue WQE */
 #define DROCE_CQE_SOLICITED  (1u << 1) /**< wakes solicited-only waiters */
+#define DROCE_CQE_SRQ        (1u << 2) /**< its SRQ slot is free already */
 
 /** One completion. */
 struct droce_cqe {
@@ -290,6 +291,29 @@ int droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr);
 /** Forget @p mr: its keys are refused from now on. */
 void droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr);
 
+/**
+ * An asynchronous event of a QP or SRQ, raised on the engine lcore: the
+ * verbs layer queues it for ibv_get_async_event().
+ */
+typedef void (*droce_event_fn)(void *arg, enum ibv_event_type type);
+
+/**
+ * A shared receive queue. The application posts into wq as into a QP's
+ * receive queue; the engine lcore of the SRQ's device takes WQEs in
+ * posting order for whichever attached QP needs one, copies each out and
+ * frees its slot at once (wq.retired), since QPs complete their receives
+ * into different CQs, polled in any order.
+ */
+struct droce_srq_eng {
+	struct droce_wq wq;
+	uint32_t cons;              /**< next WQE to take (engine only) */
+	/** Armed limit (0: not armed): when fewer WQEs than this are left
+	 * the engine raises IBV_EVENT_SRQ_LIMIT_REACHED and disarms it. */
+	uint32_t limit;
+	droce_event_fn event;
+	void *event_arg;
+};
+
 /** QP attributes the engine keeps (the verbs layer checks transitions). */
 struct droce_qp_cfg {
 	enum ibv_qp_type type;
@@ -298,8 +322,11 @@ struct droce_qp_cfg {
 	struct droce_cq_ring *send_cq;
 	struct droce_cq_ring *recv_cq;
 	struct droce_wq *sq;
-	struct droce_wq *rq;
+	struct droce_wq *rq;        /**< NULL with an SRQ */
+	struct droce_srq_eng *srq;
 	bool sq_sig_all;
+	droce_event_fn event;       /**< the QP's asynchronous events */
+	void *event_arg;
 };
 
 /**

@@ -264,6 +264,8 @@ struct droce_rd_res {
 struct droce_qp {
 	struct droce_dev *dev;
 	struct droce_qp_cfg cfg;
+	/** With an SRQ: the receive WQE in use, copied out of the SRQ */
+	struct droce_recv_wqe *srq_wqe;
 	enum ibv_qp_state state;
 	uint32_t slot;             /**< index in dev->qps */
 	uint32_t live_idx;         /**< index in dev->live */
@@ -341,6 +343,7 @@ struct droce_qp {
 		uint32_t rwqe;         /**< RQ index of the receive WQE in use */
 		uint32_t roffset;
 		uint32_t rq_cons;      /**< next receive WQE to take */
+		bool last_wqe;         /**< SRQ: LAST_WQE_REACHED raised */
 		/* READ/atomic resources, a ring */
 		uint32_t res_head;
 		struct droce_rd_res res[DROCE_MAX_RD_ATOMIC];

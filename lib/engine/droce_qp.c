@@ -93,9 +93,19 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (cfg->srq != NULL) {
+		qp->srq_wqe = rte_zmalloc("droce_srq_wqe", cfg->srq->wq.stride,
+					  RTE_CACHE_LINE_SIZE);
+		if (qp->srq_wqe == NULL) {
+			rte_free(qp);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	qp->swqe = rte_zmalloc("droce_swqe", (size_t)(cfg->sq->mask + 1) *
 			       sizeof(*qp->swqe), RTE_CACHE_LINE_SIZE);
 	if (qp->swqe == NULL) {
+		rte_free(qp->srq_wqe);
 		rte_free(qp);
 		errno = ENOMEM;
 		return NULL;
@@ -107,6 +117,7 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	qp->pkey_index = 0;
 	ret = droce_dev_call(dev, qp_insert, qp);
 	if (ret < 0) {
+		rte_free(qp->srq_wqe);
 		rte_free(qp->swqe);
 		rte_free(qp);
 		errno = -ret;
@@ -132,6 +143,7 @@ void
 droce_qp_destroy(struct droce_qp *qp)
 {
 	droce_dev_call(qp->dev, qp_remove, qp);
+	rte_free(qp->srq_wqe);
 	rte_free(qp->swqe);
 	rte_free(qp);
 }
@@ -482,8 +494,10 @@ droce_qp_recv_cqe(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
 		.wc_flags = wc_flags,
 		.status = (uint8_t)status,
 		.opcode = (uint8_t)opcode,
-		.flags = solicited ? DROCE_CQE_SOLICITED : 0,
-		.wq = qp->cfg.rq,
+		/* an SRQ's slot was freed when the engine took it */
+		.flags = (solicited ? DROCE_CQE_SOLICITED : 0) |
+			(qp->cfg.srq != NULL ? DROCE_CQE_SRQ : 0),
+		.wq = qp->cfg.srq != NULL ? &qp->cfg.srq->wq : qp->cfg.rq,
 	};
 
 	droce_cq_push(qp->cfg.recv_cq, &cqe);
@@ -516,6 +530,21 @@ droce_qp_flush(struct droce_qp *qp, uint64_t now)
 	qp->req.offset = 0;
 	qp->req.rd_atomic = 0;
 
+	if (qp->cfg.srq != NULL) {
+		/* the SRQ's WQEs stay for its other QPs: only the one this
+		 * QP took completes, and the application hears that no more
+		 * will be taken */
+		if (qp->resp.has_rwqe)
+			droce_qp_recv_cqe(qp, 0, qp->srq_wqe->wr_id,
+					  IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0,
+					  0, 0, false);
+		qp->resp.has_rwqe = false;
+		if (!qp->resp.last_wqe && qp->cfg.event != NULL)
+			qp->cfg.event(qp->cfg.event_arg,
+				      IBV_EVENT_QP_LAST_WQE_REACHED);
+		qp->resp.last_wqe = true;
+		return;
+	}
 	prod = __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE);
 	while (qp->resp.rq_cons != prod) {
 		struct droce_recv_wqe *wqe = droce_wq_slot(rq, qp->resp.rq_cons);

@@ -49,6 +49,10 @@ nak_fatal(struct droce_qp *qp, uint8_t code)
 	qp->stats.naks_sent++;
 	droce_resp_send_ack(qp, DROCE_AETH_NAK | code, qp->resp.psn);
 	droce_qp_error(qp);
+	/* the requester learns it from the NAK; the application here from
+	 * the event (a receive completion, if any, comes with the flush) */
+	if (qp->cfg.event != NULL)
+		qp->cfg.event(qp->cfg.event_arg, IBV_EVENT_QP_FATAL);
 }
 
 static void
@@ -84,6 +88,42 @@ sequence_ok(const struct droce_qp *qp, uint32_t flags)
 	return (flags & DROCE_OPF_FIRST) == 0;
 }
 
+/* The receive WQE in use. */
+static struct droce_recv_wqe *
+cur_rwqe(struct droce_qp *qp)
+{
+	return qp->cfg.srq != NULL ? qp->srq_wqe :
+		droce_wq_slot(qp->cfg.rq, qp->resp.rwqe);
+}
+
+/*
+ * Take the next WQE of the QP's SRQ: copy it out and free its slot. Below
+ * the armed limit, raise the SRQ's event (once: it disarms).
+ */
+static struct droce_recv_wqe *
+srq_take(struct droce_qp *qp)
+{
+	struct droce_srq_eng *srq = qp->cfg.srq;
+	uint32_t prod = __atomic_load_n(&srq->wq.prod_tail, __ATOMIC_ACQUIRE);
+	const struct droce_recv_wqe *w;
+	uint32_t limit;
+
+	if (srq->cons == prod)
+		return NULL;
+	w = droce_wq_slot(&srq->wq, srq->cons);
+	memcpy(qp->srq_wqe, w, sizeof(*w) + (size_t)w->num_sge *
+	       sizeof(struct ibv_sge));
+	srq->cons++;
+	__atomic_store_n(&srq->wq.retired, srq->cons, __ATOMIC_RELEASE);
+	limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
+	if (limit != 0 && prod - srq->cons < limit &&
+	    __atomic_compare_exchange_n(&srq->limit, &limit, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
+	    srq->event != NULL)
+		srq->event(srq->event_arg, IBV_EVENT_SRQ_LIMIT_REACHED);
+	return qp->srq_wqe;
+}
+
 /* The receive WQE a SEND (or WRITE with immediate) lands in, if any. */
 static struct droce_recv_wqe *
 recv_wqe(struct droce_qp *qp, bool *fatal)
@@ -93,10 +133,17 @@ recv_wqe(struct droce_qp *qp, bool *fatal)
 
 	*fatal = false;
 	if (qp->resp.has_rwqe)
-		return droce_wq_slot(rq, qp->resp.rwqe);
-	if (qp->resp.rq_cons == __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE))
-		return NULL;
-	wqe = droce_wq_slot(rq, qp->resp.rq_cons);
+		return cur_rwqe(qp);
+	if (qp->cfg.srq != NULL) {
+		wqe = srq_take(qp);
+		if (wqe == NULL)
+			return NULL;
+	} else {
+		if (qp->resp.rq_cons ==
+		    __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE))
+			return NULL;
+		wqe = droce_wq_slot(rq, qp->resp.rq_cons);
+	}
 	if (droce_sge_check(qp->dev, qp->cfg.pd, droce_recv_wqe_sge(wqe),
 			    wqe->num_sge, true) != 0) {
 		droce_qp_recv_cqe(qp, qp->resp.rq_cons, wqe->wr_id,
@@ -118,7 +165,7 @@ recv_done(struct droce_qp *qp, const uint8_t *bth,
 	  const struct droce_opcode_info *op, enum ibv_wc_opcode wc_opcode,
 	  uint32_t byte_len)
 {
-	struct droce_recv_wqe *wqe = droce_wq_slot(qp->cfg.rq, qp->resp.rwqe);
+	struct droce_recv_wqe *wqe = cur_rwqe(qp);
 	uint16_t wc_flags = 0;
 	uint32_t imm = 0;
 

@@ -9,7 +9,7 @@
  * not load):
  *  - helpers droce implements as rdma-core does: rate conversions, the GID
  *    type, sysfs reads, fork ranges;
- *  - verbs of features droce does not have yet (address handles, SRQs,
+ *  - verbs of features droce does not have yet (address handles,
  *    multicast, imports, ECE, dma-buf MRs): they fail cleanly with
  *    EOPNOTSUPP, as ibv_post_send(3) and friends allow;
  *  - the provider interface (ibv_cmd_*, verbs_*): droce has no kernel
@@ -241,12 +241,6 @@ NOT_YET_INT(ibv_init_ah_from_wc, struct ibv_context *context,
 NOT_YET_INT(ibv_resolve_eth_l2_from_gid, struct ibv_context *context,
 	    struct ibv_ah_attr *attr, uint8_t eth_mac[ETHERNET_LL_SIZE],
 	    uint16_t *vid)
-NOT_YET_PTR(struct ibv_srq *, ibv_create_srq, struct ibv_pd *pd,
-	    struct ibv_srq_init_attr *srq_init_attr)
-NOT_YET_INT(ibv_modify_srq, struct ibv_srq *srq, struct ibv_srq_attr *attr,
-	    int attr_mask)
-NOT_YET_INT(ibv_query_srq, struct ibv_srq *srq, struct ibv_srq_attr *attr)
-NOT_YET_INT(ibv_destroy_srq, struct ibv_srq *srq)
 NOT_YET_INT(ibv_attach_mcast, struct ibv_qp *qp, const union ibv_gid *gid,
 	    uint16_t lid)
 NOT_YET_INT(ibv_detach_mcast, struct ibv_qp *qp, const union ibv_gid *gid,

@@ -182,7 +182,9 @@ cq_peek(struct droce_cq *cq, uint32_t *cons)
 static inline void
 cq_retire(const struct droce_cqe *cqe)
 {
-	__atomic_store_n(&cqe->wq->retired, cqe->wqe_idx + 1, __ATOMIC_RELEASE);
+	if (!(cqe->flags & DROCE_CQE_SRQ))
+		__atomic_store_n(&cqe->wq->retired, cqe->wqe_idx + 1,
+				 __ATOMIC_RELEASE);
 }
 
 int

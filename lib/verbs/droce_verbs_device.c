@@ -194,6 +194,9 @@ fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_ee_init_rd_atom = 0;
 	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_srq = DROCE_MAX_SRQ;
+	a->max_srq_wr = DROCE_MAX_SRQ_WR;
+	a->max_srq_sge = DROCE_MAX_SGE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;

@@ -28,15 +28,6 @@ no_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 	return EOPNOTSUPP;
 }
 
-static int
-no_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-		 struct ibv_recv_wr **bad_wr)
-{
-	RTE_SET_USED(srq);
-	*bad_wr = wr;
-	return EOPNOTSUPP;
-}
-
 /*
  * The old entry points of ibv_context_ops point where libibverbs points
  * them (at the operations themselves), for binaries built against old
@@ -77,12 +68,13 @@ droce_verbs_set_ops(struct droce_context *ctx)
 	ops->post_send = droce_post_send;
 	ops->post_recv = droce_post_recv;
 	ops->bind_mw = no_bind_mw;
-	ops->post_srq_recv = no_post_srq_recv;
+	ops->post_srq_recv = droce_post_srq_recv;
 	ctx->vctx.query_port = droce_query_port_ex;
 	ctx->vctx.query_device_ex = droce_query_device_ex;
 	ctx->vctx.query_rt_values = droce_query_rt_values;
 	ctx->vctx.create_cq_ex = droce_create_cq_ex;
 	ctx->vctx.create_qp_ex = droce_create_qp_ex;
+	ctx->vctx.create_srq_ex = droce_create_srq_ex;
 	set_compat_ops(ctx);
 }
 

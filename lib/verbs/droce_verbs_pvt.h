@@ -79,12 +79,21 @@ struct droce_cq {
 };
 
 /** A queue pair; ibv_qp_ex extends ibv_qp at the same address. */
+/** A shared receive queue: its WQ is filled here, emptied by the engine. */
+struct droce_srq {
+	struct ibv_srq srq;
+	struct droce_srq_eng eng;
+	struct droce_context *ctx;
+	uint32_t users;                 /**< QPs attached: destroy waits */
+};
+
 struct droce_qp_v {
 	struct ibv_qp_ex qpx;
 	struct droce_qp *eng;
 	struct droce_context *ctx;
 	struct droce_cq *send_cq;
 	struct droce_cq *recv_cq;
+	struct droce_srq *srq;          /**< or the QP's own rq */
 	struct droce_wq sq;
 	struct droce_wq rq;
 	struct ibv_qp_cap cap;
@@ -128,6 +137,12 @@ to_mr(struct ibv_mr *m)
 	return container_of(m, struct droce_mr, mr);
 }
 
+static inline struct droce_srq *
+to_srq(struct ibv_srq *s)
+{
+	return container_of(s, struct droce_srq, srq);
+}
+
 static inline struct droce_channel *
 to_channel(struct ibv_comp_channel *c)
 {
@@ -140,6 +155,8 @@ to_channel(struct ibv_comp_channel *c)
 #define DROCE_MAX_INLINE 512
 #define DROCE_MAX_CQE 65535
 #define DROCE_MAX_MR_SIZE (1ull << 40)
+#define DROCE_MAX_SRQ 4096
+#define DROCE_MAX_SRQ_WR 16384
 
 /** Fill the context operations of a new context. */
 void droce_verbs_set_ops(struct droce_context *ctx);
@@ -151,6 +168,24 @@ int droce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int droce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
+int droce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+struct ibv_srq *droce_create_srq_ex(struct ibv_context *context,
+				    struct ibv_srq_init_attr_ex *attr);
+
+/**
+ * Post @p wr into the receive queue @p wq (a QP's or an SRQ's): as
+ * ibv_post_recv(), *bad_wr set to the first WR not posted.
+ */
+int droce_wq_post_recv(struct droce_wq *wq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+
+/**
+ * Set up @p wq for @p max_wr WRs of @p stride bytes each.
+ * @return 0 or -ENOMEM.
+ */
+int droce_wq_init(struct droce_wq *wq, uint32_t max_wr, uint32_t stride,
+		  uint32_t max_sge, uint32_t max_inline);
 struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *context,
 				     struct ibv_cq_init_attr_ex *attr);
 struct ibv_qp *droce_create_qp_ex(struct ibv_context *context,

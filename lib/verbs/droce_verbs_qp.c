@@ -91,9 +91,9 @@ droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
  * Creation and destruction.
  */
 
-static int
-wq_init(struct droce_wq *wq, uint32_t max_wr, uint32_t stride,
-	uint32_t max_sge, uint32_t max_inline)
+int
+droce_wq_init(struct droce_wq *wq, uint32_t max_wr, uint32_t stride,
+	      uint32_t max_sge, uint32_t max_inline)
 {
 	uint32_t slots = rte_align32pow2(RTE_MAX(max_wr, 1u));
 
@@ -110,6 +110,19 @@ wq_init(struct droce_wq *wq, uint32_t max_wr, uint32_t stride,
 	return 0;
 }
 
+/* An asynchronous event of the QP, from its engine lcore. */
+static void
+qp_event(void *arg, enum ibv_event_type type)
+{
+	struct droce_qp_v *qp = arg;
+	struct ibv_async_event ev = {
+		.element.qp = &qp->qpx.qp_base,
+		.event_type = type,
+	};
+
+	droce_async_event(qp->ctx, &ev);
+}
+
 static struct ibv_qp *
 create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	  struct ibv_qp_init_attr *attr)
@@ -120,8 +133,12 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	struct droce_qp_v *qp;
 	uint32_t send_payload;
 
-	if (attr->qp_type != IBV_QPT_RC || attr->srq != NULL) {
+	if (attr->qp_type != IBV_QPT_RC) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->srq != NULL && attr->srq->context != context) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if (attr->send_cq == NULL || attr->recv_cq == NULL ||
@@ -142,13 +159,19 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	send_payload = RTE_MAX(cap->max_send_sge, 1u) *
 		(uint32_t)sizeof(struct ibv_sge);
 	send_payload = RTE_MAX(send_payload, cap->max_inline_data);
-	if (wq_init(&qp->sq, cap->max_send_wr,
+	if (attr->srq != NULL) {
+		/* its receives come from the SRQ */
+		qp->srq = to_srq(attr->srq);
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
+	if (droce_wq_init(&qp->sq, cap->max_send_wr,
 		    sizeof(struct droce_send_wqe) + send_payload,
 		    cap->max_send_sge, cap->max_inline_data) < 0 ||
-	    wq_init(&qp->rq, cap->max_recv_wr,
+	    (qp->srq == NULL && droce_wq_init(&qp->rq, cap->max_recv_wr,
 		    sizeof(struct droce_recv_wqe) +
 		    RTE_MAX(cap->max_recv_sge, 1u) * sizeof(struct ibv_sge),
-		    cap->max_recv_sge, 0) < 0)
+		    cap->max_recv_sge, 0) < 0))
 		goto nomem;
 	qp->ctx = ctx;
 	qp->send_cq = to_cq(attr->send_cq);
@@ -163,8 +186,11 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	cfg.send_cq = &qp->send_cq->ring;
 	cfg.recv_cq = &qp->recv_cq->ring;
 	cfg.sq = &qp->sq;
-	cfg.rq = &qp->rq;
+	cfg.rq = qp->srq != NULL ? NULL : &qp->rq;
+	cfg.srq = qp->srq != NULL ? &qp->srq->eng : NULL;
 	cfg.sq_sig_all = qp->sq_sig_all;
+	cfg.event = qp_event;
+	cfg.event_arg = qp;
 	qp->eng = droce_qp_create(ctx->dev, &cfg);
 	if (qp->eng == NULL) {
 		int err = errno;
@@ -178,13 +204,15 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	__atomic_add_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&to_pd(pd)->users, 1, __ATOMIC_RELAXED);
+	if (qp->srq != NULL)
+		__atomic_add_fetch(&qp->srq->users, 1, __ATOMIC_RELAXED);
 
 	qp->qpx.qp_base.context = context;
 	qp->qpx.qp_base.qp_context = attr->qp_context;
 	qp->qpx.qp_base.pd = pd;
 	qp->qpx.qp_base.send_cq = attr->send_cq;
 	qp->qpx.qp_base.recv_cq = attr->recv_cq;
-	qp->qpx.qp_base.srq = NULL;
+	qp->qpx.qp_base.srq = attr->srq;
 	qp->qpx.qp_base.qp_num = droce_qp_num(qp->eng);
 	qp->qpx.qp_base.handle = qp->qpx.qp_base.qp_num;
 	qp->qpx.qp_base.state = IBV_QPS_RESET;
@@ -249,7 +277,9 @@ cq_clean(struct droce_cq *cq, const struct droce_qp_v *qp)
 	for (i = cq->ring.cons; i != prod; i++) {
 		struct droce_cqe *cqe = &cq->ring.cqes[i & cq->ring.mask];
 
-		if (cqe->wq == &qp->sq || cqe->wq == &qp->rq)
+		if (cqe->wq == &qp->sq || cqe->wq == &qp->rq ||
+		    (qp->srq != NULL && cqe->wq == &qp->srq->eng.wq &&
+		     cqe->qp_num == qp->qpx.qp_base.qp_num))
 			cqe->wq = NULL;
 	}
 	if (!cq->single_threaded)
@@ -268,6 +298,8 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	__atomic_sub_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&to_pd(ibqp->pd)->users, 1, __ATOMIC_RELEASE);
+	if (qp->srq != NULL)
+		__atomic_sub_fetch(&qp->srq->users, 1, __ATOMIC_RELEASE);
 	pthread_mutex_destroy(&qp->modify_lock);
 	rte_free(qp->sq.slots);
 	rte_free(qp->rq.slots);
@@ -505,28 +537,23 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 }
 
 int
-droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		struct ibv_recv_wr **bad_wr)
+droce_wq_post_recv(struct droce_wq *wq, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
 {
-	struct droce_qp_v *qp = to_qp(ibqp);
 	struct ibv_recv_wr *w, *bad = NULL;
 	uint32_t nvalid = 0, claimed, head = 0, i;
 
-	if (droce_qp_state(qp->eng) == IBV_QPS_RESET) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
 	for (w = wr; w != NULL; w = w->next) {
-		if (w->num_sge < 0 || (uint32_t)w->num_sge > qp->rq.max_sge ||
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > wq->max_sge ||
 		    (w->num_sge > 0 && w->sg_list == NULL)) {
 			bad = w;
 			break;
 		}
 		nvalid++;
 	}
-	claimed = nvalid ? droce_wq_claim(&qp->rq, nvalid, &head) : 0;
+	claimed = nvalid ? droce_wq_claim(wq, nvalid, &head) : 0;
 	for (i = 0, w = wr; i < claimed; i++, w = w->next) {
-		struct droce_recv_wqe *wqe = droce_wq_slot(&qp->rq, head + i);
+		struct droce_recv_wqe *wqe = droce_wq_slot(wq, head + i);
 		struct ibv_sge *sge = droce_recv_wqe_sge(wqe);
 		uint32_t len = 0;
 		int s;
@@ -540,7 +567,7 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		wqe->length = len;
 	}
 	if (claimed != 0)
-		droce_wq_publish(&qp->rq, head, claimed);
+		droce_wq_publish(wq, head, claimed);
 	if (claimed < nvalid) {
 		*bad_wr = w;
 		return ENOMEM;
@@ -550,4 +577,18 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		return EINVAL;
 	}
 	return 0;
+}
+
+int
+droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		struct ibv_recv_wr **bad_wr)
+{
+	struct droce_qp_v *qp = to_qp(ibqp);
+
+	/* a QP with an SRQ has no receive queue of its own */
+	if (droce_qp_state(qp->eng) == IBV_QPS_RESET || qp->srq != NULL) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	return droce_wq_post_recv(&qp->rq, wr, bad_wr);
 }

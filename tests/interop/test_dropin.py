@@ -12,6 +12,9 @@
     by net_memif: plain, with completion events (-e), with completion
     timestamps through ibv_create_cq_ex (-t), with messages of several
     packets, each with the received data checked (-c);
+  - ibv_srq_pingpong the same way: 16 QPs (or 4 with messages of several
+    packets) sharing one SRQ, polling and with completion events, data
+    checked;
   - perftest's ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
     ib_write_lat and ib_send_lat the same way, RC with their defaults,
     messages below and above the path MTU: both sides finish and report;
@@ -56,6 +59,13 @@ PINGPONGS = [
     ('events-timestamps', ['-c', '-e', '-t', '-n', '300']),
     ('multi-packet', ['-c', '-s', '100000', '-n', '200']),
     ('small', ['-c', '-s', '1', '-n', '2000']),
+]
+
+# (name, extra ibv_srq_pingpong arguments): 16 QPs sharing one SRQ
+SRQ_PINGPONGS = [
+    ('srq', ['-c', '-n', '200']),
+    ('srq-events', ['-c', '-e', '-n', '200']),
+    ('srq-multi-packet', ['-c', '-q', '4', '-s', '10000', '-n', '100']),
 ]
 
 # (tool, extra arguments): perftest's defaults (RC), messages below and
@@ -180,19 +190,19 @@ def run_pair(args, env, name, argv, port):
     return ((rc, out, err), (server.returncode, sout, serr))
 
 
-def test_pingpong(args, env, name, extra, port):
-    base = ['ibv_rc_pingpong', '-d', 'droce0', '-g', '0']
+def test_pingpong(args, env, name, extra, port, tool='ibv_rc_pingpong'):
+    base = [tool, '-d', 'droce0', '-g', '0']
     client, server = run_pair(args, env, name, base + extra, port)
     iters = extra[extra.index('-n') + 1] if '-n' in extra else '1000'
     for side, (code, o, e) in (('client', client), ('server', server)):
         check(code == 0 and ('%s iters in' % iters) in o,
-              'ibv_rc_pingpong %s %s: %s' %
-              (' '.join(extra), side,
+              '%s %s %s: %s' %
+              (tool, ' '.join(extra), side,
                (o.strip().splitlines() or [''])[-1] if code == 0
                else 'exit %s: %s' % (code, e.strip()[-300:])))
     check('invalid data' not in client[1] + server[1],
-          'ibv_rc_pingpong %s: every page of data checked is right' %
-          ' '.join(extra))
+          '%s %s: every page of data checked is right' %
+          (tool, ' '.join(extra)))
     if '-t' in extra:
         check('Average receive completion clock cycles' in client[1],
               'ibv_rc_pingpong -t reads completion timestamps')
@@ -251,6 +261,9 @@ def main():
     port = 18620
     for name, extra in PINGPONGS:
         test_pingpong(args, env, name, extra, port)
+        port += 1
+    for name, extra in SRQ_PINGPONGS:
+        test_pingpong(args, env, name, extra, port, tool='ibv_srq_pingpong')
         port += 1
     for tool, extra in PERFTESTS:
         name = tool + ''.join(extra).replace('-', '_')

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Shared receive queues: ibv_create_srq (and _ex, basic type),
+ * ibv_modify_srq (the limit; resizing is not offered), ibv_query_srq,
+ * ibv_destroy_srq and ibv_post_srq_recv. The application posts into the
+ * SRQ's work queue as into a QP's; the engine lcore of the device takes
+ * WQEs in posting order for the QPs attached and raises
+ * IBV_EVENT_SRQ_LIMIT_REACHED when the armed limit is crossed.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "droce_verbs_pvt.h"
+
+/* An asynchronous event of the SRQ, from the engine lcore. */
+static void
+srq_event(void *arg, enum ibv_event_type type)
+{
+	struct droce_srq *srq = arg;
+	struct ibv_async_event ev = {
+		.element.srq = &srq->srq,
+		.event_type = type,
+	};
+
+	droce_async_event(srq->ctx, &ev);
+}
+
+static struct ibv_srq *
+create_srq(struct ibv_context *context, struct ibv_pd *pd,
+	   struct ibv_srq_attr *attr, void *srq_context)
+{
+	struct droce_srq *srq;
+
+	if (pd->context != context || attr->max_wr == 0 ||
+	    attr->max_wr > DROCE_MAX_SRQ_WR || attr->max_sge > DROCE_MAX_SGE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = rte_zmalloc("droce_srq", sizeof(*srq), RTE_CACHE_LINE_SIZE);
+	if (srq == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (droce_wq_init(&srq->eng.wq, attr->max_wr,
+			  sizeof(struct droce_recv_wqe) +
+			  RTE_MAX(attr->max_sge, 1u) * sizeof(struct ibv_sge),
+			  attr->max_sge, 0) < 0) {
+		rte_free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	srq->ctx = to_ctx(context);
+	srq->eng.event = srq_event;
+	srq->eng.event_arg = srq;
+	/* the limit is not armed at creation (ibv_create_srq(3)) */
+	attr->srq_limit = 0;
+	srq->srq.context = context;
+	srq->srq.srq_context = srq_context;
+	srq->srq.pd = pd;
+	srq->srq.handle = 0;
+	pthread_mutex_init(&srq->srq.mutex, NULL);
+	pthread_cond_init(&srq->srq.cond, NULL);
+	__atomic_add_fetch(&to_pd(pd)->users, 1, __ATOMIC_RELAXED);
+	return &srq->srq;
+}
+
+struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init_attr)
+{
+	return create_srq(pd->context, pd, &init_attr->attr,
+			  init_attr->srq_context);
+}
+
+struct ibv_srq *
+droce_create_srq_ex(struct ibv_context *context,
+		    struct ibv_srq_init_attr_ex *attr)
+{
+	uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+		IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ |
+		IBV_SRQ_INIT_ATTR_TM;
+
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ||
+	    (attr->comp_mask & ~known)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* XRC and tag matching SRQs: not yet */
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	    attr->srq_type != IBV_SRQT_BASIC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return create_srq(context, attr->pd, &attr->attr, attr->srq_context);
+}
+
+int
+ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+	       int attr_mask)
+{
+	struct droce_srq *srq = to_srq(ibsrq);
+
+	/* resizing is not offered (no IBV_DEVICE_SRQ_RESIZE) */
+	if (attr_mask & ~IBV_SRQ_LIMIT || (attr_mask & IBV_SRQ_MAX_WR))
+		return EINVAL;
+	if (attr_mask & IBV_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->eng.wq.max_wr)
+			return EINVAL;
+		__atomic_store_n(&srq->eng.limit, attr->srq_limit,
+				 __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+int
+ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct droce_srq *srq = to_srq(ibsrq);
+
+	attr->max_wr = srq->eng.wq.max_wr;
+	attr->max_sge = srq->eng.wq.max_sge;
+	attr->srq_limit = __atomic_load_n(&srq->eng.limit, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+int
+ibv_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct droce_srq *srq = to_srq(ibsrq);
+
+	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	__atomic_sub_fetch(&to_pd(ibsrq->pd)->users, 1, __ATOMIC_RELEASE);
+	pthread_mutex_destroy(&ibsrq->mutex);
+	pthread_cond_destroy(&ibsrq->cond);
+	rte_free(srq->eng.wq.slots);
+	rte_free(srq);
+	return 0;
+}
+
+int
+droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	return droce_wq_post_recv(&to_srq(ibsrq)->eng.wq, wr, bad_wr);
+}

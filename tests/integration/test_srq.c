@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Shared receive queues and asynchronous events through the verbs API,
+ * droce0 to droce1 of the embedded default:
+ *
+ *  - three RC QPs on droce1 share one SRQ: messages from three peers, some
+ *    longer than the MTU, take its WQEs in posting order, each lands
+ *    whole in the buffer of the WQE its completion names, with the QP it
+ *    came through;
+ *  - the SRQ limit: armed with ibv_modify_srq, IBV_EVENT_SRQ_LIMIT_REACHED
+ *    through ibv_get_async_event once fewer WQEs are left, disarmed then;
+ *  - an SRQ QP in ERR raises IBV_EVENT_QP_LAST_WQE_REACHED, and the SRQ
+ *    goes on serving the other QPs;
+ *  - a QP the responder fails (a WRITE with a bad rkey) raises
+ *    IBV_EVENT_QP_FATAL;
+ *  - the rules: ibv_post_recv on an SRQ QP, too many SGEs, a full SRQ,
+ *    resizing, a limit above max_wr, destroying an SRQ in use, XRC and
+ *    tag matching types, what ibv_query_device says.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define NQP 3
+#define SLOT 4096
+#define MSGS 8
+#define LEN (NQP * MSGS * SLOT * 2)
+
+static struct ep_opts opts;
+static struct ep cli[NQP];      /* droce0: one QP each */
+static struct ep srv;           /* droce1: PD, MR, CQs (its own QP unused) */
+static struct ep srvq[NQP];     /* droce1: the SRQ QPs, srv's resources */
+static struct ibv_srq *srq;
+
+static struct ibv_qp *
+srq_qp(void)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = srv.scq,
+		.recv_cq = srv.rcq,
+		.srq = srq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+
+	return ibv_create_qp(srv.pd, &qa);
+}
+
+static int
+setup(void **state)
+{
+	struct ibv_srq_init_attr sa = {
+		.attr = { .max_wr = 64, .max_sge = 2 },
+	};
+	int i;
+
+	(void)state;
+	ep_opts_default(&opts);
+	if (ep_open(&srv, 1, LEN, &opts) != 0)
+		return -1;
+	srq = ibv_create_srq(srv.pd, &sa);
+	if (srq == NULL)
+		return -1;
+	for (i = 0; i < NQP; i++) {
+		if (ep_open(&cli[i], 0, LEN, &opts) != 0)
+			return -1;
+		srvq[i] = srv;
+		srvq[i].qp = srq_qp();
+		if (srvq[i].qp == NULL)
+			return -1;
+		srvq[i].psn = 0x100 * (uint32_t)(i + 1);
+		if (ep_connect(&cli[i], &srvq[i], &opts) != 0 ||
+		    ep_connect(&srvq[i], &cli[i], &opts) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < NQP; i++) {
+		if (srvq[i].qp != NULL)
+			ibv_destroy_qp(srvq[i].qp);
+		ep_close(&cli[i]);
+	}
+	if (srq != NULL)
+		ibv_destroy_srq(srq);
+	ep_close(&srv);
+	return 0;
+}
+
+static int
+post_srq(uint64_t wr_id, size_t off, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(srv.buf + off),
+		.length = len,
+		.lkey = srv.mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/* The next asynchronous event of @p ctx within @p ms, or -1. */
+static int
+next_event(struct ibv_context *ctx, struct ibv_async_event *ev, int ms)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	return ibv_get_async_event(ctx, ev);
+}
+
+/* A message's length: below, at and above the 1024-byte MTU. */
+static uint32_t
+msg_len(int qp, int j)
+{
+	static const uint32_t lens[] = { 1, 100, 1024, 1025, 3000, 4096, 64,
+					 2048 };
+
+	return lens[(j + qp) % MSGS];
+}
+
+static int
+qp_index(uint32_t qp_num)
+{
+	int i;
+
+	for (i = 0; i < NQP; i++)
+		if (srvq[i].qp->qp_num == qp_num)
+			return i;
+	return -1;
+}
+
+static void
+test_srq_shared(void **state)
+{
+	struct ibv_wc wc[NQP * MSGS];
+	int next[NQP] = { 0 };
+	int i, j, k, got = 0;
+
+	(void)state;
+	for (k = 0; k < NQP * MSGS; k++)
+		assert_int_equal(post_srq((uint64_t)k, (size_t)k * SLOT, SLOT),
+				 0);
+	/* the three peers interleave their messages */
+	for (j = 0; j < MSGS; j++)
+		for (i = 0; i < NQP; i++) {
+			size_t off = ((size_t)i * MSGS + (size_t)j) * SLOT;
+
+			fill_pattern(cli[i].buf + off, msg_len(i, j),
+				     (uint32_t)(i * 100 + j));
+			assert_int_equal(ep_post(&cli[i], IBV_WR_SEND,
+						 (uint64_t)j, off,
+						 msg_len(i, j), NULL, 0,
+						 IBV_SEND_SIGNALED), 0);
+		}
+	while (got < NQP * MSGS) {
+		int n = ep_poll(srv.rcq, wc + got, NQP * MSGS - got, 5000);
+
+		assert_true(n > 0);
+		got += n;
+	}
+	for (k = 0; k < NQP * MSGS; k++) {
+		/* WQEs are taken in posting order */
+		assert_int_equal(wc[k].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[k].wr_id, (uint64_t)k);
+		assert_int_equal(wc[k].opcode, IBV_WC_RECV);
+		i = qp_index(wc[k].qp_num);
+		assert_true(i >= 0);
+		/* each QP's messages in its order, whole */
+		j = next[i]++;
+		assert_int_equal(wc[k].byte_len, msg_len(i, j));
+		assert_memory_equal(srv.buf + (size_t)k * SLOT,
+				    cli[i].buf + ((size_t)i * MSGS +
+						  (size_t)j) * SLOT,
+				    msg_len(i, j));
+	}
+	for (i = 0; i < NQP; i++) {
+		assert_int_equal(next[i], MSGS);
+		assert_int_equal(ep_poll(cli[i].scq, wc, MSGS, 5000), MSGS);
+	}
+}
+
+static void
+test_srq_limit(void **state)
+{
+	struct ibv_srq_attr attr = { .srq_limit = 5 };
+	struct ibv_async_event ev;
+	struct ibv_wc wc[8];
+	int k;
+
+	(void)state;
+	for (k = 0; k < 10; k++)
+		assert_int_equal(post_srq(100 + (uint64_t)k, (size_t)k * SLOT,
+					  SLOT), 0);
+	assert_int_equal(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), 0);
+	memset(&attr, 0, sizeof(attr));
+	assert_int_equal(ibv_query_srq(srq, &attr), 0);
+	assert_int_equal(attr.srq_limit, 5);
+	assert_int_equal(attr.max_wr, 64);
+	assert_int_equal(attr.max_sge, 2);
+
+	/* five taken, five left: not below the limit */
+	for (k = 0; k < 5; k++)
+		assert_int_equal(ep_post(&cli[0], IBV_WR_SEND, 0, 0, 8, NULL, 0,
+					 IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(srv.rcq, wc, 5, 5000), 5);
+	assert_int_equal(next_event(srv.ctx, &ev, 200), -1);
+	/* one more: four left */
+	assert_int_equal(ep_post(&cli[1], IBV_WR_SEND, 0, 0, 8, NULL, 0,
+				 IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(srv.rcq, wc, 1, 5000), 1);
+	assert_int_equal(next_event(srv.ctx, &ev, 5000), 0);
+	assert_int_equal(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+	assert_ptr_equal(ev.element.srq, srq);
+	ibv_ack_async_event(&ev);
+	/* it disarmed itself */
+	assert_int_equal(ibv_query_srq(srq, &attr), 0);
+	assert_int_equal(attr.srq_limit, 0);
+	assert_int_equal(ep_post(&cli[2], IBV_WR_SEND, 0, 0, 8, NULL, 0,
+				 IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(srv.rcq, wc, 1, 5000), 1);
+	assert_int_equal(next_event(srv.ctx, &ev, 200), -1);
+	for (k = 0; k < 3; k++)
+		assert_true(ep_poll(cli[k].scq, wc, 8, 5000) > 0);
+}
+
+static void
+test_srq_last_wqe(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+
+	(void)state;
+	assert_int_equal(ibv_modify_qp(srvq[2].qp, &attr, IBV_QP_STATE), 0);
+	assert_int_equal(next_event(srv.ctx, &ev, 5000), 0);
+	assert_int_equal(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+	assert_ptr_equal(ev.element.qp, srvq[2].qp);
+	ibv_ack_async_event(&ev);
+	/* the SRQ's WQEs stay for the others */
+	assert_int_equal(ep_post(&cli[0], IBV_WR_SEND, 7, 0, 100, NULL, 0,
+				 IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(srv.rcq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.qp_num, srvq[0].qp->qp_num);
+	assert_int_equal(ep_poll(cli[0].scq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+}
+
+static void
+test_qp_fatal(void **state)
+{
+	struct ibv_async_event ev;
+	struct ep a, b;
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	(void)state;
+	assert_int_equal(ep_open(&a, 0, 4096, &opts), 0);
+	assert_int_equal(ep_open(&b, 1, 4096, &opts), 0);
+	assert_int_equal(ep_connect(&a, &b, &opts), 0);
+	assert_int_equal(ep_connect(&b, &a, &opts), 0);
+	rkey = b.mr->rkey;
+	b.mr->rkey = rkey ^ 0x5a5a;     /* a key b never gave out */
+	assert_int_equal(ep_post(&a, IBV_WR_RDMA_WRITE, 1, 0, 64, &b, 0,
+				 IBV_SEND_SIGNALED), 0);
+	b.mr->rkey = rkey;
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_REM_ACCESS_ERR);
+	assert_int_equal(next_event(b.ctx, &ev, 5000), 0);
+	assert_int_equal(ev.event_type, IBV_EVENT_QP_FATAL);
+	assert_ptr_equal(ev.element.qp, b.qp);
+	ibv_ack_async_event(&ev);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
+	ep_close(&a);
+	ep_close(&b);
+}
+
+static void
+test_srq_rules(void **state)
+{
+	struct ibv_srq_init_attr_ex sx;
+	struct ibv_srq_init_attr sa;
+	struct ibv_device_attr da;
+	struct ibv_srq_attr attr;
+	struct ibv_recv_wr wr[70], *bad;
+	struct ibv_sge sge[3];
+	struct ibv_srq *small;
+	int i;
+
+	(void)state;
+	assert_int_equal(ibv_query_device(srv.ctx, &da), 0);
+	assert_true(da.max_srq > 0);
+	assert_true(da.max_srq_wr >= 64);
+	assert_true(da.max_srq_sge >= 2);
+	assert_int_equal(da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE, 0);
+
+	/* an SRQ QP has no receive queue of its own */
+	memset(wr, 0, sizeof(wr));
+	assert_int_equal(ibv_post_recv(srvq[0].qp, wr, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr[0]);
+
+	/* too many SGEs: that WR and those after it are not posted */
+	memset(sge, 0, sizeof(sge));
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 2;
+	small = ibv_create_srq(srv.pd, &sa);
+	assert_non_null(small);
+	wr[0].next = &wr[1];
+	wr[1].sg_list = sge;
+	wr[1].num_sge = 3;
+	assert_int_equal(ibv_post_srq_recv(small, wr, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr[1]);
+	/* one posted; four more than fit */
+	for (i = 0; i < 4; i++) {
+		wr[i].next = i < 3 ? &wr[i + 1] : NULL;
+		wr[i].num_sge = 0;
+	}
+	assert_int_equal(ibv_post_srq_recv(small, wr, &bad), ENOMEM);
+	assert_ptr_equal(bad, &wr[3]);
+
+	/* no resizing; a limit within max_wr */
+	memset(&attr, 0, sizeof(attr));
+	attr.max_wr = 8;
+	assert_int_equal(ibv_modify_srq(small, &attr, IBV_SRQ_MAX_WR), EINVAL);
+	attr.srq_limit = 5;
+	assert_int_equal(ibv_modify_srq(small, &attr, IBV_SRQ_LIMIT), EINVAL);
+	attr.srq_limit = 4;
+	assert_int_equal(ibv_modify_srq(small, &attr, IBV_SRQ_LIMIT), 0);
+	assert_int_equal(ibv_destroy_srq(small), 0);
+
+	/* in use by QPs: busy; and its PD too */
+	assert_int_equal(ibv_destroy_srq(srq), EBUSY);
+
+	sa.attr.max_wr = 0;
+	assert_null(ibv_create_srq(srv.pd, &sa));
+	assert_int_equal(errno, EINVAL);
+	sa.attr.max_wr = da.max_srq_wr + 1;
+	assert_null(ibv_create_srq(srv.pd, &sa));
+	assert_int_equal(errno, EINVAL);
+
+	/* basic through _ex works; XRC and tag matching are not there yet */
+	memset(&sx, 0, sizeof(sx));
+	sx.attr.max_wr = 4;
+	sx.attr.max_sge = 1;
+	sx.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE;
+	sx.pd = srv.pd;
+	sx.srq_type = IBV_SRQT_BASIC;
+	small = ibv_create_srq_ex(srv.ctx, &sx);
+	assert_non_null(small);
+	assert_int_equal(ibv_destroy_srq(small), 0);
+	sx.srq_type = IBV_SRQT_TM;
+	sx.comp_mask |= IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+	sx.cq = srv.rcq;
+	sx.tm_cap.max_num_tags = 8;
+	sx.tm_cap.max_ops = 8;
+	assert_null(ibv_create_srq_ex(srv.ctx, &sx));
+	assert_int_equal(errno, EOPNOTSUPP);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_srq_shared),
+		cmocka_unit_test(test_srq_limit),
+		cmocka_unit_test(test_srq_rules),
+		cmocka_unit_test(test_srq_last_wqe),
+		cmocka_unit_test(test_qp_fatal),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
