@@ -113,6 +113,13 @@ droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats)
 	*stats = dev->stats;
 }
 
+void
+droce_port_event_hook(void (*fn)(struct droce_dev *dev,
+				 enum ibv_event_type type))
+{
+	__atomic_store_n(&droce_eng.port_event, fn, __ATOMIC_RELEASE);
+}
+
 int
 droce_dev_call(struct droce_dev *dev,
 	       int (*fn)(struct droce_dev *dev, void *arg), void *arg)
@@ -542,6 +549,15 @@ engine_init(void)
 	}
 	if (cfg->link_wait_s != 0)
 		links_wait(cfg);
+	/* port events are the changes from here on */
+	for (i = 0; i < droce_eng.ndevs; i++) {
+		struct droce_dev *dev = droce_eng.devs[i];
+		struct rte_eth_link link;
+
+		dev->link_up = rte_eth_link_get_nowait(dev->port_id,
+						       &link) == 0 &&
+			link.link_status == RTE_ETH_LINK_UP;
+	}
 	return 0;
 }
 

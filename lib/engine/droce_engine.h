@@ -89,6 +89,16 @@ void droce_dev_query(struct droce_dev *dev, struct droce_dev_attr *attr);
 int droce_dev_call(struct droce_dev *dev,
 		   int (*fn)(struct droce_dev *dev, void *arg), void *arg);
 
+/**
+ * Call @p fn on a device's engine lcore whenever its port's link goes up
+ * (IBV_EVENT_PORT_ACTIVE) or down (IBV_EVENT_PORT_ERR). The link is looked
+ * at every DROCE_LINK_CHECK_MS.
+ */
+void droce_port_event_hook(void (*fn)(struct droce_dev *dev,
+				      enum ibv_event_type type));
+
+#define DROCE_LINK_CHECK_MS 100
+
 /** Current time of the engine's clock, in TSC cycles. */
 uint64_t droce_clock(void);
 

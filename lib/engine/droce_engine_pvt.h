@@ -162,6 +162,8 @@ struct droce_dev {
 	struct rte_mbuf *tx[DROCE_TX_BUF];
 	struct droce_dev_stats stats;
 	struct droce_pcap_mirror *mirror;
+	uint64_t link_check_at;       /**< next look at the link */
+	bool link_up;                 /**< as last seen */
 };
 
 /** The engine's global state. */
@@ -172,6 +174,8 @@ struct droce_engine {
 	unsigned int nlcores;
 	struct droce_lcore lcores[DROCE_MAX_LCORES];
 	uint64_t hz;
+	/** Told of port state changes (droce_port_event_hook()) */
+	void (*port_event)(struct droce_dev *dev, enum ibv_event_type type);
 };
 
 extern struct droce_engine droce_eng;

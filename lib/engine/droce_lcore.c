@@ -37,6 +37,26 @@ run_control(struct droce_lcore *lc)
 }
 
 /* One pass over a device. @return work done (frames in and out). */
+/* Has the port's link changed since the last look? Tell the verbs layer. */
+static void
+link_check(struct droce_dev *dev, uint64_t now)
+{
+	void (*fn)(struct droce_dev *, enum ibv_event_type);
+	struct rte_eth_link link;
+	bool up;
+
+	dev->link_check_at = now + droce_eng.hz * DROCE_LINK_CHECK_MS / 1000;
+	if (rte_eth_link_get_nowait(dev->port_id, &link) != 0)
+		return;
+	up = link.link_status == RTE_ETH_LINK_UP;
+	if (up == dev->link_up)
+		return;
+	dev->link_up = up;
+	fn = __atomic_load_n(&droce_eng.port_event, __ATOMIC_ACQUIRE);
+	if (fn != NULL)
+		fn(dev, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+}
+
 static unsigned int
 run_device(struct droce_dev *dev, uint64_t now)
 {
@@ -62,6 +82,8 @@ run_device(struct droce_dev *dev, uint64_t now)
 		droce_req_run(qp, now);
 	}
 	droce_neigh_timer(dev, now);
+	if (unlikely(now >= dev->link_check_at))
+		link_check(dev, now);
 	droce_dev_tx_flush(dev);
 	return n + (unsigned int)(dev->stats.tx_frames - tx_before) + dev->ntx;
 }

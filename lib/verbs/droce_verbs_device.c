@@ -125,6 +125,29 @@ ibv_get_device_index(struct ibv_device *device)
 	return (int)to_ibdev(device)->index;
 }
 
+/*
+ * The open contexts, for the port events the engine raises on a device:
+ * each context of the device gets one.
+ */
+static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct droce_context *contexts;
+
+static void
+port_event(struct droce_dev *dev, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = {
+		.element.port_num = 1,
+		.event_type = type,
+	};
+	struct droce_context *c;
+
+	pthread_mutex_lock(&contexts_lock);
+	for (c = contexts; c != NULL; c = c->next)
+		if (c->dev == dev)
+			droce_async_event(c, &ev);
+	pthread_mutex_unlock(&contexts_lock);
+}
+
 struct ibv_context *
 ibv_open_device(struct ibv_device *device)
 {
@@ -152,6 +175,12 @@ ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	droce_verbs_set_ops(ctx);
+	pthread_mutex_lock(&contexts_lock);
+	if (contexts == NULL)
+		droce_port_event_hook(port_event);
+	ctx->next = contexts;
+	contexts = ctx;
+	pthread_mutex_unlock(&contexts_lock);
 	return &ctx->vctx.context;
 }
 
@@ -159,7 +188,15 @@ int
 ibv_close_device(struct ibv_context *context)
 {
 	struct droce_context *ctx = to_ctx(context);
+	struct droce_context **p;
 
+	pthread_mutex_lock(&contexts_lock);
+	for (p = &contexts; *p != NULL; p = &(*p)->next)
+		if (*p == ctx) {
+			*p = ctx->next;
+			break;
+		}
+	pthread_mutex_unlock(&contexts_lock);
 	close(context->async_fd);
 	pthread_mutex_destroy(&ctx->async_lock);
 	free(ctx);

@@ -39,6 +39,7 @@ struct droce_context {
 	uint32_t async_head;
 	uint32_t async_tail;
 	struct ibv_async_event async_ring[64];
+	struct droce_context *next;     /**< the list of open contexts */
 };
 
 struct droce_pd {

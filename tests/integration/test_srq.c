@@ -16,6 +16,8 @@
  *    goes on serving the other QPs;
  *  - a QP the responder fails (a WRITE with a bad rkey) raises
  *    IBV_EVENT_QP_FATAL;
+ *  - droce1's port set down and up again: IBV_EVENT_PORT_ERR, then
+ *    IBV_EVENT_PORT_ACTIVE, and ibv_query_port follows;
  *  - the rules: ibv_post_recv on an SRQ QP, too many SGEs, a full SRQ,
  *    resizing, a limit above max_wr, destroying an SRQ in use, XRC and
  *    tag matching types, what ibv_query_device says.
@@ -31,6 +33,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <rte_ethdev.h>
 
 #include "harness.h"
 
@@ -382,6 +385,48 @@ test_srq_rules(void **state)
 	assert_int_equal(errno, EOPNOTSUPP);
 }
 
+static uint16_t
+droce1_port(void)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	uint16_t p;
+
+	RTE_ETH_FOREACH_DEV(p)
+		if (rte_eth_dev_get_name_by_port(p, name) == 0 &&
+		    strstr(name, "droce_ring_droce_1") != NULL)
+			return p;
+	fail_msg("no port for droce1");
+	return 0;
+}
+
+static void
+test_port_events(void **state)
+{
+	struct ibv_async_event ev;
+	struct ibv_port_attr pa;
+	uint16_t port;
+
+	(void)state;
+	/* droce1's port of the embedded default's net_ring pair */
+	port = droce1_port();
+	assert_int_equal(rte_eth_dev_set_link_down(port), 0);
+	assert_int_equal(next_event(srv.ctx, &ev, 5000), 0);
+	assert_int_equal(ev.event_type, IBV_EVENT_PORT_ERR);
+	assert_int_equal(ev.element.port_num, 1);
+	ibv_ack_async_event(&ev);
+	assert_int_equal(ibv_query_port(srv.ctx, 1, &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_DOWN);
+	/* the other device's contexts hear nothing */
+	assert_int_equal(next_event(cli[0].ctx, &ev, 300), -1);
+
+	assert_int_equal(rte_eth_dev_set_link_up(port), 0);
+	assert_int_equal(next_event(srv.ctx, &ev, 5000), 0);
+	assert_int_equal(ev.event_type, IBV_EVENT_PORT_ACTIVE);
+	ibv_ack_async_event(&ev);
+	assert_int_equal(ibv_query_port(srv.ctx, 1, &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+}
+
 int
 main(void)
 {
@@ -391,6 +436,7 @@ main(void)
 		cmocka_unit_test(test_srq_rules),
 		cmocka_unit_test(test_srq_last_wqe),
 		cmocka_unit_test(test_qp_fatal),
+		cmocka_unit_test(test_port_events),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
