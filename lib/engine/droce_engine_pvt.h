@@ -270,6 +270,7 @@ struct droce_qp {
 	struct droce_qp_cfg cfg;
 	/** With an SRQ: the receive WQE in use, copied out of the SRQ */
 	struct droce_recv_wqe *srq_wqe;
+	uint8_t tr;                /**< DROCE_TR_RC or DROCE_TR_UC */
 	enum ibv_qp_state state;
 	uint32_t slot;             /**< index in dev->qps */
 	uint32_t live_idx;         /**< index in dev->live */

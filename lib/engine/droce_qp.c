@@ -84,7 +84,7 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	struct droce_qp *qp;
 	int ret;
 
-	if (cfg->type != IBV_QPT_RC) {
+	if (cfg->type != IBV_QPT_RC && cfg->type != IBV_QPT_UC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -112,6 +112,7 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	}
 	qp->dev = dev;
 	qp->cfg = *cfg;
+	qp->tr = cfg->type == IBV_QPT_UC ? DROCE_TR_UC : DROCE_TR_RC;
 	qp->state = IBV_QPS_RESET;
 	qp->resp.opcode = 0xff;
 	qp->pkey_index = 0;

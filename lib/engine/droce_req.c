@@ -108,7 +108,8 @@ count_sent(struct droce_qp *qp, uint32_t psn, uint32_t next)
 
 /* The wire opcode of the packet of a SEND or WRITE at a position. */
 static uint8_t
-data_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
+data_opcode(uint8_t tr, const struct droce_send_wqe *wqe, bool first,
+	    bool last)
 {
 	bool write = wqe->opcode == IBV_WR_RDMA_WRITE ||
 		wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -129,7 +130,7 @@ data_opcode(const struct droce_send_wqe *wqe, bool first, bool last)
 		op = write ? (imm ? DROCE_OP_WRITE_LAST_IMM : DROCE_OP_WRITE_LAST) :
 			imm ? DROCE_OP_SEND_LAST_IMM :
 			inv ? DROCE_OP_SEND_LAST_INV : DROCE_OP_SEND_LAST;
-	return DROCE_TR_RC | op;
+	return tr | op;
 }
 
 /* Send the next packet of a SEND or WRITE. @return false if out of mbufs. */
@@ -140,12 +141,13 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	uint32_t off = qp->req.offset;
 	uint32_t len = RTE_MIN(qp->mtu, wqe->length - off);
 	bool first = off == 0, last = off + len >= wqe->length;
-	uint8_t opcode = data_opcode(wqe, first, last);
+	uint8_t opcode = data_opcode(qp->tr, wqe, first, last);
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	uint32_t psn = qp->req.psn;
-	/* ask often enough that a small window never waits for the timer */
-	bool ackreq = last || ++qp->req.noack_pkts >=
-		RTE_MIN((uint32_t)DROCE_ACK_EVERY, qp->req.cwnd / 2);
+	/* ask often enough that a small window never waits for the timer;
+	 * UC asks nothing */
+	bool ackreq = qp->tr == DROCE_TR_RC && (last || ++qp->req.noack_pkts >=
+		RTE_MIN((uint32_t)DROCE_ACK_EVERY, qp->req.cwnd / 2));
 	bool se = last && (wqe->flags & DROCE_WQE_SOLICITED);
 	struct rte_mbuf *m;
 	uint8_t *bth;
@@ -180,7 +182,9 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	qp->req.psn = droce_psn_add(psn, 1);
 	qp->req.offset = off + len;
 	if (last) {
-		st->state = DROCE_WQE_SENT;
+		/* UC: sent is done, nothing will answer */
+		st->state = qp->tr == DROCE_TR_UC ? DROCE_WQE_DONE :
+			DROCE_WQE_SENT;
 		qp->req.offset = 0;
 		qp->req.cons++;
 	}
@@ -385,6 +389,11 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 			break;
 		sent = true;
 		budget--;
+	}
+	if (qp->tr == DROCE_TR_UC) {
+		if (sent)
+			droce_req_complete(qp);
+		return;
 	}
 	if (sent && qp->req.rexmit_at == 0 && qp->timeout_cycles != 0)
 		qp->req.rexmit_at = now + qp->timeout_cycles;

@@ -45,9 +45,11 @@ static bool send_owed(struct droce_qp *qp, unsigned int budget);
 static void
 nak_fatal(struct droce_qp *qp, uint8_t code)
 {
-	send_owed(qp, UINT_MAX);
-	qp->stats.naks_sent++;
-	droce_resp_send_ack(qp, DROCE_AETH_NAK | code, qp->resp.psn);
+	if (qp->tr == DROCE_TR_RC) {
+		send_owed(qp, UINT_MAX);
+		qp->stats.naks_sent++;
+		droce_resp_send_ack(qp, DROCE_AETH_NAK | code, qp->resp.psn);
+	}
 	droce_qp_error(qp);
 	/* the requester learns it from the NAK; the application here from
 	 * the event (a receive completion, if any, comes with the flush) */
@@ -55,9 +57,36 @@ nak_fatal(struct droce_qp *qp, uint8_t code)
 		qp->cfg.event(qp->cfg.event_arg, IBV_EVENT_QP_FATAL);
 }
 
+/*
+ * UC: drop the message in progress (a packet of it was lost, or it was
+ * refused): nothing of it completes, and the next FIRST or ONLY packet
+ * starts the next message. A receive WQE it had taken serves that one.
+ */
+static void
+uc_drop(struct droce_qp *qp)
+{
+	qp->resp.opcode = NO_OPCODE;
+	qp->resp.roffset = 0;
+}
+
+/* A request refused: RC NAKs it and fails the QP, UC drops the message. */
+static void
+refuse(struct droce_qp *qp, uint8_t code)
+{
+	if (qp->tr == DROCE_TR_UC)
+		uc_drop(qp);
+	else
+		nak_fatal(qp, code);
+}
+
 static void
 rnr_nak(struct droce_qp *qp, uint32_t psn)
 {
+	if (qp->tr == DROCE_TR_UC) {
+		/* no receive WQE: the message is lost */
+		uc_drop(qp);
+		return;
+	}
 	qp->stats.rnr_naks_sent++;
 	droce_resp_send_ack(qp, DROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn);
 }
@@ -67,7 +96,7 @@ static void
 in_order_done(struct droce_qp *qp, const uint8_t *bth, uint32_t psn)
 {
 	qp->resp.psn = droce_psn_add(psn, 1);
-	if (bth[8] & 0x80) {
+	if ((bth[8] & 0x80) && qp->tr == DROCE_TR_RC) {
 		qp->resp.ack_pending = true;
 		qp->resp.ack_psn = psn;
 	}
@@ -191,7 +220,7 @@ do_send(struct droce_qp *qp, const uint8_t *bth,
 
 	if (op->flags & DROCE_OPF_IETH) {
 		/* SEND with invalidate needs memory windows: not yet */
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		refuse(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
 	wqe = recv_wqe(qp, &fatal);
@@ -240,7 +269,7 @@ do_write(struct droce_qp *qp, const uint8_t *bth,
 		if (reth.dlen != 0 &&
 		    droce_rkey_check(qp->dev, qp->cfg.pd, reth.rkey, reth.va,
 				     reth.dlen, IBV_ACCESS_REMOTE_WRITE) == NULL) {
-			nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+			refuse(qp, DROCE_NAK_REM_ACCESS_ERR);
 			return;
 		}
 		qp->resp.va = reth.va;
@@ -250,7 +279,7 @@ do_write(struct droce_qp *qp, const uint8_t *bth,
 	}
 	if (len > qp->resp.remaining ||
 	    ((op->flags & DROCE_OPF_LAST) && len != qp->resp.remaining)) {
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		refuse(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
 	/* with immediate: no receive WQE, no write (the retry comes back) */
@@ -264,7 +293,7 @@ do_write(struct droce_qp *qp, const uint8_t *bth,
 	if (len != 0) {
 		mr = droce_mr_lookup(qp->dev, qp->resp.rkey, true);
 		if (mr == NULL) {
-			nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+			refuse(qp, DROCE_NAK_REM_ACCESS_ERR);
 			return;
 		}
 		rte_memcpy((void *)(uintptr_t)qp->resp.va, bth + op->hdr_len,
@@ -450,6 +479,35 @@ duplicate(struct droce_qp *qp, const uint8_t *bth,
 	qp->resp.ack_psn = droce_psn_add(qp->resp.psn, DROCE_PSN_MASK);
 }
 
+/*
+ * UC: no duplicates, no ACKs, no NAKs. A packet out of sequence (one was
+ * lost) drops the message in progress; a FIRST or ONLY packet starts the
+ * next one whatever its PSN.
+ */
+static void
+uc_rx(struct droce_qp *qp, const uint8_t *bth,
+      const struct droce_wire_meta *meta, uint32_t psn)
+{
+	uint32_t flags = meta->op->flags;
+
+	if (psn != qp->resp.psn || !sequence_ok(qp, flags)) {
+		uc_drop(qp);
+		if (!(flags & DROCE_OPF_FIRST))
+			return;
+	}
+	if ((flags & DROCE_OPF_WRITE) &&
+	    !(qp->access & IBV_ACCESS_REMOTE_WRITE)) {
+		uc_drop(qp);
+		return;
+	}
+	if (flags & DROCE_OPF_SEND)
+		do_send(qp, bth, meta, psn);
+	else if (flags & DROCE_OPF_WRITE)
+		do_write(qp, bth, meta, psn);
+	else
+		uc_drop(qp);
+}
+
 void
 droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 	      const struct droce_wire_meta *meta, uint64_t now)
@@ -462,8 +520,12 @@ droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 
 	if (qp->state == IBV_QPS_ERR || !droce_qp_path_ready(qp, now))
 		return;
-	if ((bth[0] & DROCE_TR_MASK) != DROCE_TR_RC)
+	if ((bth[0] & DROCE_TR_MASK) != qp->tr)
 		return;
+	if (qp->tr == DROCE_TR_UC) {
+		uc_rx(qp, bth, meta, psn);
+		return;
+	}
 	diff = droce_psn_diff(psn, qp->resp.psn);
 	if (diff > 0) {
 		if (!qp->resp.nak_sent) {

@@ -19,7 +19,7 @@
 /* ------------------------------------------------------------------------
  * The QP state table: which transitions exist, and for each the
  * attributes it requires and those it allows (InfiniBand, "QP state
- * transition" attribute tables), for RC.
+ * transition" attribute tables), for RC and, with fewer attributes, UC.
  */
 
 struct transition {
@@ -72,17 +72,30 @@ int
 droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 		    enum ibv_qp_state next, int mask)
 {
+	/* UC has RC's table without what only acknowledged, READ or
+	 * atomic traffic needs */
+	const int rc_only = IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER |
+		IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		IBV_QP_TIMEOUT;
 	const struct transition *t;
+	int req, opt;
 
-	if (type != IBV_QPT_RC || cur > IBV_QPS_ERR || next > IBV_QPS_ERR)
+	if ((type != IBV_QPT_RC && type != IBV_QPT_UC) ||
+	    cur > IBV_QPS_ERR || next > IBV_QPS_ERR)
 		return EINVAL;
 	t = &rc_table[cur][next];
 	if (!t->valid)
 		return EINVAL;
+	req = t->req;
+	opt = t->opt;
+	if (type == IBV_QPT_UC) {
+		req &= ~rc_only;
+		opt &= ~rc_only;
+	}
 	mask &= ~IBV_QP_STATE;
-	if ((mask & t->req) != t->req)
+	if ((mask & req) != req)
 		return EINVAL;
-	if (mask & ~(t->req | t->opt))
+	if (mask & ~(req | opt))
 		return EINVAL;
 	return 0;
 }
@@ -133,7 +146,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	struct droce_qp_v *qp;
 	uint32_t send_payload;
 
-	if (attr->qp_type != IBV_QPT_RC) {
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -410,15 +423,22 @@ send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr)
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		break;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		/* RC only (ibv_post_send(3)) */
+		if (qp->qpx.qp_base.qp_type != IBV_QPT_RC)
+			return EINVAL;
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+		if (qp->qpx.qp_base.qp_type != IBV_QPT_RC)
+			return EINVAL;
+		return EOPNOTSUPP;      /* not there yet */
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
-	case IBV_WR_ATOMIC_WRITE:
-		/* valid on RC, but memory windows are not there yet */
+		/* valid on RC and UC, but memory windows are not there yet */
 		return EOPNOTSUPP;
 	default:
 		return EINVAL;

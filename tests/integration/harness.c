@@ -28,6 +28,7 @@ ep_opts_default(struct ep_opts *o)
 	o->rnr_retry = 7;
 	o->min_rnr_timer = 1;
 	o->gid_index = 0;
+	o->qp_type = IBV_QPT_RC;
 }
 
 int
@@ -59,7 +60,7 @@ ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o)
 	memset(&qa, 0, sizeof(qa));
 	qa.send_cq = e->scq;
 	qa.recv_cq = e->rcq;
-	qa.qp_type = IBV_QPT_RC;
+	qa.qp_type = o->qp_type;
 	qa.sq_sig_all = o->sq_sig_all;
 	qa.cap.max_send_wr = o->max_send_wr;
 	qa.cap.max_recv_wr = o->max_recv_wr;
@@ -113,7 +114,9 @@ ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 	attr.ah_attr.port_num = 1;
 	ret = ibv_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
 			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+			    (o->qp_type == IBV_QPT_RC ?
+			     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER :
+			     0));
 	if (ret != 0)
 		return ret;
 
@@ -124,9 +127,10 @@ ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 	attr.rnr_retry = o->rnr_retry;
 	attr.sq_psn = a->psn;
 	attr.max_rd_atomic = 16;
-	return ibv_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return ibv_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     (o->qp_type == IBV_QPT_RC ?
+			      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
 }
 
 void

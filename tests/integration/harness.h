@@ -45,6 +45,7 @@ struct ep_opts {
 	uint8_t min_rnr_timer;
 	bool sq_sig_all;
 	int gid_index;
+	enum ibv_qp_type qp_type;   /* RC (default) or UC */
 };
 
 /** Defaults for @p o. */

@@ -14,7 +14,7 @@
     packets, each with the received data checked (-c);
   - ibv_srq_pingpong the same way: 16 QPs (or 4 with messages of several
     packets) sharing one SRQ, polling and with completion events, data
-    checked;
+    checked; ibv_uc_pingpong (UC QPs), polling and with events;
   - perftest's ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
     ib_write_lat and ib_send_lat the same way, RC with their defaults,
     messages below and above the path MTU: both sides finish and report;
@@ -66,6 +66,12 @@ SRQ_PINGPONGS = [
     ('srq', ['-c', '-n', '200']),
     ('srq-events', ['-c', '-e', '-n', '200']),
     ('srq-multi-packet', ['-c', '-q', '4', '-s', '10000', '-n', '100']),
+]
+
+# (name, extra ibv_uc_pingpong arguments): UC, no loss here
+UC_PINGPONGS = [
+    ('uc', ['-c', '-n', '500']),
+    ('uc-events', ['-c', '-e', '-s', '3000', '-n', '300']),
 ]
 
 # (tool, extra arguments): perftest's defaults (RC), messages below and
@@ -179,8 +185,10 @@ def run_pair(args, env, name, argv, port):
         for _ in range(20):
             time.sleep(1)
             rc, out, err = run(argv + ['127.0.0.1'], envs[1], timeout=120)
-            # until the server listens
-            if "Couldn't connect" not in out + err:
+            # until the server listens: on TCP, and on its memif socket
+            # (which exists a moment before it accepts)
+            if "Couldn't connect" not in out + err and \
+               'Failed to connect socket' not in out + err:
                 break
         sout, serr = server.communicate(timeout=120)
     except subprocess.TimeoutExpired:
@@ -264,6 +272,9 @@ def main():
         port += 1
     for name, extra in SRQ_PINGPONGS:
         test_pingpong(args, env, name, extra, port, tool='ibv_srq_pingpong')
+        port += 1
+    for name, extra in UC_PINGPONGS:
+        test_pingpong(args, env, name, extra, port, tool='ibv_uc_pingpong')
         port += 1
     for tool, extra in PERFTESTS:
         name = tool + ''.join(extra).replace('-', '_')

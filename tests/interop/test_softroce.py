@@ -12,7 +12,8 @@ over droce's libibverbs.so.1. Each step runs one tool on both sides, one
 as server and one as client:
 
   - ibv_rc_pingpong, data checked (-c), guest as server and droce as
-    server; ibv_srq_pingpong (QPs sharing an SRQ) the same way;
+    server; ibv_srq_pingpong (QPs sharing an SRQ) and ibv_uc_pingpong
+    (UC QPs) the same way;
   - ib_write_bw, ib_read_bw, ib_send_bw with messages below and above the
     path MTU, ib_atomic_bw, each both ways;
   - rdma_check (tests/interop/rdma_check.c): RDMA WRITE and READ both
@@ -77,6 +78,8 @@ RUNS = [
     ('ib_send_bw', ['-s', '8192', '-n', '300'], False),
     ('ib_atomic_bw', ['-n', '300'], False),
     ('ibv_srq_pingpong', ['-c', '-n', '50'], False),
+    ('ibv_uc_pingpong', ['-c', '-n', '100'], False),
+    ('ibv_uc_pingpong', ['-c', '-s', '3000', '-n', '100'], False),
     ('rdma_check', ['-s', '100', '-n', '300'], False),
     ('rdma_check', ['-s', '5000', '-n', '100'], False),
     ('ibv_rc_pingpong', ['-c', '-n', '100'], True),
@@ -204,7 +207,7 @@ def reported(tool, out):
     """Did the tool print its result?"""
     if tool == 'rdma_check':
         return re.search(r'^rdma_check: ok$', out, re.M) is not None
-    if tool in ('ibv_rc_pingpong', 'ibv_srq_pingpong'):
+    if tool in ('ibv_rc_pingpong', 'ibv_srq_pingpong', 'ibv_uc_pingpong'):
         return re.search(r'^\d+ iters in', out, re.M) is not None and \
             'invalid data' not in out
     lines = out.splitlines()
