@@ -348,6 +348,15 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 		struct droce_swqe *st = droce_swqe(qp, qp->req.cons);
 		bool ok;
 
+		/* the port is not taking frames: wait for it rather than
+		 * lose them (UC could not get them back), and leave room for
+		 * the responder's answers */
+		if (unlikely(qp->dev->ntx >= DROCE_TX_BUF - DROCE_BURST)) {
+			droce_dev_tx_flush(qp->dev);
+			if (qp->dev->ntx >= DROCE_TX_BUF - DROCE_BURST)
+				break;
+		}
+
 		if (unlikely(qp->req.halted) &&
 		    (int32_t)(qp->req.cons - qp->req.halt_idx) >= 0) {
 			/* resent up to the failed WQE: step over it, so that

@@ -17,7 +17,8 @@
     checked; ibv_uc_pingpong (UC QPs), polling and with events;
   - perftest's ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
     ib_write_lat and ib_send_lat the same way, RC with their defaults,
-    messages below and above the path MTU: both sides finish and report;
+    messages below and above the path MTU, and the SEND and WRITE ones
+    over UC (-c UC): both sides finish and report;
   - rdma_check (tests/interop/rdma_check.c, built against rdma-core's
     libibverbs): RDMA WRITE and READ both ways at once, every byte
     checked on both sides, below and above the path MTU.
@@ -90,6 +91,12 @@ PERFTESTS = [
     ('ib_write_lat', ['-s', '5000', '-n', '500']),
     ('ib_send_lat', ['-n', '500']),
     ('ib_send_lat', ['-s', '5000', '-n', '500']),
+    # UC (-c UC): nothing lost on this link, so every message arrives
+    ('ib_send_bw', ['-c', 'UC', '-n', '2000']),
+    ('ib_send_bw', ['-c', 'UC', '-s', '64', '-n', '5000']),
+    ('ib_write_bw', ['-c', 'UC', '-s', '5000', '-n', '2000']),
+    ('ib_send_lat', ['-c', 'UC', '-n', '500']),
+    ('ib_write_lat', ['-c', 'UC', '-s', '5000', '-n', '500']),
 ]
 
 failures = []
