@@ -100,6 +100,7 @@ struct droce_qp_v {
 	struct ibv_qp_cap cap;
 	bool sq_sig_all;
 	pthread_mutex_t modify_lock;
+	struct droce_qpx_batch *batch;  /**< with send_ops_flags: ibv_wr_* */
 };
 
 static inline struct droce_context *
@@ -173,6 +174,17 @@ int droce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 struct ibv_srq *droce_create_srq_ex(struct ibv_context *context,
 				    struct ibv_srq_init_attr_ex *attr);
+
+/**
+ * Give @p qp the extended post API (ibv_wr_*) for the operations of
+ * @p send_ops (IBV_QP_EX_WITH_*).
+ * @return 0, EOPNOTSUPP for an operation droce or the QP type has not
+ * got, or ENOMEM.
+ */
+int droce_qpx_init(struct droce_qp_v *qp, uint64_t send_ops);
+
+/** Free what droce_qpx_init() took. */
+void droce_qpx_free(struct droce_qp_v *qp);
 
 /**
  * Post @p wr into the receive queue @p wq (a QP's or an SRQ's): as

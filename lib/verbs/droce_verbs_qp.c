@@ -251,10 +251,14 @@ struct ibv_qp *
 droce_create_qp_ex(struct ibv_context *context,
 		   struct ibv_qp_init_attr_ex *attr)
 {
+	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+		IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	struct ibv_qp_init_attr a;
+	struct ibv_qp *ibqp;
+	int err;
 
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
-	    (attr->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD)) {
+	    (attr->comp_mask & ~known)) {
 		errno = (attr->comp_mask & IBV_QP_INIT_ATTR_PD) ?
 			EOPNOTSUPP : EINVAL;
 		return NULL;
@@ -267,15 +271,26 @@ droce_create_qp_ex(struct ibv_context *context,
 	a.cap = attr->cap;
 	a.qp_type = attr->qp_type;
 	a.sq_sig_all = attr->sq_sig_all;
-	return create_qp(context, attr->pd, &a);
+	ibqp = create_qp(context, attr->pd, &a);
+	if (ibqp == NULL)
+		return NULL;
+	attr->cap = a.cap;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		err = droce_qpx_init(to_qp(ibqp), attr->send_ops_flags);
+		if (err != 0) {
+			ibv_destroy_qp(ibqp);
+			errno = err;
+			return NULL;
+		}
+	}
+	return ibqp;
 }
 
 struct ibv_qp_ex *
 ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	/* QPs are not created with send_ops_flags yet */
-	RTE_SET_USED(qp);
-	return NULL;
+	/* only a QP made with send_ops_flags has the ibv_wr_* API */
+	return to_qp(qp)->batch != NULL ? &to_qp(qp)->qpx : NULL;
 }
 
 /* Forget the completions of a destroyed QP still in a CQ. */
@@ -314,6 +329,7 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->srq != NULL)
 		__atomic_sub_fetch(&qp->srq->users, 1, __ATOMIC_RELEASE);
 	pthread_mutex_destroy(&qp->modify_lock);
+	droce_qpx_free(qp);
 	rte_free(qp->sq.slots);
 	rte_free(qp->rq.slots);
 	rte_free(qp);

@@ -70,6 +70,7 @@ LOSS = 'fault = drop=0.03,seed=11'
 RUNS = [
     ('ibv_rc_pingpong', ['-c', '-n', '100'], False),
     ('ibv_rc_pingpong', ['-c', '-s', '100', '-n', '100'], False),
+    ('ibv_rc_pingpong', ['-c', '-N', '-s', '5000', '-n', '100'], False),
     ('ib_write_bw', ['-s', '512', '-n', '300'], False),
     ('ib_write_bw', ['-s', '8192', '-n', '300'], False),
     ('ib_read_bw', ['-s', '512', '-n', '300'], False),
