@@ -262,6 +262,10 @@ struct droce_cq_ring {
 	/** 0: not armed; 1: next completion; 2: next solicited one */
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t armed;
 	uint32_t overrun;          /**< set by the engine if it was full */
+	/** Full: drop the completion and say nothing (else the first
+	 * overrun raises IBV_EVENT_CQ_ERR through event) */
+	bool ignore_overrun;
+	void (*event)(struct droce_cq_ring *ring, enum ibv_event_type type);
 	alignas(RTE_CACHE_LINE_SIZE) struct droce_cqe *cqes;
 	uint32_t mask;
 	uint32_t depth;            /**< usable entries */

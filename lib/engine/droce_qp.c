@@ -419,7 +419,11 @@ droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
 
 	if (prod - __atomic_load_n(&ring->cons, __ATOMIC_ACQUIRE) >=
 	    ring->depth) {
-		__atomic_store_n(&ring->overrun, 1, __ATOMIC_RELAXED);
+		/* the completion is lost: the application hears it once */
+		if (__atomic_exchange_n(&ring->overrun, 1,
+					__ATOMIC_RELAXED) == 0 &&
+		    !ring->ignore_overrun && ring->event != NULL)
+			ring->event(ring, IBV_EVENT_CQ_ERR);
 		return;
 	}
 	ring->cqes[prod & ring->mask] = *cqe;

@@ -70,6 +70,19 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
+/* Engine side: the CQ overran. */
+static void
+cq_event(struct droce_cq_ring *ring, enum ibv_event_type type)
+{
+	struct droce_cq *cq = container_of(ring, struct droce_cq, ring);
+	struct ibv_async_event ev = {
+		.element.cq = ibv_cq_ex_to_cq(&cq->cqx),
+		.event_type = type,
+	};
+
+	droce_async_event(cq->ctx, &ev);
+}
+
 /* Engine side: an armed CQ got a completion. */
 static void
 cq_notify(struct droce_cq_ring *ring)
@@ -435,6 +448,7 @@ cq_alloc(struct ibv_context *context, unsigned int cqe,
 	cq->ring.mask = size - 1;
 	cq->ring.depth = cqe;
 	cq->ring.notify = cq_notify;
+	cq->ring.event = cq_event;
 	cq->ctx = to_ctx(context);
 	rte_spinlock_init(&cq->lock);
 	cq->cqx.context = context;
@@ -475,7 +489,8 @@ droce_create_cq_ex(struct ibv_context *context,
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
+	    (attr->flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
+				       IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -493,6 +508,9 @@ droce_create_cq_ex(struct ibv_context *context,
 	cq->wc_flags = attr->wc_flags;
 	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 		(attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	cq->ring.ignore_overrun =
+		(attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		(attr->flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN);
 	cq->cqx.comp_mask = 0;
 	cq->cqx.start_poll = cq_start_poll;
 	cq->cqx.next_poll = cq_next_poll;

@@ -18,6 +18,8 @@
  *    IBV_EVENT_QP_FATAL;
  *  - droce1's port set down and up again: IBV_EVENT_PORT_ERR, then
  *    IBV_EVENT_PORT_ACTIVE, and ibv_query_port follows;
+ *  - a CQ too small for what completes in it: IBV_EVENT_CQ_ERR once;
+ *    with IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, no event;
  *  - the rules: ibv_post_recv on an SRQ QP, too many SGEs, a full SRQ,
  *    resizing, a limit above max_wr, destroying an SRQ in use, XRC and
  *    tag matching types, what ibv_query_device says.
@@ -428,6 +430,75 @@ test_port_events(void **state)
 	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
 }
 
+/*
+ * A pair whose sender's send CQ holds 4 completions, from
+ * ibv_create_cq_ex with @p flags; 8 signalled WRITEs go unpolled.
+ * @return whether IBV_EVENT_CQ_ERR came, for that CQ.
+ */
+static bool
+overrun(uint32_t flags)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 4,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		.flags = flags,
+	};
+	struct ibv_qp_init_attr qa;
+	struct ibv_async_event ev;
+	struct ibv_cq_ex *cqx;
+	struct ibv_wc wc[4];
+	struct ep a, b;
+	bool got;
+	int i;
+
+	assert_int_equal(ep_open(&a, 0, 4096, &opts), 0);
+	assert_int_equal(ep_open(&b, 1, 4096, &opts), 0);
+	cqx = ibv_create_cq_ex(a.ctx, &ca);
+	assert_non_null(cqx);
+	ibv_destroy_qp(a.qp);
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = ibv_cq_ex_to_cq(cqx);
+	qa.recv_cq = a.rcq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 16;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	a.qp = ibv_create_qp(a.pd, &qa);
+	assert_non_null(a.qp);
+	assert_int_equal(ep_connect(&a, &b, &opts), 0);
+	assert_int_equal(ep_connect(&b, &a, &opts), 0);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(ep_post(&a, IBV_WR_RDMA_WRITE, (uint64_t)i,
+					 0, 64, &b, 0, IBV_SEND_SIGNALED), 0);
+	got = next_event(a.ctx, &ev, 1000) == 0;
+	if (got) {
+		assert_int_equal(ev.event_type, IBV_EVENT_CQ_ERR);
+		assert_ptr_equal(ev.element.cq, ibv_cq_ex_to_cq(cqx));
+		ibv_ack_async_event(&ev);
+		/* once */
+		assert_int_equal(next_event(a.ctx, &ev, 200), -1);
+	}
+	/* the first four are there, in order */
+	assert_int_equal(ep_poll(ibv_cq_ex_to_cq(cqx), wc, 4, 5000), 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(wc[i].wr_id, (uint64_t)i);
+	ibv_destroy_qp(a.qp);
+	a.qp = NULL;
+	assert_int_equal(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+	ep_close(&a);
+	ep_close(&b);
+	return got;
+}
+
+static void
+test_cq_overrun(void **state)
+{
+	(void)state;
+	assert_true(overrun(0));
+	assert_false(overrun(IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN));
+}
+
 int
 main(void)
 {
@@ -438,6 +509,7 @@ main(void)
 		cmocka_unit_test(test_srq_last_wqe),
 		cmocka_unit_test(test_qp_fatal),
 		cmocka_unit_test(test_port_events),
+		cmocka_unit_test(test_cq_overrun),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
