@@ -20,6 +20,8 @@
  *    IBV_EVENT_PORT_ACTIVE, and ibv_query_port follows;
  *  - a CQ too small for what completes in it: IBV_EVENT_CQ_ERR once;
  *    with IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, no event;
+ *  - with WORKDIR FAULT_ARGS, both ports behind net_fault: three peers'
+ *    streams through the SRQ, every message once, in order, whole.
  *  - the rules: ibv_post_recv on an SRQ QP, too many SGEs, a full SRQ,
  *    resizing, a limit above max_wr, destroying an SRQ in use, XRC and
  *    tag matching types, what ibv_query_device says.
@@ -31,10 +33,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
+#include <droce.h>
 #include <rte_ethdev.h>
 
 #include "harness.h"
@@ -42,7 +47,7 @@
 #define NQP 3
 #define SLOT 4096
 #define MSGS 8
-#define LEN (NQP * MSGS * SLOT * 2)
+#define LEN (2u << 20)
 
 static struct ep_opts opts;
 static struct ep cli[NQP];      /* droce0: one QP each */
@@ -499,9 +504,123 @@ test_cq_overrun(void **state)
 	assert_false(overrun(IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN));
 }
 
-int
-main(void)
+/*
+ * Under loss: each peer sends LOSS_MSGS messages of 1 to 5000 bytes; the
+ * SRQ's WQEs are given back as they complete. RC resends what is lost:
+ * every message arrives once, in its QP's order, right to the byte.
+ */
+#define LOSS_MSGS 150
+#define LOSS_WQES 48
+
+static uint32_t
+loss_len(int qp, int j)
 {
+	return 1 + (uint32_t)(j * 2731 + qp * 977) % 5000u;
+}
+
+static void
+test_srq_loss(void **state)
+{
+	int next[NQP] = { 0 }, sent[NQP] = { 0 }, done[NQP] = { 0 };
+	struct ibv_wc wc[16];
+	int i, k, got = 0;
+
+	(void)state;
+	for (k = 0; k < LOSS_WQES; k++)
+		assert_int_equal(post_srq((uint64_t)k, (size_t)k * 8192, 8192),
+				 0);
+	for (i = 0; i < NQP; i++)
+		for (k = 0; k < LOSS_MSGS; k++)
+			fill_pattern(cli[i].buf + (size_t)k * 8192,
+				     loss_len(i, k), (uint32_t)(i * 1000 + k));
+	while (got < NQP * LOSS_MSGS) {
+		int n;
+
+		/* up to 16 of each peer's messages in flight */
+		for (i = 0; i < NQP; i++)
+			while (sent[i] < LOSS_MSGS && sent[i] - done[i] < 16) {
+				assert_int_equal(ep_post(&cli[i], IBV_WR_SEND,
+						(uint64_t)sent[i],
+						(size_t)sent[i] * 8192,
+						loss_len(i, sent[i]), NULL, 0,
+						IBV_SEND_SIGNALED), 0);
+				sent[i]++;
+			}
+		for (i = 0; i < NQP; i++) {
+			n = ibv_poll_cq(cli[i].scq, 16, wc);
+			assert_true(n >= 0);
+			for (k = 0; k < n; k++) {
+				assert_int_equal(wc[k].status, IBV_WC_SUCCESS);
+				assert_int_equal(wc[k].wr_id,
+						 (uint64_t)done[i]);
+				done[i]++;
+			}
+		}
+		n = ep_poll(srv.rcq, wc, 1, 10000);
+		assert_int_equal(n, 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		i = qp_index(wc[0].qp_num);
+		assert_true(i >= 0);
+		k = next[i]++;
+		assert_true(k < LOSS_MSGS);
+		assert_int_equal(wc[0].byte_len, loss_len(i, k));
+		assert_memory_equal(srv.buf + wc[0].wr_id * 8192,
+				    cli[i].buf + (size_t)k * 8192,
+				    loss_len(i, k));
+		assert_int_equal(post_srq(wc[0].wr_id, wc[0].wr_id * 8192,
+					  8192), 0);
+		got++;
+	}
+	for (i = 0; i < NQP; i++) {
+		while (done[i] < LOSS_MSGS) {
+			assert_int_equal(ep_poll(cli[i].scq, wc, 1, 10000), 1);
+			assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+			done[i]++;
+		}
+		assert_int_equal(next[i], LOSS_MSGS);
+	}
+	/* and the faults were there: packets were sent again */
+	for (i = 0, k = 0; i < NQP; i++) {
+		struct droce_qp_counters c;
+
+		assert_int_equal(droce_query_qp_counters(cli[i].qp, &c), 0);
+		k += (int)c.retransmits;
+	}
+	print_message("%d messages through the SRQ, %d packets resent\n",
+		      NQP * LOSS_MSGS, k);
+	assert_true(k > 0);
+}
+
+static int
+write_config(const char *dir, const char *fault)
+{
+	char path[512];
+	FILE *f;
+	unsigned int i;
+
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/srq.ini", dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	fprintf(f, "[eal]\nargs = --no-huge -m 512 --no-pci --no-shconf\n"
+		"[engine]\nidle_sleep_us = 20\n");
+	for (i = 0; i < 2; i++)
+		fprintf(f, "[device droce%u]\nport = ring:srq:%u\n"
+			"mac = 02:d7:0c:e0:04:%02x\nipv4 = 10.0.4.%u/24\n"
+			"fault = %s,seed=%u\n", i, i, i + 1, i + 1, fault,
+			3 + i);
+	if (fclose(f) != 0)
+		return -1;
+	return setenv("DROCE_CONFIG", path, 1);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest loss_tests[] = {
+		cmocka_unit_test(test_srq_loss),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_srq_shared),
 		cmocka_unit_test(test_srq_limit),
@@ -512,5 +631,18 @@ main(void)
 		cmocka_unit_test(test_cq_overrun),
 	};
 
+	if (argc == 3) {
+		if (write_config(argv[1], argv[2]) != 0) {
+			perror("test_srq: config");
+			return 1;
+		}
+		/* 4.096 us * 2^10: a lost tail costs about 4 ms */
+		return cmocka_run_group_tests_name(argv[2], loss_tests,
+						   setup, teardown);
+	}
+	if (argc != 1) {
+		fprintf(stderr, "usage: test_srq [WORKDIR FAULT_ARGS]\n");
+		return 2;
+	}
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -19,8 +19,9 @@ as server and one as client:
   - rdma_check (tests/interop/rdma_check.c): RDMA WRITE and READ both
     ways at once, every byte checked on both sides (perftest does not
     look at the data);
-  - the same with droce's port behind net_fault dropping frames, so both
-    implementations' retransmissions meet.
+  - the bandwidth tools and rdma_check with droce's port behind
+    net_fault dropping frames, so both implementations' retransmissions
+    meet.
 
 Every step must finish with both sides reporting; every frame droce sent
 or received (soft-RoCE's included) is mirrored to pcap, decodes in tshark
@@ -66,7 +67,11 @@ ipv4 = {ip}/24
 
 LOSS = 'fault = drop=0.03,seed=11'
 
-# (tool, arguments for both sides, loss)
+# (tool, arguments for both sides, loss). No pingpong under loss: a
+# pingpong exits once it has its last message, and if its ACK of that
+# message is lost the peer, resending to a QP that is gone, ends in
+# retry exhaustion, whatever the implementations. The tools under loss
+# finish with a barrier over TCP after their own WRs completed.
 RUNS = [
     ('ibv_rc_pingpong', ['-c', '-n', '100'], False),
     ('ibv_rc_pingpong', ['-c', '-s', '100', '-n', '100'], False),
@@ -83,13 +88,11 @@ RUNS = [
     ('ibv_uc_pingpong', ['-c', '-s', '3000', '-n', '100'], False),
     ('rdma_check', ['-s', '100', '-n', '300'], False),
     ('rdma_check', ['-s', '5000', '-n', '100'], False),
-    ('ibv_rc_pingpong', ['-c', '-n', '100'], True),
     ('ib_write_bw', ['-s', '8192', '-n', '300'], True),
     ('ib_read_bw', ['-s', '8192', '-n', '300'], True),
     ('ib_send_bw', ['-s', '8192', '-n', '300'], True),
     ('ib_atomic_bw', ['-n', '300'], True),
     ('rdma_check', ['-s', '5000', '-n', '100'], True),
-    ('ibv_srq_pingpong', ['-c', '-q', '4', '-n', '50'], True),
 ]
 
 failures = []
