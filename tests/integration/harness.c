@@ -2,9 +2,12 @@
  * Copyright(c) 2026 The droce authors
  */
 
+#include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "harness.h"
@@ -209,6 +212,14 @@ int
 ep_post(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
 	uint32_t len, const struct ep *remote, size_t roff, unsigned int flags)
 {
+	return ep_post_imm(e, op, wr_id, off, len, remote, roff, flags, 0);
+}
+
+int
+ep_post_imm(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
+	    uint32_t len, const struct ep *remote, size_t roff,
+	    unsigned int flags, uint32_t imm)
+{
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(e->buf + off),
 		.length = len,
@@ -222,6 +233,7 @@ ep_post(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
 	wr.num_sge = 1;
 	wr.opcode = op;
 	wr.send_flags = flags;
+	wr.imm_data = htobe32(imm);
 	if (remote != NULL) {
 		if (op == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
@@ -234,6 +246,33 @@ ep_post(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
 		}
 	}
 	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+int
+ep_fault_config(const char *dir, const char *name, unsigned int subnet,
+		const char *fault, unsigned int seed)
+{
+	char path[512];
+	FILE *f;
+	unsigned int i;
+
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/%s.ini", dir, name);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	fprintf(f, "[eal]\nargs = --no-huge -m 512 --no-pci --no-shconf\n"
+		"[engine]\nidle_sleep_us = 20\n");
+	if (getenv("LOSS_PCAP") != NULL)
+		fprintf(f, "pcap = %s/%s.pcap\n", dir, name);
+	for (i = 0; i < 2; i++)
+		fprintf(f, "[device droce%u]\nport = ring:%s:%u\n"
+			"mac = 02:d7:0c:e0:%02x:%02x\nipv4 = 10.0.%u.%u/24\n"
+			"fault = %s,seed=%u\n", i, name, i, subnet, i + 1,
+			subnet, i + 1, fault, seed + i);
+	if (fclose(f) != 0)
+		return -1;
+	return setenv("DROCE_CONFIG", path, 1);
 }
 
 void

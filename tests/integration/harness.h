@@ -81,6 +81,22 @@ int ep_post(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
 	    uint32_t len, const struct ep *remote, size_t roff,
 	    unsigned int flags);
 
+/** ep_post() with immediate data @p imm (host order). */
+int ep_post_imm(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id,
+		size_t off, uint32_t len, const struct ep *remote, size_t roff,
+		unsigned int flags, uint32_t imm);
+
+/**
+ * Write DIR/NAME.ini: droce0 and droce1 over the net_ring pair NAME
+ * (addresses 10.0.SUBNET.1 and .2), both ports behind net_fault with
+ * @p fault and seeds @p seed and @p seed + 1, and point DROCE_CONFIG at
+ * it. LOSS_PCAP=1 in the environment mirrors every frame to
+ * DIR/NAME-droceN.pcap.
+ * @return 0 or -1 (errno set).
+ */
+int ep_fault_config(const char *dir, const char *name, unsigned int subnet,
+		    const char *fault, unsigned int seed);
+
 /** Fill @p p with a pattern depending on @p seed. */
 void fill_pattern(uint8_t *p, size_t len, uint32_t seed);
 

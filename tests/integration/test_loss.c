@@ -499,33 +499,6 @@ test_faults_seen(void **state)
 }
 
 static int
-write_config(const char *dir)
-{
-	char path[512];
-	FILE *f;
-	unsigned int i;
-
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/loss.ini", dir);
-	f = fopen(path, "w");
-	if (f == NULL)
-		return -1;
-	fprintf(f, "[eal]\nargs = --no-huge -m 512 --no-pci --no-shconf\n"
-		"[engine]\nidle_sleep_us = 20\n");
-	/* LOSS_PCAP=1: mirror every frame to WORKDIR/loss-droceN.pcap */
-	if (getenv("LOSS_PCAP") != NULL)
-		fprintf(f, "pcap = %s/loss.pcap\n", dir);
-	for (i = 0; i < 2; i++)
-		fprintf(f, "[device droce%u]\nport = ring:loss:%u\n"
-			"mac = 02:d7:0c:e0:01:%02x\nipv4 = 10.0.1.%u/24\n"
-			"fault = %s,seed=%u\n", i, i, i + 1, i + 1,
-			fault_args, seed_base + i);
-	if (fclose(f) != 0)
-		return -1;
-	return setenv("DROCE_CONFIG", path, 1);
-}
-
-static int
 setup(void **state)
 {
 	(void)state;
@@ -568,7 +541,8 @@ main(int argc, char **argv)
 	fault_args = argv[2];
 	if (argc > 3)
 		seed_base = (unsigned int)strtoul(argv[3], NULL, 0);
-	if (write_config(argv[1]) != 0) {
+	/* LOSS_PCAP=1: mirror every frame to WORKDIR/loss-droceN.pcap */
+	if (ep_fault_config(argv[1], "loss", 1, fault_args, seed_base) != 0) {
 		perror("test_loss: config");
 		return 1;
 	}

@@ -591,30 +591,6 @@ test_srq_loss(void **state)
 	assert_true(k > 0);
 }
 
-static int
-write_config(const char *dir, const char *fault)
-{
-	char path[512];
-	FILE *f;
-	unsigned int i;
-
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/srq.ini", dir);
-	f = fopen(path, "w");
-	if (f == NULL)
-		return -1;
-	fprintf(f, "[eal]\nargs = --no-huge -m 512 --no-pci --no-shconf\n"
-		"[engine]\nidle_sleep_us = 20\n");
-	for (i = 0; i < 2; i++)
-		fprintf(f, "[device droce%u]\nport = ring:srq:%u\n"
-			"mac = 02:d7:0c:e0:04:%02x\nipv4 = 10.0.4.%u/24\n"
-			"fault = %s,seed=%u\n", i, i, i + 1, i + 1, fault,
-			3 + i);
-	if (fclose(f) != 0)
-		return -1;
-	return setenv("DROCE_CONFIG", path, 1);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -632,7 +608,7 @@ main(int argc, char **argv)
 	};
 
 	if (argc == 3) {
-		if (write_config(argv[1], argv[2]) != 0) {
+		if (ep_fault_config(argv[1], "srq", 4, argv[2], 3) != 0) {
 			perror("test_srq: config");
 			return 1;
 		}

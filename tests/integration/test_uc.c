@@ -64,29 +64,13 @@ teardown(void **state)
 	return 0;
 }
 
+/* A signalled WR with immediate data @p imm, from a. */
 static int
 post_imm(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
 	 uint32_t len, const struct ep *remote, size_t roff, uint32_t imm)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)(e->buf + off),
-		.length = len,
-		.lkey = e->mr->lkey,
-	};
-	struct ibv_send_wr wr, *bad;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.imm_data = htobe32(imm);
-	if (remote != NULL) {
-		wr.wr.rdma.remote_addr = (uintptr_t)(remote->buf + roff);
-		wr.wr.rdma.rkey = remote->mr->rkey;
-	}
-	return ibv_post_send(e->qp, &wr, &bad);
+	return ep_post_imm(e, op, wr_id, off, len, remote, roff,
+			   IBV_SEND_SIGNALED, imm);
 }
 
 static void
@@ -385,30 +369,6 @@ test_uc_loss_write(void **state)
 	loss_stream(true);
 }
 
-static int
-write_config(const char *dir)
-{
-	char path[512];
-	FILE *f;
-	unsigned int i;
-
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/uc.ini", dir);
-	f = fopen(path, "w");
-	if (f == NULL)
-		return -1;
-	fprintf(f, "[eal]\nargs = --no-huge -m 512 --no-pci --no-shconf\n"
-		"[engine]\nidle_sleep_us = 20\n");
-	for (i = 0; i < 2; i++)
-		fprintf(f, "[device droce%u]\nport = ring:uc:%u\n"
-			"mac = 02:d7:0c:e0:03:%02x\nipv4 = 10.0.3.%u/24\n"
-			"fault = %s,seed=%u\n", i, i, i + 1, i + 1,
-			fault_args, 7 + i);
-	if (fclose(f) != 0)
-		return -1;
-	return setenv("DROCE_CONFIG", path, 1);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -429,7 +389,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	fault_args = argv[2];
-	if (write_config(argv[1]) != 0) {
+	if (ep_fault_config(argv[1], "uc", 3, fault_args, 7) != 0) {
 		perror("test_uc: config");
 		return 1;
 	}
