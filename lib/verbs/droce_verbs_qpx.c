@@ -21,12 +21,12 @@
 #include "droce_verbs_pvt.h"
 
 /* Operations ibv_create_qp_ex may ask for, per QP type. */
-#define RC_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
-		IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
-#define UC_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+#define UC_OPS (IBV_QP_EX_WITH_RDMA_WRITE | \
+		IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define RC_OPS (UC_OPS | IBV_QP_EX_WITH_RDMA_READ | \
+		IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
 /** A batch being built between ibv_wr_start and ibv_wr_complete. */
 struct droce_qpx_batch {
