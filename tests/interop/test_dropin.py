@@ -174,8 +174,26 @@ def test_devices(env):
 
 
 def run_pair(args, env, name, argv, port):
-    """argv as memif server, then as its client: (rc, out, err) of both."""
-    sock = os.path.join(args.workdir, name + '.sock')
+    """argv as memif server, then as its client: (rc, out, err) of both.
+
+    Now and then (a few times in this suite's runs here) a server's memif
+    socket refuses every connection and its tool gives up on a port that
+    never comes up: the pair is then started again, at most three times,
+    with a fresh socket, and the output says so. Why the socket refuses
+    is not known yet.
+    """
+    for attempt in range(3):
+        client, server, refused = run_pair_once(args, env, name, argv, port,
+                                                attempt)
+        if not refused:
+            return client, server
+        print('note  %s: memif socket refused the client, pair started '
+              'again' % name, flush=True)
+    return client, server
+
+
+def run_pair_once(args, env, name, argv, port, attempt):
+    sock = os.path.join(args.workdir, '%s.%d.sock' % (name, attempt))
     if os.path.exists(sock):
         os.unlink(sock)
     envs = []
@@ -188,6 +206,7 @@ def run_pair(args, env, name, argv, port):
     argv = argv + ['-p', str(port)]
     server = subprocess.Popen(argv, env=envs[0], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
+    refused = 0
     try:
         # the client's memif connects to the server's socket: wait for it
         for _ in range(300):
@@ -199,15 +218,21 @@ def run_pair(args, env, name, argv, port):
             rc, out, err = run(argv + ['127.0.0.1'], envs[1], timeout=120)
             # until the server listens: on TCP, and on its memif socket
             # (which exists a moment before it accepts)
-            if "Couldn't connect" not in out + err and \
-               'Failed to connect socket' not in out + err:
+            if 'Failed to connect socket' in out + err:
+                refused += 1
+                if refused < 5:
+                    continue
+                server.kill()
+                server.communicate()
+                return (rc, out, err), (-1, '', ''), True
+            if "Couldn't connect" not in out + err:
                 break
         sout, serr = server.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         server.kill()
         sout, serr = server.communicate()
         rc, out, err = -1, '', 'timeout'
-    return ((rc, out, err), (server.returncode, sout, serr))
+    return (rc, out, err), (server.returncode, sout, serr), False
 
 
 def test_pingpong(args, env, name, extra, port, tool='ibv_rc_pingpong'):
