@@ -295,6 +295,7 @@ pmd_qp_show(struct pmd_qp *q)
 	printf("  %-16s %" PRIu64 "\n", "rnr_naks_sent", c.rnr_naks_sent);
 	printf("  %-16s %" PRIu64 "\n", "rnr_naks_rcvd", c.rnr_naks_rcvd);
 	printf("  %-16s %" PRIu64 "\n", "dup_reqs", c.dup_reqs);
+	printf("  %-16s %" PRIu64 "\n", "rx_dropped", c.rx_dropped);
 }
 
 void

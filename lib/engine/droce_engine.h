@@ -199,9 +199,18 @@ struct droce_send_wqe {
 	uint16_t num_sge;
 	uint32_t length;           /**< total bytes of the message */
 	uint32_t imm;              /**< imm_data (network order) or inv. rkey */
-	uint32_t rkey;
-	uint64_t remote_addr;
-	uint64_t compare_add;
+	union {
+		uint32_t rkey;
+		uint32_t remote_qpn;        /**< UD */
+	};
+	union {
+		uint64_t remote_addr;
+		struct droce_ah_eng *ah;    /**< UD */
+	};
+	union {
+		uint64_t compare_add;
+		uint32_t remote_qkey;       /**< UD */
+	};
 	uint64_t swap;
 	/* struct ibv_sge sge[num_sge], or the inline bytes */
 };
@@ -328,6 +337,31 @@ struct droce_srq_eng {
 	void *event_arg;
 };
 
+/* ------------------------------------------------------------------------
+ * Address handles (UD).
+ */
+
+struct droce_ah_eng;
+
+/**
+ * Make an address handle on @p dev for @p attr (a RoCEv2 GID and an SGID
+ * index of the device): the peer's MAC is resolved before this returns
+ * (a multicast group's is made from its address).
+ * @return the handle, or NULL with errno EINVAL, EHOSTUNREACH (no answer
+ * within 3 s) or ENOMEM.
+ */
+struct droce_ah_eng *droce_ah_create(struct droce_dev *dev,
+				     const struct ibv_ah_attr *attr);
+
+/** Copy the MAC @p ah sends to into @p mac. */
+void droce_ah_mac(const struct droce_ah_eng *ah, uint8_t mac[6]);
+
+/** Free @p ah: no posted WR may name it any more. */
+void droce_ah_destroy(struct droce_ah_eng *ah);
+
+/** A Q_Key with this bit is privileged; in a UD WR: use the QP's. */
+#define DROCE_QKEY_PRIVILEGED 0x80000000u
+
 /** QP attributes the engine keeps (the verbs layer checks transitions). */
 struct droce_qp_cfg {
 	enum ibv_qp_type type;
@@ -384,6 +418,7 @@ struct droce_qp_stats {
 	uint64_t rnr_naks_sent;
 	uint64_t rnr_naks_rcvd;
 	uint64_t dup_reqs;
+	uint64_t rx_dropped;      /**< another transport's; UD: wrong Q_Key, no WQE */
 };
 
 /** Per-device counters. */

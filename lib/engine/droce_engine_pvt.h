@@ -49,6 +49,8 @@ extern int droce_engine_logtype;
 #define DROCE_MIN_INFLIGHT 16
 /** Request an ACK at least every this many packets. */
 #define DROCE_ACK_EVERY 64
+/** The GRH area at the head of every UD receive buffer. */
+#define DROCE_GRH_LEN 40
 /** Packets a QP may send per pass of the loop. */
 #define DROCE_QP_BUDGET 64
 
@@ -265,12 +267,50 @@ struct droce_rd_res {
 	uint64_t orig;
 };
 
+/**
+ * Where packets go: an address vector made into the Ethernet, IP and UDP
+ * headers every packet to it starts with. A connected QP has one; a UD
+ * QP takes one from each WR's address handle.
+ */
+struct droce_path {
+	struct ibv_ah_attr ah;
+	uint8_t ip_version;
+	uint8_t sgid[16];
+	uint8_t dgid[16];
+	bool mac_ok;
+	struct rte_ether_addr dmac;
+	uint16_t sport;            /**< as set; a UD packet sets its own */
+	uint8_t hdr_len;           /**< Ethernet + IP + UDP */
+	uint8_t hdr[14 + 40 + 8];  /**< their template */
+};
+
+/** An address handle: a path of its device. */
+struct droce_ah_eng {
+	struct droce_dev *dev;
+	struct droce_path path;
+};
+
+/**
+ * Take the path of address vector @p ah on @p dev; resolution of the MAC
+ * starts (a multicast address needs none).
+ * @return 0, or EINVAL, EHOSTUNREACH.
+ */
+int droce_path_set(struct droce_dev *dev, struct droce_path *path,
+		   const struct ibv_ah_attr *ah, uint64_t now);
+
+/**
+ * Make sure @p path knows its MAC and has its header template.
+ * @return true when it can be sent on.
+ */
+bool droce_path_ready(struct droce_dev *dev, struct droce_path *path,
+		      uint64_t now);
+
 struct droce_qp {
 	struct droce_dev *dev;
 	struct droce_qp_cfg cfg;
 	/** With an SRQ: the receive WQE in use, copied out of the SRQ */
 	struct droce_recv_wqe *srq_wqe;
-	uint8_t tr;                /**< DROCE_TR_RC or DROCE_TR_UC */
+	uint8_t tr;                /**< DROCE_TR_RC, _UC or _UD */
 	enum ibv_qp_state state;
 	uint32_t slot;             /**< index in dev->qps */
 	uint32_t live_idx;         /**< index in dev->live */
@@ -292,18 +332,9 @@ struct droce_qp {
 	uint32_t qkey;
 	uint32_t sq_psn;           /**< attr.sq_psn as set */
 	uint32_t rq_psn;           /**< attr.rq_psn as set */
-	struct ibv_ah_attr ah;
 	uint64_t timeout_cycles;   /**< 0: no retransmission timer */
 
-	/* the path */
-	uint8_t ip_version;
-	uint8_t sgid[16];
-	uint8_t dgid[16];
-	bool mac_ok;
-	struct rte_ether_addr dmac;
-	uint16_t sport;
-	uint8_t hdr_len;           /**< Ethernet + IP + UDP */
-	uint8_t hdr[14 + 40 + 8];  /**< their template */
+	struct droce_path path;    /**< RC, UC: the peer */
 
 	/* requester and completer */
 	struct droce_swqe *swqe;   /**< per send queue slot */
@@ -398,11 +429,23 @@ void droce_qp_flush(struct droce_qp *qp, uint64_t now);
 void droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx,
 		       enum ibv_wc_status status);
 
-/** Complete receive WQE @p idx. */
-void droce_qp_recv_cqe(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
-		       enum ibv_wc_status status, enum ibv_wc_opcode opcode,
-		       uint32_t byte_len, uint16_t wc_flags, uint32_t imm,
-		       bool solicited);
+/** Complete receive WQE @p idx of a message from QP @p src_qp. */
+void droce_qp_recv_cqe_from(struct droce_qp *qp, uint32_t idx,
+			    uint64_t wr_id, enum ibv_wc_status status,
+			    enum ibv_wc_opcode opcode, uint32_t byte_len,
+			    uint16_t wc_flags, uint32_t imm, bool solicited,
+			    uint32_t src_qp);
+
+/** Complete receive WQE @p idx (of a message from the QP's peer). */
+static inline void
+droce_qp_recv_cqe(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
+		  enum ibv_wc_status status, enum ibv_wc_opcode opcode,
+		  uint32_t byte_len, uint16_t wc_flags, uint32_t imm,
+		  bool solicited)
+{
+	droce_qp_recv_cqe_from(qp, idx, wr_id, status, opcode, byte_len,
+			       wc_flags, imm, solicited, qp->dest_qpn);
+}
 
 /**
  * Make sure the QP knows its peer's MAC and has its header template.
@@ -439,10 +482,24 @@ struct droce_mr_eng *droce_rkey_check(const struct droce_dev *dev,
 				      uint32_t rkey, uint64_t va, uint64_t len,
 				      uint32_t access);
 
+/**
+ * Allocate an mbuf with the headers of @p path, a BTH from @p qp to
+ * @p dqpn included.
+ */
+struct rte_mbuf *droce_pkt_alloc_to(struct droce_qp *qp,
+				    const struct droce_path *path,
+				    uint32_t dqpn, uint8_t opcode, uint32_t psn,
+				    bool ackreq, bool se, uint32_t payload_len,
+				    uint8_t **ext);
+
 /** Allocate an mbuf with the headers of @p qp, BTH included. */
-struct rte_mbuf *droce_pkt_alloc(struct droce_qp *qp, uint8_t opcode,
-				 uint32_t psn, bool ackreq, bool se,
-				 uint32_t payload_len, uint8_t **ext);
+static inline struct rte_mbuf *
+droce_pkt_alloc(struct droce_qp *qp, uint8_t opcode, uint32_t psn,
+		bool ackreq, bool se, uint32_t payload_len, uint8_t **ext)
+{
+	return droce_pkt_alloc_to(qp, &qp->path, qp->dest_qpn, opcode, psn,
+				  ackreq, se, payload_len, ext);
+}
 
 /** Finish a packet: pad, lengths, checksums, ICRC; queue it. */
 void droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m,

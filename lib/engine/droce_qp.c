@@ -84,7 +84,8 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	struct droce_qp *qp;
 	int ret;
 
-	if (cfg->type != IBV_QPT_RC && cfg->type != IBV_QPT_UC) {
+	if (cfg->type != IBV_QPT_RC && cfg->type != IBV_QPT_UC &&
+	    cfg->type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -112,7 +113,13 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	}
 	qp->dev = dev;
 	qp->cfg = *cfg;
-	qp->tr = cfg->type == IBV_QPT_UC ? DROCE_TR_UC : DROCE_TR_RC;
+	qp->tr = cfg->type == IBV_QPT_UC ? DROCE_TR_UC :
+		cfg->type == IBV_QPT_UD ? DROCE_TR_UD : DROCE_TR_RC;
+	if (qp->tr == DROCE_TR_UD) {
+		/* a datagram is one packet of at most the port's MTU */
+		qp->path_mtu = dev->active_mtu;
+		qp->mtu = droce_mtu_bytes(dev->active_mtu);
+	}
 	qp->state = IBV_QPS_RESET;
 	qp->resp.opcode = 0xff;
 	qp->pkey_index = 0;
@@ -153,65 +160,93 @@ droce_qp_destroy(struct droce_qp *qp)
  * State transitions.
  */
 
-/* Build the Ethernet, IP and UDP header template of the QP's path. */
+/* Build the Ethernet, IP and UDP header template of a path. */
 static void
-qp_build_header(struct droce_qp *qp)
+path_build_header(const struct droce_dev *dev, struct droce_path *path)
 {
-	struct droce_dev *dev = qp->dev;
-	uint8_t *h = qp->hdr;
+	uint8_t *h = path->hdr;
 	uint8_t *ip = h + 14;
-	uint8_t ttl = qp->ah.grh.hop_limit > 1 ? qp->ah.grh.hop_limit :
+	uint8_t ttl = path->ah.grh.hop_limit > 1 ? path->ah.grh.hop_limit :
 		DEFAULT_TTL;
 	uint8_t *udp;
 
-	memcpy(h, &qp->dmac, 6);
+	memcpy(h, &path->dmac, 6);
 	memcpy(h + 6, &dev->mac, 6);
-	if (qp->ip_version == 4) {
+	if (path->ip_version == 4) {
 		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV4);
 		memset(ip, 0, 20);
 		ip[0] = 0x45;
-		ip[1] = qp->ah.grh.traffic_class;
+		ip[1] = path->ah.grh.traffic_class;
 		droce_put_be16(ip + 6, RTE_IPV4_HDR_DF_FLAG);
 		ip[8] = ttl;
 		ip[9] = IPPROTO_UDP;
-		memcpy(ip + 12, qp->sgid + 12, 4);
-		memcpy(ip + 16, qp->dgid + 12, 4);
+		memcpy(ip + 12, path->sgid + 12, 4);
+		memcpy(ip + 16, path->dgid + 12, 4);
 		udp = ip + 20;
 	} else {
 		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV6);
 		droce_put_be32(ip, 6u << 28 |
-			       (uint32_t)qp->ah.grh.traffic_class << 20 |
-			       (qp->ah.grh.flow_label & 0xfffff));
+			       (uint32_t)path->ah.grh.traffic_class << 20 |
+			       (path->ah.grh.flow_label & 0xfffff));
 		droce_put_be16(ip + 4, 0);
 		ip[6] = IPPROTO_UDP;
 		ip[7] = ttl;
-		memcpy(ip + 8, qp->sgid, 16);
-		memcpy(ip + 24, qp->dgid, 16);
+		memcpy(ip + 8, path->sgid, 16);
+		memcpy(ip + 24, path->dgid, 16);
 		udp = ip + 40;
 	}
-	droce_put_be16(udp, qp->sport);
+	droce_put_be16(udp, path->sport);
 	droce_put_be16(udp + 2, DROCE_UDP_PORT);
 	droce_put_be32(udp + 4, 0);
-	qp->hdr_len = (uint8_t)(udp + 8 - h);
+	path->hdr_len = (uint8_t)(udp + 8 - h);
+}
+
+/* The MAC of a multicast group is made from its address. */
+static bool
+multicast_mac(const uint8_t gid[16], struct rte_ether_addr *mac)
+{
+	if (droce_gid_is_ipv4(gid)) {
+		if ((gid[12] & 0xf0) != 0xe0)
+			return false;
+		mac->addr_bytes[0] = 0x01;
+		mac->addr_bytes[1] = 0x00;
+		mac->addr_bytes[2] = 0x5e;
+		mac->addr_bytes[3] = gid[13] & 0x7f;
+		mac->addr_bytes[4] = gid[14];
+		mac->addr_bytes[5] = gid[15];
+		return true;
+	}
+	if (gid[0] != 0xff)
+		return false;
+	mac->addr_bytes[0] = 0x33;
+	mac->addr_bytes[1] = 0x33;
+	memcpy(&mac->addr_bytes[2], gid + 12, 4);
+	return true;
+}
+
+bool
+droce_path_ready(struct droce_dev *dev, struct droce_path *path,
+		 uint64_t now)
+{
+	if (path->mac_ok)
+		return true;
+	if (droce_neigh_resolve(dev, path->dgid, &path->dmac, now) != 0)
+		return false;
+	path->mac_ok = true;
+	path_build_header(dev, path);
+	return true;
 }
 
 bool
 droce_qp_path_ready(struct droce_qp *qp, uint64_t now)
 {
-	if (qp->mac_ok)
-		return true;
-	if (droce_neigh_resolve(qp->dev, qp->dgid, &qp->dmac, now) != 0)
-		return false;
-	qp->mac_ok = true;
-	qp_build_header(qp);
-	return true;
+	return droce_path_ready(qp->dev, &qp->path, now);
 }
 
-/* Take the path of an address vector; resolution of the MAC starts. */
-static int
-qp_set_path(struct droce_qp *qp, const struct ibv_ah_attr *ah, uint64_t now)
+int
+droce_path_set(struct droce_dev *dev, struct droce_path *path,
+	       const struct ibv_ah_attr *ah, uint64_t now)
 {
-	struct droce_dev *dev = qp->dev;
 	const union ibv_gid *sgid;
 	int ret;
 
@@ -220,14 +255,21 @@ qp_set_path(struct droce_qp *qp, const struct ibv_ah_attr *ah, uint64_t now)
 	sgid = &dev->gid[ah->grh.sgid_index];
 	if (droce_gid_is_ipv4(sgid->raw) != droce_gid_is_ipv4(ah->grh.dgid.raw))
 		return EINVAL;
-	qp->ah = *ah;
-	memcpy(qp->sgid, sgid->raw, 16);
-	memcpy(qp->dgid, ah->grh.dgid.raw, 16);
-	qp->ip_version = droce_gid_is_ipv4(qp->dgid) ? 4 : 6;
-	ret = droce_neigh_resolve(dev, qp->dgid, &qp->dmac, now);
+	path->ah = *ah;
+	memcpy(path->sgid, sgid->raw, 16);
+	memcpy(path->dgid, ah->grh.dgid.raw, 16);
+	path->ip_version = droce_gid_is_ipv4(path->dgid) ? 4 : 6;
+	if (multicast_mac(path->dgid, &path->dmac)) {
+		path->mac_ok = true;
+		path_build_header(dev, path);
+		return 0;
+	}
+	ret = droce_neigh_resolve(dev, path->dgid, &path->dmac, now);
 	if (ret == -EHOSTUNREACH)
 		return EHOSTUNREACH;
-	qp->mac_ok = ret == 0;
+	path->mac_ok = ret == 0;
+	if (path->mac_ok)
+		path_build_header(dev, path);
 	return 0;
 }
 
@@ -238,7 +280,7 @@ qp_reset(struct droce_qp *qp)
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	qp->resp.opcode = 0xff;
-	qp->mac_ok = false;
+	qp->path.mac_ok = false;
 	qp->sq_draining = 0;
 }
 
@@ -267,7 +309,7 @@ qp_modify(struct droce_dev *dev, void *arg)
 	    attr->max_dest_rd_atomic > DROCE_MAX_RD_ATOMIC)
 		return EINVAL;
 	if (mask & IBV_QP_AV) {
-		ret = qp_set_path(qp, &attr->ah_attr, now);
+		ret = droce_path_set(dev, &qp->path, &attr->ah_attr, now);
 		if (ret != 0)
 			return ret;
 	}
@@ -286,7 +328,8 @@ qp_modify(struct droce_dev *dev, void *arg)
 	}
 	if (mask & IBV_QP_DEST_QPN) {
 		qp->dest_qpn = attr->dest_qp_num & DROCE_PSN_MASK;
-		qp->sport = droce_udp_sport(qp->cfg.qp_num, qp->dest_qpn);
+		qp->path.sport = droce_udp_sport(qp->cfg.qp_num,
+						 qp->dest_qpn);
 	}
 	if (mask & IBV_QP_RQ_PSN)
 		qp->rq_psn = attr->rq_psn & DROCE_PSN_MASK;
@@ -318,8 +361,8 @@ qp_modify(struct droce_dev *dev, void *arg)
 		if (qp->state == IBV_QPS_INIT) {
 			qp->resp.psn = qp->rq_psn;
 			qp->resp.opcode = 0xff;
-			if (qp->mac_ok)
-				qp_build_header(qp);
+			if (qp->path.mac_ok)
+				path_build_header(dev, &qp->path);
 		}
 		break;
 	case IBV_QPS_RTS:
@@ -378,7 +421,7 @@ qp_query(struct droce_dev *dev, void *arg)
 	attr->sq_psn = qp->state >= IBV_QPS_RTS ? qp->req.psn : qp->sq_psn;
 	attr->dest_qp_num = qp->dest_qpn;
 	attr->qp_access_flags = qp->access;
-	attr->ah_attr = qp->ah;
+	attr->ah_attr = qp->path.ah;
 	attr->pkey_index = qp->pkey_index;
 	attr->sq_draining = qp->sq_draining;
 	attr->max_rd_atomic = qp->max_rd_atomic;
@@ -483,10 +526,10 @@ droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 }
 
 void
-droce_qp_recv_cqe(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
-		  enum ibv_wc_status status, enum ibv_wc_opcode opcode,
-		  uint32_t byte_len, uint16_t wc_flags, uint32_t imm,
-		  bool solicited)
+droce_qp_recv_cqe_from(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
+		       enum ibv_wc_status status, enum ibv_wc_opcode opcode,
+		       uint32_t byte_len, uint16_t wc_flags, uint32_t imm,
+		       bool solicited, uint32_t src_qp)
 {
 	struct droce_cqe cqe = {
 		.wr_id = wr_id,
@@ -495,7 +538,7 @@ droce_qp_recv_cqe(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
 		.wqe_idx = idx,
 		.byte_len = byte_len,
 		.imm = imm,
-		.src_qp = qp->dest_qpn,
+		.src_qp = src_qp,
 		.wc_flags = wc_flags,
 		.status = (uint8_t)status,
 		.opcode = (uint8_t)opcode,
@@ -567,12 +610,13 @@ droce_qp_flush(struct droce_qp *qp, uint64_t now)
  */
 
 struct rte_mbuf *
-droce_pkt_alloc(struct droce_qp *qp, uint8_t opcode, uint32_t psn,
-		bool ackreq, bool se, uint32_t payload_len, uint8_t **ext)
+droce_pkt_alloc_to(struct droce_qp *qp, const struct droce_path *path,
+		   uint32_t dqpn, uint8_t opcode, uint32_t psn, bool ackreq,
+		   bool se, uint32_t payload_len, uint8_t **ext)
 {
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	uint32_t pad = (4 - (payload_len & 3)) & 3;
-	uint32_t len = qp->hdr_len + op->hdr_len + payload_len + pad +
+	uint32_t len = path->hdr_len + op->hdr_len + payload_len + pad +
 		DROCE_ICRC_LEN;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
 	uint8_t *f, *bth;
@@ -586,12 +630,12 @@ droce_pkt_alloc(struct droce_qp *qp, uint8_t opcode, uint32_t psn,
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	rte_memcpy(f, qp->hdr, qp->hdr_len);
-	bth = f + qp->hdr_len;
+	rte_memcpy(f, path->hdr, path->hdr_len);
+	bth = f + path->hdr_len;
 	bth[0] = opcode;
 	bth[1] = (uint8_t)((se ? 0x80 : 0) | pad << 4);
 	droce_put_be16(bth + 2, 0xffff);
-	droce_put_be32(bth + 4, qp->dest_qpn);
+	droce_put_be32(bth + 4, dqpn);
 	droce_put_be32(bth + 8, (ackreq ? 0x80000000u : 0) | psn);
 	if (pad != 0)
 		memset(bth + op->hdr_len + payload_len, 0, pad);
@@ -608,8 +652,10 @@ droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m, uint32_t payload_len)
 	uint16_t cksum;
 	uint8_t *udp;
 
+	bool v6 = f[12] == 0x86 && f[13] == 0xdd;
+
 	RTE_SET_USED(payload_len);
-	if (qp->ip_version == 4) {
+	if (!v6) {
 		droce_put_be16(ip + 2, (uint16_t)(len - 14));
 		ip[10] = 0;
 		ip[11] = 0;
@@ -623,7 +669,7 @@ droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m, uint32_t payload_len)
 	droce_put_be16(udp + 4, (uint16_t)(f + len - udp));
 	droce_icrc_put(f + len - DROCE_ICRC_LEN,
 		       droce_icrc_calc_inplace(ip, len - 14 - DROCE_ICRC_LEN));
-	if (qp->ip_version == 6) {
+	if (v6) {
 		udp[6] = 0;
 		udp[7] = 0;
 		cksum = rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)ip,

@@ -192,6 +192,56 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 }
 
 /*
+ * Send a UD datagram: one packet to the WR's address handle and QP, with
+ * a DETH carrying the Q_Key (the QP's own when the WR's has its high bit
+ * set, ibv_post_send(3)). @return false if it cannot go yet.
+ */
+static bool
+send_ud(struct droce_qp *qp, struct droce_send_wqe *wqe,
+	struct droce_swqe *st, uint64_t now)
+{
+	struct droce_path *path = &wqe->ah->path;
+	uint8_t opcode = DROCE_TR_UD | (wqe->opcode == IBV_WR_SEND_WITH_IMM ?
+		DROCE_OP_SEND_ONLY_IMM : DROCE_OP_SEND_ONLY);
+	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	struct droce_deth deth = {
+		.qkey = (wqe->remote_qkey & DROCE_QKEY_PRIVILEGED) ? qp->qkey :
+			wqe->remote_qkey,
+		.srcqp = qp->cfg.qp_num,
+	};
+	uint32_t psn = qp->req.psn;
+	struct rte_mbuf *m;
+	uint8_t *bth;
+
+	if (!droce_path_ready(qp->dev, path, now))
+		return false;
+	m = droce_pkt_alloc_to(qp, path, wqe->remote_qpn, opcode, psn, false,
+			       (wqe->flags & DROCE_WQE_SOLICITED) != 0,
+			       wqe->length, &bth);
+	if (m == NULL)
+		return false;
+	/* flows spread as a connected QP's do: by the pair of QPs */
+	droce_put_be16(bth - 8, droce_udp_sport(qp->cfg.qp_num,
+						wqe->remote_qpn));
+	droce_deth_encode(bth + op->offset[DROCE_EXT_DETH], &deth);
+	if (op->flags & DROCE_OPF_IMMDT)
+		memcpy(bth + op->offset[DROCE_EXT_IMMDT], &wqe->imm, 4);
+	if (wqe->flags & DROCE_WQE_INLINE)
+		rte_memcpy(bth + op->hdr_len, droce_send_wqe_sge(wqe),
+			   wqe->length);
+	else
+		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, 0,
+			       bth + op->hdr_len, wqe->length);
+	droce_pkt_send(qp, m, wqe->length);
+	qp->req.psn = droce_psn_add(psn, 1);
+	qp->req.sent_psn = qp->req.psn;
+	/* nothing will answer: sent is done */
+	st->state = DROCE_WQE_DONE;
+	qp->req.cons++;
+	return true;
+}
+
+/*
  * Send the request of a READ (for what has not arrived yet) or an atomic,
  * the requester staying where it is. @return false if out of mbufs.
  */
@@ -329,7 +379,8 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
-	if (qp->req.rnr_wait || !droce_qp_path_ready(qp, now))
+	if (qp->req.rnr_wait ||
+	    (qp->tr != DROCE_TR_UD && !droce_qp_path_ready(qp, now)))
 		return;
 	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
 	/* WQEs new since the last pass: fresh, and worth fetching early
@@ -392,14 +443,18 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 				break;
 			}
 		}
-		ok = is_rd_atomic(wqe->opcode) ? send_rd_atomic(qp, wqe, st) :
-			send_data(qp, wqe, st);
+		if (qp->tr == DROCE_TR_UD)
+			ok = send_ud(qp, wqe, st, now);
+		else if (is_rd_atomic(wqe->opcode))
+			ok = send_rd_atomic(qp, wqe, st);
+		else
+			ok = send_data(qp, wqe, st);
 		if (!ok)
 			break;
 		sent = true;
 		budget--;
 	}
-	if (qp->tr == DROCE_TR_UC) {
+	if (qp->tr != DROCE_TR_RC) {
 		if (sent)
 			droce_req_complete(qp);
 		return;

@@ -508,6 +508,85 @@ uc_rx(struct droce_qp *qp, const uint8_t *bth,
 		uc_drop(qp);
 }
 
+/*
+ * The 40 bytes a UD receive buffer starts with, as RoCEv2 providers fill
+ * them: the IPv6 header, or 20 zero bytes and the IPv4 header (which
+ * ibv_init_ah_from_wc() tells apart by the IPv4 header's checksum).
+ */
+static void
+ud_grh(const uint8_t *ip, uint8_t ip_version, uint8_t grh[DROCE_GRH_LEN])
+{
+	if (ip_version == 6) {
+		memcpy(grh, ip, DROCE_GRH_LEN);
+		return;
+	}
+	memset(grh, 0, DROCE_GRH_LEN - 20);
+	memcpy(grh + DROCE_GRH_LEN - 20, ip, 20);
+}
+
+/*
+ * UD: a datagram with the QP's Q_Key lands in the next receive WQE, after
+ * the GRH area; without a WQE it is dropped, as is one with another Q_Key.
+ */
+static void
+ud_rx(struct droce_qp *qp, const uint8_t *frame, const uint8_t *bth,
+      const struct droce_wire_meta *meta)
+{
+	const struct droce_opcode_info *op = meta->op;
+	uint32_t len = meta->payload_len;
+	struct droce_recv_wqe *wqe;
+	uint8_t grh[DROCE_GRH_LEN];
+	struct droce_deth deth;
+	uint16_t wc_flags = IBV_WC_GRH;
+	uint32_t imm = 0;
+	bool fatal;
+
+	if ((op->flags & (DROCE_OPF_SEND | DROCE_OPF_FIRST | DROCE_OPF_LAST |
+			  DROCE_OPF_DETH)) != (DROCE_OPF_SEND |
+			  DROCE_OPF_FIRST | DROCE_OPF_LAST | DROCE_OPF_DETH)) {
+		qp->stats.rx_dropped++;
+		return;
+	}
+	droce_deth_decode(bth + op->offset[DROCE_EXT_DETH], &deth);
+	if (deth.qkey != qp->qkey) {
+		qp->stats.rx_dropped++;
+		return;
+	}
+	wqe = recv_wqe(qp, &fatal);
+	if (wqe == NULL) {
+		if (fatal)
+			nak_fatal(qp, 0);
+		else
+			qp->stats.rx_dropped++;
+		return;
+	}
+	if (len + DROCE_GRH_LEN > wqe->length) {
+		/* the WQE completes in error and the QP fails, as a
+		 * too-long message does on the other transports */
+		droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id,
+				  IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0,
+				  false);
+		qp->resp.rq_cons = qp->resp.rwqe + 1;
+		qp->resp.has_rwqe = false;
+		nak_fatal(qp, 0);
+		return;
+	}
+	ud_grh(frame + meta->l3_off, meta->ip_version, grh);
+	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, 0, grh,
+			DROCE_GRH_LEN);
+	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, DROCE_GRH_LEN,
+			bth + op->hdr_len, len);
+	if (op->flags & DROCE_OPF_IMMDT) {
+		memcpy(&imm, bth + op->offset[DROCE_EXT_IMMDT], 4);
+		wc_flags |= IBV_WC_WITH_IMM;
+	}
+	droce_qp_recv_cqe_from(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
+			       IBV_WC_RECV, len + DROCE_GRH_LEN, wc_flags, imm,
+			       (bth[1] & 0x80) != 0, deth.srcqp);
+	qp->resp.rq_cons = qp->resp.rwqe + 1;
+	qp->resp.has_rwqe = false;
+}
+
 void
 droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 	      const struct droce_wire_meta *meta, uint64_t now)
@@ -518,9 +597,17 @@ droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 	uint32_t psn = droce_bth_psn(bth);
 	int32_t diff;
 
-	if (qp->state == IBV_QPS_ERR || !droce_qp_path_ready(qp, now))
+	if (qp->state == IBV_QPS_ERR)
 		return;
-	if ((bth[0] & DROCE_TR_MASK) != qp->tr)
+	if ((bth[0] & DROCE_TR_MASK) != qp->tr) {
+		qp->stats.rx_dropped++;
+		return;
+	}
+	if (qp->tr == DROCE_TR_UD) {
+		ud_rx(qp, rte_pktmbuf_mtod(m, const uint8_t *), bth, meta);
+		return;
+	}
+	if (!droce_qp_path_ready(qp, now))
 		return;
 	if (qp->tr == DROCE_TR_UC) {
 		uc_rx(qp, bth, meta, psn);

@@ -49,7 +49,7 @@ rx_qp(struct droce_dev *dev, const uint8_t *bth, const uint8_t src_gid[16])
 	if (qp == NULL || qp->state < IBV_QPS_RTR)
 		return NULL;
 	/* a connected QP hears only its peer */
-	if (memcmp(src_gid, qp->dgid, 16) != 0)
+	if (qp->tr != DROCE_TR_UD && memcmp(src_gid, qp->path.dgid, 16) != 0)
 		return NULL;
 	return qp;
 }

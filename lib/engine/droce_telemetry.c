@@ -215,7 +215,7 @@ copy_qp(struct droce_dev *dev, void *arg)
 	t->state = qp->state;
 	t->type = qp->cfg.type;
 	t->dest_qpn = qp->dest_qpn;
-	memcpy(t->dgid, qp->dgid, sizeof(t->dgid));
+	memcpy(t->dgid, qp->path.dgid, sizeof(t->dgid));
 	t->mtu = qp->mtu;
 	t->sq_psn = qp->req.psn;
 	t->rq_psn = qp->resp.psn;
@@ -274,6 +274,7 @@ tel_qp_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "rnr_naks_sent", t.stats.rnr_naks_sent);
 	rte_tel_data_add_dict_u64(d, "rnr_naks_rcvd", t.stats.rnr_naks_rcvd);
 	rte_tel_data_add_dict_u64(d, "dup_reqs", t.stats.dup_reqs);
+	rte_tel_data_add_dict_u64(d, "rx_dropped", t.stats.rx_dropped);
 	return 0;
 }
 

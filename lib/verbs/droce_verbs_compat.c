@@ -230,17 +230,6 @@ ibv_dofork_range(void *base, size_t size)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-NOT_YET_PTR(struct ibv_ah *, ibv_create_ah, struct ibv_pd *pd,
-	    struct ibv_ah_attr *attr)
-NOT_YET_PTR(struct ibv_ah *, ibv_create_ah_from_wc, struct ibv_pd *pd,
-	    struct ibv_wc *wc, struct ibv_grh *grh, uint8_t port_num)
-NOT_YET_INT(ibv_destroy_ah, struct ibv_ah *ah)
-NOT_YET_INT(ibv_init_ah_from_wc, struct ibv_context *context,
-	    uint8_t port_num, struct ibv_wc *wc, struct ibv_grh *grh,
-	    struct ibv_ah_attr *ah_attr)
-NOT_YET_INT(ibv_resolve_eth_l2_from_gid, struct ibv_context *context,
-	    struct ibv_ah_attr *attr, uint8_t eth_mac[ETHERNET_LL_SIZE],
-	    uint16_t *vid)
 NOT_YET_INT(ibv_attach_mcast, struct ibv_qp *qp, const union ibv_gid *gid,
 	    uint16_t lid)
 NOT_YET_INT(ibv_detach_mcast, struct ibv_qp *qp, const union ibv_gid *gid,

@@ -44,6 +44,7 @@ droce_query_qp_counters(struct ibv_qp *qp, struct droce_qp_counters *c)
 	c->rnr_naks_sent = s.rnr_naks_sent;
 	c->rnr_naks_rcvd = s.rnr_naks_rcvd;
 	c->dup_reqs = s.dup_reqs;
+	c->rx_dropped = s.rx_dropped;
 	return 0;
 }
 

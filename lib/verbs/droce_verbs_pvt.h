@@ -88,6 +88,12 @@ struct droce_srq {
 	uint32_t users;                 /**< QPs attached: destroy waits */
 };
 
+/** An address handle. */
+struct droce_ah {
+	struct ibv_ah ah;
+	struct droce_ah_eng *eng;
+};
+
 struct droce_qp_v {
 	struct ibv_qp_ex qpx;
 	struct droce_qp *eng;
@@ -137,6 +143,12 @@ static inline struct droce_mr *
 to_mr(struct ibv_mr *m)
 {
 	return container_of(m, struct droce_mr, mr);
+}
+
+static inline struct droce_ah *
+to_ah(struct ibv_ah *a)
+{
+	return container_of(a, struct droce_ah, ah);
 }
 
 static inline struct droce_srq *

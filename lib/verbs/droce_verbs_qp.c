@@ -9,8 +9,11 @@
  * publishes them with one store; no syscall, no lock.
  */
 
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <rte_malloc.h>
 
@@ -68,6 +71,34 @@ static const struct transition rc_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	ST(ERR, ERR) = { true, 0, 0 },
 };
 
+/* UD: no path, no PSN checks on receipt; a Q_Key instead. */
+static const struct transition ud_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	ST(RESET, RESET) = { true, 0, 0 },
+	ST(RESET, INIT) = { true, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		IBV_QP_QKEY, 0 },
+	ST(INIT, RESET) = { true, 0, 0 },
+	ST(INIT, ERR) = { true, 0, 0 },
+	ST(INIT, INIT) = { true, 0, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		IBV_QP_QKEY },
+	ST(INIT, RTR) = { true, 0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY },
+	ST(RTR, RESET) = { true, 0, 0 },
+	ST(RTR, ERR) = { true, 0, 0 },
+	ST(RTR, RTS) = { true, IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY },
+	ST(RTS, RESET) = { true, 0, 0 },
+	ST(RTS, ERR) = { true, 0, 0 },
+	ST(RTS, RTS) = { true, 0, IBV_QP_CUR_STATE | IBV_QP_QKEY },
+	ST(RTS, SQD) = { true, 0, IBV_QP_EN_SQD_ASYNC_NOTIFY },
+	ST(SQD, RESET) = { true, 0, 0 },
+	ST(SQD, ERR) = { true, 0, 0 },
+	ST(SQD, RTS) = { true, 0, IBV_QP_CUR_STATE | IBV_QP_QKEY },
+	ST(SQD, SQD) = { true, 0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY },
+	ST(SQE, RESET) = { true, 0, 0 },
+	ST(SQE, ERR) = { true, 0, 0 },
+	ST(SQE, RTS) = { true, 0, IBV_QP_CUR_STATE | IBV_QP_QKEY },
+	ST(ERR, RESET) = { true, 0, 0 },
+	ST(ERR, ERR) = { true, 0, 0 },
+};
+
 int
 droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 		    enum ibv_qp_state next, int mask)
@@ -80,10 +111,11 @@ droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 	const struct transition *t;
 	int req, opt;
 
-	if ((type != IBV_QPT_RC && type != IBV_QPT_UC) ||
+	if ((type != IBV_QPT_RC && type != IBV_QPT_UC &&
+	     type != IBV_QPT_UD) ||
 	    cur > IBV_QPS_ERR || next > IBV_QPS_ERR)
 		return EINVAL;
-	t = &rc_table[cur][next];
+	t = type == IBV_QPT_UD ? &ud_table[cur][next] : &rc_table[cur][next];
 	if (!t->valid)
 		return EINVAL;
 	req = t->req;
@@ -146,7 +178,8 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	struct droce_qp_v *qp;
 	uint32_t send_payload;
 
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC) {
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -348,6 +381,24 @@ wq_reset(struct droce_wq *wq)
 	__atomic_store_n(&wq->retired, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * May this process give a QP a privileged Q_Key (high bit set)? As in
+ * Linux, only with CAP_NET_RAW.
+ */
+static bool
+may_use_privileged_qkey(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return false;
+	return (data[CAP_TO_INDEX(CAP_NET_RAW)].effective &
+		CAP_TO_MASK(CAP_NET_RAW)) != 0;
+}
+
 int
 ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -371,6 +422,11 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	}
 	if ((attr_mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0) {
 		ret = EINVAL;
+		goto out;
+	}
+	if ((attr_mask & IBV_QP_QKEY) && (attr->qkey & DROCE_QKEY_PRIVILEGED) &&
+	    !may_use_privileged_qkey()) {
+		ret = EPERM;
 		goto out;
 	}
 	ret = droce_qp_modify(qp->eng, attr, attr_mask);
@@ -427,6 +483,28 @@ is_atomic(enum ibv_wr_opcode op)
 		op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* @return 0, or why the WR cannot be posted on a UD QP. */
+static int
+ud_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+	    uint64_t len)
+{
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		break;
+	case IBV_WR_TSO:
+		return EOPNOTSUPP;      /* not there yet */
+	default:
+		return EINVAL;
+	}
+	/* one packet of at most the port's MTU, to a handle of this device */
+	if (len > (128u << qp->ctx->attr.active_mtu) || wr->wr.ud.ah == NULL ||
+	    wr->wr.ud.ah->context != qp->qpx.qp_base.context ||
+	    (wr->send_flags & IBV_SEND_FENCE))
+		return EINVAL;
+	return 0;
+}
+
 /* @return 0, or why the WR cannot be posted on this QP. */
 static int
 send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr)
@@ -434,6 +512,8 @@ send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr)
 	uint64_t len = 0;
 	int i;
 
+	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD)
+		goto common;
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -459,6 +539,7 @@ send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr)
 	default:
 		return EINVAL;
 	}
+common:
 	if ((wr->send_flags & ~(unsigned int)KNOWN_SEND_FLAGS) ||
 	    (wr->send_flags & IBV_SEND_IP_CSUM))
 		return EINVAL;
@@ -470,6 +551,12 @@ send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr)
 		len += wr->sg_list[i].length;
 	if (len > (1ull << 31))
 		return EINVAL;
+	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD) {
+		int err = ud_wr_check(qp, wr, len);
+
+		if (err != 0)
+			return err;
+	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		if (wr->opcode == IBV_WR_RDMA_READ || is_atomic(wr->opcode) ||
 		    len > qp->sq.max_inline)
@@ -501,7 +588,12 @@ send_wqe_build(const struct droce_qp_v *qp, struct droce_send_wqe *wqe,
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		wqe->flags |= DROCE_WQE_SOLICITED;
 	wqe->imm = wr->imm_data;
-	if (is_atomic(wr->opcode)) {
+	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD) {
+		wqe->remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
+		wqe->ah = to_ah(wr->wr.ud.ah)->eng;
+		wqe->remote_qkey = wr->wr.ud.remote_qkey;
+		wqe->swap = 0;
+	} else if (is_atomic(wr->opcode)) {
 		wqe->rkey = wr->wr.atomic.rkey;
 		wqe->remote_addr = wr->wr.atomic.remote_addr;
 		wqe->compare_add = wr->wr.atomic.compare_add;

@@ -24,6 +24,7 @@
 #define UC_OPS (IBV_QP_EX_WITH_RDMA_WRITE | \
 		IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define RC_OPS (UC_OPS | IBV_QP_EX_WITH_RDMA_READ | \
 		IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
@@ -321,10 +322,20 @@ static void
 wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn,
 	       uint32_t qkey)
 {
-	RTE_SET_USED(ah);
-	RTE_SET_USED(qpn);
-	RTE_SET_USED(qkey);
-	wr_unsupported(qpx);
+	struct ibv_send_wr *w = wr_cur(qpx);
+
+	if (w == NULL)
+		return;
+	if (qpx->qp_base.qp_type != IBV_QPT_UD) {
+		struct droce_qpx_batch *b = batch_of(qpx);
+
+		if (b->err == 0)
+			b->err = EINVAL;
+		return;
+	}
+	w->wr.ud.ah = ah;
+	w->wr.ud.remote_qpn = qpn;
+	w->wr.ud.remote_qkey = qkey;
 }
 
 static void
@@ -347,8 +358,9 @@ wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 int
 droce_qpx_init(struct droce_qp_v *qp, uint64_t send_ops)
 {
-	uint64_t allowed = qp->qpx.qp_base.qp_type == IBV_QPT_RC ? RC_OPS :
-		UC_OPS;
+	enum ibv_qp_type type = qp->qpx.qp_base.qp_type;
+	uint64_t allowed = type == IBV_QPT_RC ? RC_OPS :
+		type == IBV_QPT_UC ? UC_OPS : UD_OPS;
 	struct droce_qpx_batch *b;
 	struct ibv_qp_ex *x = &qp->qpx;
 

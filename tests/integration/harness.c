@@ -136,6 +136,65 @@ ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
 }
 
+int
+ep_ud_up(struct ep *e, uint32_t qkey)
+{
+	struct ibv_qp_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qkey = qkey;
+	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY) != 0)
+		return -1;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE) != 0)
+		return -1;
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = e->psn;
+	return ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+struct ibv_ah *
+ep_ah(struct ep *e, const struct ep *to, const struct ep_opts *o)
+{
+	struct ibv_ah_attr ah;
+
+	memset(&ah, 0, sizeof(ah));
+	ah.is_global = 1;
+	ah.grh.dgid = to->gid;
+	ah.grh.sgid_index = (uint8_t)o->gid_index;
+	ah.grh.hop_limit = 64;
+	ah.port_num = 1;
+	return ibv_create_ah(e->pd, &ah);
+}
+
+int
+ep_post_ud(struct ep *e, uint64_t wr_id, size_t off, uint32_t len,
+	   struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, bool with_imm,
+	   uint32_t imm, unsigned int flags)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(e->buf + off),
+		.length = len,
+		.lkey = e->mr->lkey,
+	};
+	struct ibv_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+	wr.send_flags = flags;
+	wr.imm_data = htobe32(imm);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = qkey;
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
 void
 ep_close(struct ep *e)
 {

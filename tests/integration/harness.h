@@ -45,7 +45,7 @@ struct ep_opts {
 	uint8_t min_rnr_timer;
 	bool sq_sig_all;
 	int gid_index;
-	enum ibv_qp_type qp_type;   /* RC (default) or UC */
+	enum ibv_qp_type qp_type;   /* RC (default), UC or UD */
 };
 
 /** Defaults for @p o. */
@@ -60,6 +60,21 @@ int ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o);
 /** The same towards a peer known by its QPN, PSN and GID only. */
 int ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 		      const union ibv_gid *gid, const struct ep_opts *o);
+
+/** Bring the UD QP of @p e to RTS with Q_Key @p qkey. */
+int ep_ud_up(struct ep *e, uint32_t qkey);
+
+/** An address handle on @p e's PD for @p to's GID (gid_index of @p o). */
+struct ibv_ah *ep_ah(struct ep *e, const struct ep *to,
+		     const struct ep_opts *o);
+
+/**
+ * Post a UD SEND of e->buf[off, off + len) to @p qpn through @p ah with
+ * Q_Key @p qkey; with immediate data @p imm (host order) if @p with_imm.
+ */
+int ep_post_ud(struct ep *e, uint64_t wr_id, size_t off, uint32_t len,
+	       struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, bool with_imm,
+	       uint32_t imm, unsigned int flags);
 
 /** Free everything of @p e. */
 void ep_close(struct ep *e);

@@ -4,19 +4,21 @@
 
 /*
  * The opcode x QP type table of ibv_post_send(3), for the QP types droce
- * has (RC and UC), droce0 to droce1. Each opcode is posted behind a
- * signalled RDMA WRITE, in one chain:
+ * has (RC, UC and UD), droce0 to droce1. Each opcode is posted behind a
+ * signalled RDMA WRITE (on UD a SEND), in one chain:
  *
  *  - allowed and there: both WRs complete in order and the opcode does
  *    what it says (SEND and SEND with immediate received, WRITEs placed,
  *    READ read, compare-and-swap and fetch-and-add applied once);
  *  - allowed but not yet in droce (memory windows: LOCAL_INV, BIND_MW,
- *    SEND_WITH_INV; ATOMIC_WRITE on RC): EOPNOTSUPP with bad_wr on it;
- *  - not allowed on the type (READ and atomics on UC, TSO on both, an
- *    opcode that does not exist): EINVAL with bad_wr on it.
+ *    SEND_WITH_INV; ATOMIC_WRITE on RC; TSO on UD): EOPNOTSUPP with
+ *    bad_wr on it;
+ *  - not allowed on the type (READ and atomics on UC, all but SEND and
+ *    TSO on UD, TSO on RC and UC, an opcode that does not exist): EINVAL
+ *    with bad_wr on it.
  *
- * In the last two cases the WRITE ahead of it was posted and completes.
- * UD, XRC and raw packet QPs are refused at creation for now (verbs_ctl).
+ * In the last two cases the WR ahead of it was posted and completes.
+ * XRC and raw packet QPs are refused at creation for now (verbs_ctl).
  */
 
 #include <errno.h>
@@ -33,6 +35,8 @@
 #include "harness.h"
 
 #define BUF (1u << 16)
+#define GRH 40
+#define QKEY 0x1234
 
 enum expect { WORKS, NOT_YET, REFUSED };
 
@@ -40,26 +44,28 @@ struct cell {
 	enum ibv_wr_opcode opcode;
 	enum expect rc;
 	enum expect uc;
+	enum expect ud;
 };
 
 static const struct cell table[] = {
-	{ IBV_WR_SEND, WORKS, WORKS },
-	{ IBV_WR_SEND_WITH_IMM, WORKS, WORKS },
-	{ IBV_WR_RDMA_WRITE, WORKS, WORKS },
-	{ IBV_WR_RDMA_WRITE_WITH_IMM, WORKS, WORKS },
-	{ IBV_WR_RDMA_READ, WORKS, REFUSED },
-	{ IBV_WR_ATOMIC_CMP_AND_SWP, WORKS, REFUSED },
-	{ IBV_WR_ATOMIC_FETCH_AND_ADD, WORKS, REFUSED },
-	{ IBV_WR_LOCAL_INV, NOT_YET, NOT_YET },
-	{ IBV_WR_BIND_MW, NOT_YET, NOT_YET },
-	{ IBV_WR_SEND_WITH_INV, NOT_YET, NOT_YET },
-	{ IBV_WR_TSO, REFUSED, REFUSED },
-	{ IBV_WR_ATOMIC_WRITE, NOT_YET, REFUSED },
-	{ (enum ibv_wr_opcode)77, REFUSED, REFUSED },
+	{ IBV_WR_SEND, WORKS, WORKS, WORKS },
+	{ IBV_WR_SEND_WITH_IMM, WORKS, WORKS, WORKS },
+	{ IBV_WR_RDMA_WRITE, WORKS, WORKS, REFUSED },
+	{ IBV_WR_RDMA_WRITE_WITH_IMM, WORKS, WORKS, REFUSED },
+	{ IBV_WR_RDMA_READ, WORKS, REFUSED, REFUSED },
+	{ IBV_WR_ATOMIC_CMP_AND_SWP, WORKS, REFUSED, REFUSED },
+	{ IBV_WR_ATOMIC_FETCH_AND_ADD, WORKS, REFUSED, REFUSED },
+	{ IBV_WR_LOCAL_INV, NOT_YET, NOT_YET, REFUSED },
+	{ IBV_WR_BIND_MW, NOT_YET, NOT_YET, REFUSED },
+	{ IBV_WR_SEND_WITH_INV, NOT_YET, NOT_YET, REFUSED },
+	{ IBV_WR_TSO, REFUSED, REFUSED, NOT_YET },
+	{ IBV_WR_ATOMIC_WRITE, NOT_YET, REFUSED, REFUSED },
+	{ (enum ibv_wr_opcode)77, REFUSED, REFUSED, REFUSED },
 };
 
 static struct ep_opts opts;
 static struct ep a, b;
+static struct ibv_ah *ah;         /* UD: a to b */
 
 static void
 pair(enum ibv_qp_type type)
@@ -68,11 +74,44 @@ pair(enum ibv_qp_type type)
 	opts.qp_type = type;
 	assert_int_equal(ep_open(&a, 0, BUF, &opts), 0);
 	assert_int_equal(ep_open(&b, 1, BUF, &opts), 0);
+	if (type == IBV_QPT_UD) {
+		assert_int_equal(ep_ud_up(&a, QKEY), 0);
+		assert_int_equal(ep_ud_up(&b, QKEY), 0);
+		ah = ep_ah(&a, &b, &opts);
+		assert_non_null(ah);
+		return;
+	}
 	assert_int_equal(ep_connect(&a, &b, &opts), 0);
 	assert_int_equal(ep_connect(&b, &a, &opts), 0);
 }
 
-/* WRITE 0..63 -> b 0x100, then @p opcode with its data at 0x1000. */
+static bool
+is_ud(void)
+{
+	return a.qp->qp_type == IBV_QPT_UD;
+}
+
+/* UD: the receive of the SEND ahead of the opcode. */
+static void
+post_head_recv(void)
+{
+	if (is_ud())
+		assert_int_equal(ep_post_recv(&b, 8, 0x100 - GRH, GRH + 64), 0);
+}
+
+/* Address @p wr to b's QP (UD). */
+static void
+ud_to_b(struct ibv_send_wr *wr)
+{
+	wr->wr.ud.ah = ah;
+	wr->wr.ud.remote_qpn = b.qp->qp_num;
+	wr->wr.ud.remote_qkey = QKEY;
+}
+
+/*
+ * WRITE 0..63 -> b 0x100 (UD: SEND it, received at 0x100 after the GRH:
+ * post_head_recv() first), then @p opcode with its data at 0x1000.
+ */
 static int
 post_pair(enum ibv_wr_opcode opcode, struct ibv_send_wr *wr,
 	  struct ibv_send_wr **bad)
@@ -89,6 +128,10 @@ post_pair(enum ibv_wr_opcode opcode, struct ibv_send_wr *wr,
 	wr[0].wr.rdma.rkey = b.mr->rkey;
 	wr[0].wr.rdma.remote_addr = (uintptr_t)b.buf + 0x100;
 	wr[0].next = &wr[1];
+	if (is_ud()) {
+		wr[0].opcode = IBV_WR_SEND;
+		ud_to_b(&wr[0]);
+	}
 
 	sge[1] = (struct ibv_sge){ (uintptr_t)a.buf + 0x1000, 1500,
 				   a.mr->lkey };
@@ -106,6 +149,9 @@ post_pair(enum ibv_wr_opcode opcode, struct ibv_send_wr *wr,
 		wr[1].wr.atomic.compare_add =
 			opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? 40 : 2;
 		wr[1].wr.atomic.swap = 41;
+	} else if (is_ud()) {
+		sge[1].length = 1000;   /* within the MTU */
+		ud_to_b(&wr[1]);
 	} else {
 		wr[1].wr.rdma.rkey = b.mr->rkey;
 		wr[1].wr.rdma.remote_addr = (uintptr_t)b.buf + 0x2000;
@@ -143,6 +189,8 @@ check_works(enum ibv_wr_opcode opcode)
 	uint64_t *result = (uint64_t *)(void *)(a.buf + 0x1000);
 	bool recv = opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM ||
 		opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	uint32_t len = is_ud() ? 1000 : 1500;
+	uint32_t grh = is_ud() ? GRH : 0;
 	struct ibv_send_wr wr[2], *bad = NULL;
 	struct ibv_wc wc[2];
 
@@ -150,6 +198,7 @@ check_works(enum ibv_wr_opcode opcode)
 	fill_pattern(b.buf + 0x2000, 1500, 100 + (uint32_t)opcode);
 	memset(b.buf, 0, 0x2000);
 	*target = 40;
+	post_head_recv();
 	if (recv)
 		assert_int_equal(ep_post_recv(&b, 9, 0x4000, 4096), 0);
 	assert_int_equal(post_pair(opcode, wr, &bad), 0);
@@ -159,16 +208,22 @@ check_works(enum ibv_wr_opcode opcode)
 	assert_int_equal(wc[1].status, IBV_WC_SUCCESS);
 	assert_int_equal(wc[1].wr_id, 2);
 	assert_int_equal(wc[1].opcode, wc_op[opcode]);
+	if (is_ud()) {
+		/* the SEND ahead of it */
+		assert_int_equal(ep_poll(b.rcq, wc, 1, 5000), 1);
+		assert_int_equal(wc[0].wr_id, 8);
+		assert_int_equal(wc[0].byte_len, GRH + 64);
+	}
 	wait_equal(b.buf + 0x100, a.buf, 64);
 	switch (opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 		assert_int_equal(ep_poll(b.rcq, wc, 1, 5000), 1);
 		assert_int_equal(wc[0].opcode, IBV_WC_RECV);
-		assert_int_equal(wc[0].byte_len, 1500);
+		assert_int_equal(wc[0].byte_len, grh + len);
 		assert_int_equal(!!(wc[0].wc_flags & IBV_WC_WITH_IMM),
 				 opcode == IBV_WR_SEND_WITH_IMM);
-		assert_memory_equal(b.buf + 0x4000, a.buf + 0x1000, 1500);
+		assert_memory_equal(b.buf + 0x4000 + grh, a.buf + 0x1000, len);
 		break;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		assert_int_equal(ep_poll(b.rcq, wc, 1, 5000), 1);
@@ -202,14 +257,23 @@ check_refused(enum ibv_wr_opcode opcode, int err)
 
 	memset(b.buf + 0x100, 0, 64);
 	fill_pattern(a.buf, 64, 7 + (uint32_t)opcode);
+	post_head_recv();
 	assert_int_equal(post_pair(opcode, wr, &bad), err);
 	assert_ptr_equal(bad, &wr[1]);
 	/* the WRITE ahead of it went, and nothing else */
 	assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.wr_id, 1);
+	if (is_ud())
+		assert_int_equal(ep_poll(b.rcq, &wc, 1, 5000), 1);
 	wait_equal(b.buf + 0x100, a.buf, 64);
 	assert_int_equal(ep_poll(a.scq, &wc, 1, 100), 0);
+}
+
+static const char *
+type_name(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC ? "RC" : type == IBV_QPT_UC ? "UC" : "UD";
 }
 
 static void
@@ -219,10 +283,10 @@ run_column(enum ibv_qp_type type)
 
 	pair(type);
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		enum expect e = type == IBV_QPT_RC ? table[i].rc : table[i].uc;
+		enum expect e = type == IBV_QPT_RC ? table[i].rc :
+			type == IBV_QPT_UC ? table[i].uc : table[i].ud;
 
-		print_message("%s opcode %d: %s\n",
-			      type == IBV_QPT_RC ? "RC" : "UC",
+		print_message("%s opcode %d: %s\n", type_name(type),
 			      table[i].opcode,
 			      e == WORKS ? "works" : e == NOT_YET ?
 			      "EOPNOTSUPP (not yet)" : "EINVAL");
@@ -232,6 +296,8 @@ run_column(enum ibv_qp_type type)
 			check_refused(table[i].opcode,
 				      e == NOT_YET ? EOPNOTSUPP : EINVAL);
 	}
+	if (type == IBV_QPT_UD)
+		ibv_destroy_ah(ah);
 	ep_close(&a);
 	ep_close(&b);
 }
@@ -250,12 +316,20 @@ test_uc(void **state)
 	run_column(IBV_QPT_UC);
 }
 
+static void
+test_ud(void **state)
+{
+	(void)state;
+	run_column(IBV_QPT_UD);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rc),
 		cmocka_unit_test(test_uc),
+		cmocka_unit_test(test_ud),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -936,8 +936,7 @@ test_qp_caps_beyond_limits(void **state)
 static void
 test_qp_types_unsupported(void **state)
 {
-	static const enum ibv_qp_type types[] = { IBV_QPT_UD,
-						  IBV_QPT_RAW_PACKET };
+	static const enum ibv_qp_type types[] = { IBV_QPT_RAW_PACKET };
 	struct ibv_qp_init_attr qa;
 	struct ibv_qp *qp;
 	size_t i;

@@ -16,10 +16,13 @@
   - ibv_srq_pingpong the same way: 16 QPs (or 4 with messages of several
     packets) sharing one SRQ, polling and with completion events, data
     checked; ibv_uc_pingpong (UC QPs), polling and with events;
+    ibv_ud_pingpong (UD QPs: address handles, GRH), polling and with
+    events, data checked;
   - perftest's ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
     ib_write_lat and ib_send_lat the same way, RC with their defaults,
     messages below and above the path MTU, and the SEND and WRITE ones
-    over UC (-c UC): both sides finish and report;
+    over UC (-c UC), the SEND ones over UD (-c UD): both sides finish
+    and report;
   - rdma_check (tests/interop/rdma_check.c, built against rdma-core's
     libibverbs): RDMA WRITE and READ both ways at once, every byte
     checked on both sides, below and above the path MTU.
@@ -80,6 +83,13 @@ UC_PINGPONGS = [
     ('uc-events', ['-c', '-e', '-s', '3000', '-n', '300']),
 ]
 
+# (name, extra ibv_ud_pingpong arguments): UD, no loss here; a datagram
+# is at most the port's MTU (1024 bytes on this link)
+UD_PINGPONGS = [
+    ('ud', ['-c', '-s', '1024', '-n', '500']),
+    ('ud-events', ['-c', '-e', '-s', '100', '-n', '300']),
+]
+
 # (tool, extra arguments): perftest's defaults (RC), messages below and
 # above the path MTU
 PERFTESTS = [
@@ -102,6 +112,10 @@ PERFTESTS = [
     ('ib_write_bw', ['-c', 'UC', '-s', '5000', '-n', '2000']),
     ('ib_send_lat', ['-c', 'UC', '-n', '500']),
     ('ib_write_lat', ['-c', 'UC', '-s', '5000', '-n', '500']),
+    # UD (-c UD): datagrams of the MTU and smaller
+    ('ib_send_bw', ['-c', 'UD', '-n', '2000']),
+    ('ib_send_bw', ['-c', 'UD', '-s', '64', '-n', '5000']),
+    ('ib_send_lat', ['-c', 'UD', '-n', '500']),
 ]
 
 failures = []
@@ -312,6 +326,9 @@ def main():
         port += 1
     for name, extra in UC_PINGPONGS:
         test_pingpong(args, env, name, extra, port, tool='ibv_uc_pingpong')
+        port += 1
+    for name, extra in UD_PINGPONGS:
+        test_pingpong(args, env, name, extra, port, tool='ibv_ud_pingpong')
         port += 1
     for tool, extra in PERFTESTS:
         name = tool + ''.join(extra).replace('-', '_')

@@ -12,8 +12,12 @@ over droce's libibverbs.so.1. Each step runs one tool on both sides, one
 as server and one as client:
 
   - ibv_rc_pingpong, data checked (-c), guest as server and droce as
-    server; ibv_srq_pingpong (QPs sharing an SRQ) and ibv_uc_pingpong
-    (UC QPs) the same way;
+    server; ibv_srq_pingpong (QPs sharing an SRQ), ibv_uc_pingpong (UC
+    QPs) and ibv_ud_pingpong (UD QPs, address handles made from the
+    peer's GID) the same way;
+  - ib_send_lat over UC and UD (-c UC, -c UD), each both ways (the
+    latency tools go in lock step: a bandwidth tool's datagrams could
+    outrun the guest's receives and be lost, as UD allows);
   - ib_write_bw, ib_read_bw, ib_send_bw with messages below and above the
     path MTU, ib_atomic_bw, each both ways;
   - rdma_check (tests/interop/rdma_check.c): RDMA WRITE and READ both
@@ -86,6 +90,10 @@ RUNS = [
     ('ibv_srq_pingpong', ['-c', '-n', '50'], False),
     ('ibv_uc_pingpong', ['-c', '-n', '100'], False),
     ('ibv_uc_pingpong', ['-c', '-s', '3000', '-n', '100'], False),
+    ('ibv_ud_pingpong', ['-c', '-s', '1024', '-n', '100'], False),
+    ('ibv_ud_pingpong', ['-c', '-s', '100', '-n', '100'], False),
+    ('ib_send_lat', ['-c', 'UC', '-s', '3000', '-n', '100'], False),
+    ('ib_send_lat', ['-c', 'UD', '-s', '1024', '-n', '100'], False),
     ('rdma_check', ['-s', '100', '-n', '300'], False),
     ('rdma_check', ['-s', '5000', '-n', '100'], False),
     ('ib_write_bw', ['-s', '8192', '-n', '300'], True),
@@ -211,7 +219,7 @@ def reported(tool, out):
     """Did the tool print its result?"""
     if tool == 'rdma_check':
         return re.search(r'^rdma_check: ok$', out, re.M) is not None
-    if tool in ('ibv_rc_pingpong', 'ibv_srq_pingpong', 'ibv_uc_pingpong'):
+    if tool.startswith('ibv_') and tool.endswith('_pingpong'):
         return re.search(r'^\d+ iters in', out, re.M) is not None and \
             'invalid data' not in out
     lines = out.splitlines()
@@ -294,7 +302,9 @@ def main():
         ap.add_argument('--' + opt, required=True)
     ap.add_argument('--check', required=True,
                     help='rdma_check, built against rdma-core')
-    ap.add_argument('--only', default='')
+    ap.add_argument('--only', default='',
+                    help='run only the steps whose names hold one of these '
+                    '(comma-separated)')
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -312,7 +322,8 @@ def main():
     sh(os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver, base,
        os.path.abspath(args.check))
 
-    plan = [s for s in steps() if args.only in s[0]]
+    plan = [s for s in steps()
+            if any(o in s[0] for o in args.only.split(","))]
     script_dir = os.path.join(args.workdir, 'script')
     os.makedirs(script_dir)
     with open(os.path.join(script_dir, 'test.sh'), 'w') as f:

@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Unreliable datagram QPs, droce0 to droce1, through the verbs API.
+ *
+ * With no argument, on the embedded default:
+ *  - SEND and SEND with immediate at 0, 1, MTU-1 and MTU bytes through an
+ *    address handle: the receive buffer starts with the 40-byte GRH area
+ *    (20 zero bytes and the sender's IPv4 header), byte_len counts it,
+ *    src_qp names the sender, IBV_WC_GRH is set; every byte checked;
+ *  - an answer through ibv_create_ah_from_wc(), and what
+ *    ibv_init_ah_from_wc() reads from the GRH;
+ *  - Q_Keys: a datagram with another Q_Key is dropped (and counted), a
+ *    WR Q_Key with the high bit set sends the QP's own;
+ *  - no receive posted: the datagram is lost, the next one arrives;
+ *  - a datagram longer than the receive buffer: IBV_WC_LOC_LEN_ERR;
+ *  - what UD has not got refused at post time with bad_wr: WRITE, READ,
+ *    atomics, more than the MTU, no address handle, FENCE; the UD
+ *    attribute table of ibv_modify_qp;
+ *  - a UD QP and an RC QP sharing one SRQ;
+ *  - the extended post API with ibv_wr_set_ud_addr();
+ *  - a privileged Q_Key needs CAP_NET_RAW (EPERM without it).
+ *
+ * With WORKDIR FAULT_ARGS, both ports behind net_fault: a stream of
+ * datagrams loses whole ones only: every completion names a datagram
+ * that arrived entire and right, in order, and some were lost.
+ */
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <droce.h>
+
+#include "harness.h"
+
+#define BUF (4u << 20)
+#define RECV_OFF (2u << 20)
+#define GRH 40
+#define QKEY 0x11111111u
+
+static struct ep_opts opts;
+static struct ep a, b;
+static struct ibv_ah *ah_ab, *ah_ba;
+static uint32_t mtu;
+static const char *fault_args;
+
+static int
+setup(void **state)
+{
+	struct ibv_port_attr port;
+
+	(void)state;
+	ep_opts_default(&opts);
+	opts.qp_type = IBV_QPT_UD;
+	opts.max_recv_wr = 512;
+	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
+		return -1;
+	if (ep_ud_up(&a, QKEY) != 0 || ep_ud_up(&b, QKEY) != 0)
+		return -1;
+	ah_ab = ep_ah(&a, &b, &opts);
+	ah_ba = ep_ah(&b, &a, &opts);
+	if (ah_ab == NULL || ah_ba == NULL)
+		return -1;
+	if (ibv_query_port(a.ctx, 1, &port) != 0)
+		return -1;
+	mtu = 128u << port.active_mtu;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	ibv_destroy_ah(ah_ab);
+	ibv_destroy_ah(ah_ba);
+	ep_close(&a);
+	ep_close(&b);
+	return 0;
+}
+
+/* Wait for the signalled SEND @p wr_id of @p e. */
+static void
+expect_send_done(struct ep *e, uint64_t wr_id, uint32_t len)
+{
+	struct ibv_wc wc;
+
+	assert_int_equal(ep_poll(e->scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, wr_id);
+	assert_int_equal(wc.opcode, IBV_WC_SEND);
+	assert_int_equal(wc.byte_len, len);
+}
+
+/* The IPv4 address of @p gid (IPv4-mapped), as bytes. */
+static const uint8_t *
+gid_ipv4(const union ibv_gid *gid)
+{
+	return gid->raw + 12;
+}
+
+static void
+test_ud_send(void **state)
+{
+	const uint32_t sizes[] = { 0, 1, 100, mtu - 1, mtu };
+	unsigned int i, imm;
+
+	(void)state;
+	for (imm = 0; imm < 2; imm++) {
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			uint32_t len = sizes[i];
+			uint8_t *got = b.buf + RECV_OFF;
+			struct ibv_wc wc;
+
+			fill_pattern(a.buf, len, 100 * imm + i);
+			memset(got, 0xee, GRH + mtu + 1);
+			assert_int_equal(ep_post_recv(&b, 7, RECV_OFF,
+						      GRH + mtu), 0);
+			assert_int_equal(ep_post_ud(&a, 10 + i, 0, len, ah_ab,
+						    b.qp->qp_num, QKEY, imm,
+						    0xabc000 + i,
+						    IBV_SEND_SIGNALED), 0);
+			expect_send_done(&a, 10 + i, len);
+			assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.wr_id, 7);
+			assert_int_equal(wc.opcode, IBV_WC_RECV);
+			assert_int_equal(wc.byte_len, GRH + len);
+			assert_int_equal(wc.src_qp, a.qp->qp_num);
+			assert_int_equal(wc.qp_num, b.qp->qp_num);
+			assert_true(wc.wc_flags & IBV_WC_GRH);
+			if (imm) {
+				assert_true(wc.wc_flags & IBV_WC_WITH_IMM);
+				assert_int_equal(be32toh(wc.imm_data),
+						 0xabc000 + i);
+			} else {
+				assert_false(wc.wc_flags & IBV_WC_WITH_IMM);
+			}
+			/* GRH area: 20 zero bytes, then the IPv4 header */
+			for (unsigned int k = 0; k < 20; k++)
+				assert_int_equal(got[k], 0);
+			assert_int_equal(got[20], 0x45);
+			assert_int_equal(got[20 + 9], 17);
+			assert_memory_equal(got + 20 + 12, gid_ipv4(&a.gid), 4);
+			assert_memory_equal(got + 20 + 16, gid_ipv4(&b.gid), 4);
+			assert_memory_equal(got + GRH, a.buf, len);
+			/* nothing written past the message */
+			assert_int_equal(got[GRH + len], 0xee);
+		}
+	}
+}
+
+static void
+test_ud_ah_from_wc(void **state)
+{
+	struct ibv_ah_attr attr;
+	struct ibv_ah *back;
+	struct ibv_wc wc;
+	struct ibv_grh *grh = (struct ibv_grh *)(b.buf + RECV_OFF);
+
+	(void)state;
+	fill_pattern(a.buf, 64, 9);
+	assert_int_equal(ep_post_recv(&b, 1, RECV_OFF, GRH + mtu), 0);
+	assert_int_equal(ep_post_ud(&a, 1, 0, 64, ah_ab, b.qp->qp_num, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 1, 64);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+
+	assert_int_equal(ibv_init_ah_from_wc(b.ctx, 1, &wc, grh, &attr), 0);
+	assert_int_equal(attr.is_global, 1);
+	assert_int_equal(attr.port_num, 1);
+	assert_memory_equal(attr.grh.dgid.raw, a.gid.raw, 16);
+	assert_int_equal(attr.grh.sgid_index, opts.gid_index);
+	assert_int_equal(attr.grh.hop_limit, 64);
+
+	/* answer the sender through a handle made from its datagram */
+	back = ibv_create_ah_from_wc(b.pd, &wc, grh, 1);
+	assert_non_null(back);
+	fill_pattern(b.buf, 200, 10);
+	assert_int_equal(ep_post_recv(&a, 2, RECV_OFF, GRH + mtu), 0);
+	assert_int_equal(ep_post_ud(&b, 2, 0, 200, back, wc.src_qp, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&b, 2, 200);
+	assert_int_equal(ep_poll(a.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.src_qp, b.qp->qp_num);
+	assert_memory_equal(a.buf + RECV_OFF + GRH, b.buf, 200);
+	assert_int_equal(ibv_destroy_ah(back), 0);
+
+	/* a datagram that came without a GRH has no address to answer */
+	wc.wc_flags = 0;
+	assert_int_equal(ibv_init_ah_from_wc(b.ctx, 1, &wc, grh, &attr), 0);
+	assert_int_equal(attr.is_global, 0);
+}
+
+static uint64_t
+rx_dropped(struct ep *e)
+{
+	struct droce_qp_counters c;
+
+	assert_int_equal(droce_query_qp_counters(e->qp, &c), 0);
+	return c.rx_dropped;
+}
+
+static void
+test_ud_qkey(void **state)
+{
+	uint64_t dropped = rx_dropped(&b);
+	struct ibv_wc wc;
+
+	(void)state;
+	assert_int_equal(ep_post_recv(&b, 3, RECV_OFF, GRH + mtu), 0);
+	/* another Q_Key: dropped at the receiver, the WQE stays */
+	fill_pattern(a.buf, 32, 1);
+	assert_int_equal(ep_post_ud(&a, 1, 0, 32, ah_ab, b.qp->qp_num,
+				    QKEY + 1, false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 1, 32);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+	assert_int_equal(rx_dropped(&b), dropped + 1);
+
+	/* the high bit set: the sender's QP's Q_Key goes (the same here) */
+	fill_pattern(a.buf, 32, 2);
+	assert_int_equal(ep_post_ud(&a, 2, 0, 32, ah_ab, b.qp->qp_num,
+				    0x80000000u, false, 0,
+				    IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 2, 32);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 3);
+	assert_memory_equal(b.buf + RECV_OFF + GRH, a.buf, 32);
+}
+
+static void
+test_ud_no_recv(void **state)
+{
+	uint64_t dropped = rx_dropped(&b);
+	struct ibv_wc wc;
+
+	(void)state;
+	/* nothing posted: lost, silently */
+	assert_int_equal(ep_post_ud(&a, 1, 0, 16, ah_ab, b.qp->qp_num, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 1, 16);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+	assert_int_equal(rx_dropped(&b), dropped + 1);
+	/* the next one arrives */
+	fill_pattern(a.buf, 16, 3);
+	assert_int_equal(ep_post_recv(&b, 4, RECV_OFF, GRH + mtu), 0);
+	assert_int_equal(ep_post_ud(&a, 2, 0, 16, ah_ab, b.qp->qp_num, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 2, 16);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 4);
+	assert_memory_equal(b.buf + RECV_OFF + GRH, a.buf, 16);
+}
+
+/* A second UD QP on @p e's device, in RTS. */
+static struct ibv_qp *
+extra_qp(struct ep *e, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = e->scq,
+		.recv_cq = e->rcq,
+		.srq = srq,
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
+	};
+	struct ibv_qp *qp = ibv_create_qp(e->pd, &qa);
+
+	assert_non_null(qp);
+	assert_int_equal(ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+				       IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_QKEY), 0);
+	attr.qp_state = IBV_QPS_RTR;
+	assert_int_equal(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	assert_int_equal(ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+				       IBV_QP_SQ_PSN), 0);
+	return qp;
+}
+
+static void
+test_ud_too_long(void **state)
+{
+	struct ibv_qp *c = extra_qp(&b, NULL);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(b.buf + RECV_OFF), .length = GRH + 99,
+		.lkey = b.mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	struct ibv_wc wc;
+
+	(void)state;
+	assert_int_equal(ibv_post_recv(c, &wr, &bad), 0);
+	assert_int_equal(ep_post_ud(&a, 1, 0, 100, ah_ab, c->qp_num, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 1, 100);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.status, IBV_WC_LOC_LEN_ERR);
+	assert_int_equal(ep_qp_state(c), IBV_QPS_ERR);
+	assert_int_equal(ibv_destroy_qp(c), 0);
+}
+
+static void
+test_ud_rules(void **state)
+{
+	static const enum ibv_wr_opcode not_ud[] = {
+		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
+		IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP,
+		IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_LOCAL_INV,
+		IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
+	};
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a.buf, .length = 8, .lkey = a.mr->lkey,
+	};
+	struct ibv_send_wr ok = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.wr.ud = { .ah = ah_ab, .remote_qpn = b.qp->qp_num,
+			   .remote_qkey = QKEY },
+	};
+	struct ibv_send_wr wr, *bad;
+	struct ibv_qp_attr attr;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(not_ud) / sizeof(not_ud[0]); i++) {
+		wr = ok;
+		wr.opcode = not_ud[i];
+		bad = NULL;
+		assert_int_equal(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+		assert_ptr_equal(bad, &wr);
+	}
+	/* more than the MTU, no handle, a fence */
+	wr = ok;
+	sge.length = mtu + 1;
+	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+	sge.length = 8;
+	wr.wr.ud.ah = NULL;
+	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+	wr = ok;
+	wr.send_flags = IBV_SEND_FENCE;
+	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+	/* the handle of another device */
+	wr = ok;
+	wr.wr.ud.ah = ah_ba;
+	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+	/* a good WR after a bad one: nothing from the bad one on */
+	wr = ok;
+	wr.opcode = IBV_WR_RDMA_READ;
+	ok.next = &wr;
+	assert_int_equal(ibv_post_send(a.qp, &ok, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	ok.next = NULL;
+
+	/* UD's attribute table: a path or connected attributes refused */
+	memset(&attr, 0, sizeof(attr));
+	attr.path_mtu = IBV_MTU_1024;
+	assert_int_equal(ibv_modify_qp(a.qp, &attr, IBV_QP_PATH_MTU), EINVAL);
+	attr.dest_qp_num = 5;
+	assert_int_equal(ibv_modify_qp(a.qp, &attr, IBV_QP_DEST_QPN), EINVAL);
+	attr.qkey = QKEY;
+	assert_int_equal(ibv_modify_qp(a.qp, &attr, IBV_QP_QKEY), 0);
+	/* INIT needs the Q_Key */
+	{
+		struct ibv_qp_init_attr qa = {
+			.send_cq = a.scq, .recv_cq = a.rcq,
+			.qp_type = IBV_QPT_UD,
+			.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct ibv_qp *q = ibv_create_qp(a.pd, &qa);
+
+		assert_non_null(q);
+		memset(&attr, 0, sizeof(attr));
+		attr.qp_state = IBV_QPS_INIT;
+		attr.port_num = 1;
+		assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
+					       IBV_QP_PKEY_INDEX |
+					       IBV_QP_PORT), EINVAL);
+		attr.qkey = 7;
+		assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
+					       IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_QKEY), 0);
+		assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
+					       IBV_QP_AV), EINVAL);
+		assert_int_equal(ibv_destroy_qp(q), 0);
+	}
+	/* an address handle needs a GID: RoCE has no LIDs */
+	{
+		struct ibv_ah_attr aa = { .dlid = 1, .port_num = 1 };
+
+		assert_null(ibv_create_ah(a.pd, &aa));
+		assert_int_equal(errno, EINVAL);
+		aa.is_global = 1;
+		aa.grh.dgid = b.gid;
+		aa.grh.sgid_index = 9;
+		assert_null(ibv_create_ah(a.pd, &aa));
+	}
+	/* a PD with a handle on it is busy */
+	assert_int_equal(ibv_dealloc_pd(a.pd), EBUSY);
+}
+
+static void
+test_ud_srq(void **state)
+{
+	struct ibv_srq_init_attr sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+	};
+	struct ibv_srq *srq = ibv_create_srq(b.pd, &sa);
+	struct ibv_qp *ud, *rc;
+	struct ibv_qp_init_attr qa = {
+		.send_cq = b.scq, .recv_cq = b.rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct ep peer;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rw = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct ibv_wc wc[2];
+	struct ep_opts rc_opts;
+	bool seen_ud = false, seen_rc = false;
+	int i;
+
+	(void)state;
+	assert_non_null(srq);
+	ud = extra_qp(&b, srq);
+	qa.srq = srq;
+	rc = ibv_create_qp(b.pd, &qa);
+	assert_non_null(rc);
+	/* an RC peer on droce0, joined to rc */
+	ep_opts_default(&rc_opts);
+	assert_int_equal(ep_open(&peer, 0, 1 << 16, &rc_opts), 0);
+	{
+		struct ep me = b;
+
+		me.qp = rc;
+		me.psn = 77;
+		assert_int_equal(ep_connect(&peer, &me, &rc_opts), 0);
+		assert_int_equal(ep_connect(&me, &peer, &rc_opts), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		sge = (struct ibv_sge) {
+			.addr = (uintptr_t)(b.buf + RECV_OFF + i * 8192),
+			.length = 8192, .lkey = b.mr->lkey,
+		};
+		rw.wr_id = 100 + i;
+		assert_int_equal(ibv_post_srq_recv(srq, &rw, &rbad), 0);
+	}
+	fill_pattern(a.buf, 300, 4);
+	assert_int_equal(ep_post_ud(&a, 1, 0, 300, ah_ab, ud->qp_num, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 1, 300);
+	fill_pattern(peer.buf, 500, 5);
+	assert_int_equal(ep_post(&peer, IBV_WR_SEND, 2, 0, 500, NULL, 0,
+				 IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(peer.scq, wc, 1, 2000), 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+
+	assert_int_equal(ep_poll(b.rcq, wc, 2, 2000), 2);
+	for (i = 0; i < 2; i++) {
+		const uint8_t *p = b.buf + RECV_OFF + (wc[i].wr_id - 100) * 8192;
+
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		if (wc[i].qp_num == ud->qp_num) {
+			assert_int_equal(wc[i].byte_len, GRH + 300);
+			assert_memory_equal(p + GRH, a.buf, 300);
+			seen_ud = true;
+		} else {
+			assert_int_equal(wc[i].qp_num, rc->qp_num);
+			assert_int_equal(wc[i].byte_len, 500);
+			assert_memory_equal(p, peer.buf, 500);
+			seen_rc = true;
+		}
+	}
+	assert_true(seen_ud && seen_rc);
+	ep_close(&peer);
+	assert_int_equal(ibv_destroy_qp(ud), 0);
+	assert_int_equal(ibv_destroy_qp(rc), 0);
+	assert_int_equal(ibv_destroy_srq(srq), 0);
+}
+
+static void
+test_ud_qp_ex(void **state)
+{
+	struct ibv_qp_init_attr_ex qa = {
+		.send_cq = a.scq, .recv_cq = a.rcq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = a.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+			IBV_QP_EX_WITH_SEND_WITH_IMM,
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
+	};
+	struct ibv_qp *q;
+	struct ibv_qp_ex *x;
+	struct ibv_wc wc[2];
+	int i;
+
+	(void)state;
+	q = ibv_create_qp_ex(a.ctx, &qa);
+	assert_non_null(q);
+	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
+				       IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_QKEY), 0);
+	attr.qp_state = IBV_QPS_RTR;
+	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE), 0);
+	attr.qp_state = IBV_QPS_RTS;
+	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
+				       IBV_QP_SQ_PSN), 0);
+	x = ibv_qp_to_qp_ex(q);
+	assert_non_null(x);
+
+	fill_pattern(a.buf, 128, 6);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(ep_post_recv(&b, 20 + i,
+					      RECV_OFF + i * 4096,
+					      GRH + mtu), 0);
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, ah_ab, b.qp->qp_num, QKEY);
+	ibv_wr_set_sge(x, a.mr->lkey, (uintptr_t)a.buf, 128);
+	x->wr_id = 2;
+	ibv_wr_send_imm(x, htobe32(0x5151));
+	ibv_wr_set_ud_addr(x, ah_ab, b.qp->qp_num, QKEY);
+	ibv_wr_set_inline_data(x, a.buf, 64);
+	assert_int_equal(ibv_wr_complete(x), 0);
+	assert_int_equal(ep_poll(a.scq, wc, 2, 2000), 2);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(wc[1].status, IBV_WC_SUCCESS);
+	assert_int_equal(ep_poll(b.rcq, wc, 2, 2000), 2);
+	assert_int_equal(wc[0].wr_id, 20);
+	assert_int_equal(wc[0].byte_len, GRH + 128);
+	assert_int_equal(wc[0].src_qp, q->qp_num);
+	assert_memory_equal(b.buf + RECV_OFF + GRH, a.buf, 128);
+	assert_int_equal(wc[1].wr_id, 21);
+	assert_int_equal(wc[1].byte_len, GRH + 64);
+	assert_int_equal(be32toh(wc[1].imm_data), 0x5151);
+	assert_memory_equal(b.buf + RECV_OFF + 4096 + GRH, a.buf, 64);
+
+	/* no address, or an operation UD has not got: nothing posted */
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a.mr->lkey, (uintptr_t)a.buf, 8);
+	assert_int_equal(ibv_wr_complete(x), EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_rdma_write(x, 1, 0);
+	ibv_wr_set_ud_addr(x, ah_ab, b.qp->qp_num, QKEY);
+	assert_int_equal(ibv_wr_complete(x), EINVAL);
+	assert_int_equal(ep_poll(a.scq, wc, 1, 100), 0);
+	assert_int_equal(ibv_destroy_qp(q), 0);
+}
+
+/* Drop CAP_NET_RAW from this process (the last test: it stays dropped). */
+static void
+drop_net_raw(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+	data[CAP_TO_INDEX(CAP_NET_RAW)].effective &= ~CAP_TO_MASK(CAP_NET_RAW);
+	assert_int_equal(syscall(SYS_capset, &hdr, data), 0);
+}
+
+static void
+test_ud_privileged_qkey(void **state)
+{
+	struct ibv_qp_attr attr = { .qkey = 0x80010000u };
+
+	(void)state;
+	drop_net_raw();
+	assert_int_equal(ibv_modify_qp(b.qp, &attr, IBV_QP_QKEY), EPERM);
+	attr.qkey = 0x00010000u;
+	assert_int_equal(ibv_modify_qp(b.qp, &attr, IBV_QP_QKEY), 0);
+}
+
+/*
+ * Under loss: @p n datagrams of several sizes, each with its index as
+ * immediate data; what arrives is whole, right and in order.
+ */
+static void
+test_ud_loss(void **state)
+{
+	const unsigned int n = 400;
+	unsigned int i, got = 0, last = 0;
+	struct ibv_wc wc;
+
+	(void)state;
+	for (i = 0; i < n; i++)
+		assert_int_equal(ep_post_recv(&b, i, RECV_OFF +
+					      (size_t)i * 4096,
+					      GRH + mtu), 0);
+	fill_pattern(a.buf, BUF / 2, 11);
+	for (i = 0; i < n; i++) {
+		uint32_t len = 1 + (i * 37) % mtu;
+
+		while (ep_post_ud(&a, i, (size_t)i * 1024, len, ah_ab,
+				  b.qp->qp_num, QKEY, true, i,
+				  IBV_SEND_SIGNALED) == ENOMEM)
+			assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+	}
+	while (ep_poll(b.rcq, &wc, 1, 1000) == 1) {
+		uint32_t idx = be32toh(wc.imm_data);
+		uint32_t len = 1 + (idx * 37) % mtu;
+
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		/* receive WQEs are taken in order: the got-th one */
+		assert_int_equal(wc.wr_id, got);
+		assert_true(got == 0 || idx > last);
+		assert_int_equal(wc.byte_len, GRH + len);
+		assert_memory_equal(b.buf + RECV_OFF + (size_t)got * 4096 +
+				    GRH, a.buf + (size_t)idx * 1024, len);
+		last = idx;
+		got++;
+	}
+	print_message("%u of %u datagrams arrived (%s)\n", got, n, fault_args);
+	assert_true(got > 0 && got < n);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ud_send),
+		cmocka_unit_test(test_ud_ah_from_wc),
+		cmocka_unit_test(test_ud_qkey),
+		cmocka_unit_test(test_ud_no_recv),
+		cmocka_unit_test(test_ud_too_long),
+		cmocka_unit_test(test_ud_rules),
+		cmocka_unit_test(test_ud_srq),
+		cmocka_unit_test(test_ud_qp_ex),
+		cmocka_unit_test(test_ud_privileged_qkey),
+	};
+	const struct CMUnitTest loss_tests[] = {
+		cmocka_unit_test(test_ud_loss),
+	};
+
+	if (argc == 1)
+		return cmocka_run_group_tests(tests, setup, teardown);
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_ud [WORKDIR FAULT_ARGS]\n");
+		return 2;
+	}
+	fault_args = argv[2];
+	if (ep_fault_config(argv[1], "ud", 4, fault_args, 9) != 0) {
+		perror("test_ud: config");
+		return 1;
+	}
+	return cmocka_run_group_tests_name(fault_args, loss_tests, setup,
+					   teardown);
+}
