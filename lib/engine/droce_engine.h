@@ -418,7 +418,7 @@ struct droce_qp_stats {
 	uint64_t rnr_naks_sent;
 	uint64_t rnr_naks_rcvd;
 	uint64_t dup_reqs;
-	uint64_t rx_dropped;      /**< another transport's; UD: wrong Q_Key, no WQE */
+	uint64_t rx_dropped;      /**< not taken (UD: Q_Key, no WQE) */
 };
 
 /** Per-device counters. */

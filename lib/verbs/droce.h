@@ -49,7 +49,7 @@ struct droce_qp_counters {
 	uint64_t rnr_naks_sent;
 	uint64_t rnr_naks_rcvd;
 	uint64_t dup_reqs;        /**< duplicate requests answered */
-	uint64_t rx_dropped;      /**< another transport's; UD: wrong Q_Key, no WQE */
+	uint64_t rx_dropped;      /**< not taken (UD: Q_Key, no WQE) */
 };
 
 /** Read the counters of the device of @p ctx. @return 0. */
