@@ -5,7 +5,8 @@
 /*
  * Address handles: a path, resolved when the handle is made, that UD
  * WRs name. The handle is the application's; the engine lcore of its
- * device fills it in and reads it.
+ * device fills it in and reads it. And the multicast groups UD QPs are
+ * attached to: a datagram to a group goes to each of its QPs.
  */
 
 #include <errno.h>
@@ -85,4 +86,114 @@ void
 droce_ah_destroy(struct droce_ah_eng *ah)
 {
 	rte_free(ah);
+}
+
+/* ------------------------------------------------------------------------
+ * Multicast groups, on the engine lcore of their device.
+ */
+
+static bool
+is_group(const uint8_t gid[16])
+{
+	return droce_gid_is_ipv4(gid) ? (gid[12] & 0xf0) == 0xe0 :
+		gid[0] == 0xff;
+}
+
+struct droce_mcast *
+droce_mcast_find(struct droce_dev *dev, const uint8_t gid[16])
+{
+	unsigned int i;
+
+	for (i = 0; i < DROCE_MAX_MCAST; i++)
+		if (dev->mcast[i].nqps != 0 &&
+		    memcmp(dev->mcast[i].gid, gid, 16) == 0)
+			return &dev->mcast[i];
+	return NULL;
+}
+
+struct mcast_args {
+	struct droce_qp *qp;
+	const uint8_t *gid;
+};
+
+static int
+mcast_attach(struct droce_dev *dev, void *arg)
+{
+	struct mcast_args *a = arg;
+	struct droce_mcast *g = droce_mcast_find(dev, a->gid);
+	unsigned int i;
+
+	if (g == NULL) {
+		for (i = 0; i < DROCE_MAX_MCAST; i++)
+			if (dev->mcast[i].nqps == 0)
+				break;
+		if (i == DROCE_MAX_MCAST)
+			return ENOMEM;
+		g = &dev->mcast[i];
+		memcpy(g->gid, a->gid, 16);
+		dev->nmcast++;
+	}
+	for (i = 0; i < g->nqps; i++)
+		if (g->qps[i] == a->qp)
+			return 0;
+	if (g->nqps == DROCE_MAX_MCAST_QP)
+		return ENOMEM;
+	g->qps[g->nqps++] = a->qp;
+	return 0;
+}
+
+/* Take @p qp out of @p g. @return false if it was not in. */
+static bool
+group_remove(struct droce_dev *dev, struct droce_mcast *g,
+	     const struct droce_qp *qp)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nqps; i++)
+		if (g->qps[i] == qp)
+			break;
+	if (i == g->nqps)
+		return false;
+	g->qps[i] = g->qps[--g->nqps];
+	if (g->nqps == 0)
+		dev->nmcast--;
+	return true;
+}
+
+static int
+mcast_detach(struct droce_dev *dev, void *arg)
+{
+	struct mcast_args *a = arg;
+	struct droce_mcast *g = droce_mcast_find(dev, a->gid);
+
+	return g != NULL && group_remove(dev, g, a->qp) ? 0 : EINVAL;
+}
+
+int
+droce_mcast_attach(struct droce_qp *qp, const uint8_t gid[16])
+{
+	struct mcast_args a = { .qp = qp, .gid = gid };
+
+	if (qp->tr != DROCE_TR_UD || !is_group(gid))
+		return EINVAL;
+	return droce_dev_call(qp->dev, mcast_attach, &a);
+}
+
+int
+droce_mcast_detach(struct droce_qp *qp, const uint8_t gid[16])
+{
+	struct mcast_args a = { .qp = qp, .gid = gid };
+
+	return droce_dev_call(qp->dev, mcast_detach, &a);
+}
+
+void
+droce_mcast_forget(struct droce_qp *qp)
+{
+	struct droce_dev *dev = qp->dev;
+	unsigned int i;
+
+	for (i = 0; i < DROCE_MAX_MCAST && dev->nmcast > 0; i++)
+		if (dev->mcast[i].nqps != 0)
+			group_remove(dev, &dev->mcast[i], qp);
 }

@@ -353,6 +353,21 @@ struct droce_ah_eng;
 struct droce_ah_eng *droce_ah_create(struct droce_dev *dev,
 				     const struct ibv_ah_attr *attr);
 
+/** Multicast groups per device, and QPs per group. */
+#define DROCE_MAX_MCAST 64
+#define DROCE_MAX_MCAST_QP 32
+
+/**
+ * Attach UD QP @p qp to multicast group @p gid (an IPv4-mapped 224.0.0.0/4
+ * or an ff00::/8 GID): datagrams to the group and QPN 0xFFFFFF reach it.
+ * @return 0, EINVAL (not a group), ENOMEM (too many groups or QPs).
+ * Attaching twice is no error.
+ */
+int droce_mcast_attach(struct droce_qp *qp, const uint8_t gid[16]);
+
+/** Detach @p qp from @p gid. @return 0 or EINVAL (not attached). */
+int droce_mcast_detach(struct droce_qp *qp, const uint8_t gid[16]);
+
 /** Copy the MAC @p ah sends to into @p mac. */
 void droce_ah_mac(const struct droce_ah_eng *ah, uint8_t mac[6]);
 

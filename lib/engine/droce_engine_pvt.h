@@ -37,6 +37,8 @@ extern int droce_engine_logtype;
 #define DROCE_MR_BITS 14
 #define DROCE_MAX_MR (1u << DROCE_MR_BITS)
 #define DROCE_MAX_NEIGH 64
+/** The destination QPN of a datagram to a multicast group. */
+#define DROCE_MCAST_QPN 0xffffff
 #define DROCE_TX_BUF 128
 /** Packets in flight per QP before the requester waits for ACKs. */
 #define DROCE_MAX_INFLIGHT 1024
@@ -134,6 +136,14 @@ struct droce_neigh {
 };
 
 struct droce_pcap_mirror;
+struct droce_qp;
+
+/** A multicast group some UD QPs of a device are attached to. */
+struct droce_mcast {
+	uint8_t gid[16];
+	uint32_t nqps;              /**< 0: the entry is free */
+	struct droce_qp *qps[DROCE_MAX_MCAST_QP];
+};
 
 struct droce_dev {
 	char name[64];
@@ -158,6 +168,8 @@ struct droce_dev {
 	struct droce_qp *live[DROCE_MAX_QP];   /**< dense, for the loop */
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
 	uint64_t key_rand;
+	uint32_t nmcast;              /**< groups in use (rx looks if > 0) */
+	struct droce_mcast mcast[DROCE_MAX_MCAST];
 	uint32_t neigh_pending;       /**< entries being resolved */
 	struct droce_neigh neigh[DROCE_MAX_NEIGH];
 	uint16_t ntx;
@@ -181,6 +193,13 @@ struct droce_engine {
 };
 
 extern struct droce_engine droce_eng;
+
+/** The group @p gid of @p dev, if some QP is attached to it. */
+struct droce_mcast *droce_mcast_find(struct droce_dev *dev,
+				     const uint8_t gid[16]);
+
+/** Detach @p qp from every group of its device (it is going). */
+void droce_mcast_forget(struct droce_qp *qp);
 
 /** Queue @p m for transmission on @p dev (mirrored, flushed per burst). */
 void droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m);

@@ -144,6 +144,7 @@ qp_remove(struct droce_dev *dev, void *arg)
 	last->live_idx = qp->live_idx;
 	dev->nlive--;
 	dev->qps[qp->slot] = NULL;
+	droce_mcast_forget(qp);
 	return 0;
 }
 

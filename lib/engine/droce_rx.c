@@ -17,23 +17,65 @@
 
 #define IP_PROTO_ICMPV6 58
 
+/*
+ * Is the packet for this device: to its address, or to a group some QP
+ * of it is attached to (*group set)?
+ */
 static bool
-our_ip(const struct droce_dev *dev, const uint8_t *frame,
-       const struct droce_wire_meta *meta, uint8_t src_gid[16])
+our_ip(struct droce_dev *dev, const uint8_t *frame,
+       const struct droce_wire_meta *meta, uint8_t src_gid[16],
+       struct droce_mcast **group)
 {
 	const uint8_t *ip = frame + meta->l3_off;
+	uint8_t dst_gid[16];
 
+	*group = NULL;
 	if (meta->ip_version == 4) {
 		rte_be32_t dst, src;
 
 		memcpy(&dst, ip + 16, 4);
 		memcpy(&src, ip + 12, 4);
 		droce_gid_from_ipv4(src_gid, src);
-		return dev->ipv4 != 0 && dst == dev->ipv4;
+		if (dev->ipv4 != 0 && dst == dev->ipv4)
+			return true;
+		if (dev->nmcast == 0 || (ip[16] & 0xf0) != 0xe0)
+			return false;
+		droce_gid_from_ipv4(dst_gid, dst);
+	} else {
+		memcpy(src_gid, ip + 8, 16);
+		if (memcmp(ip + 24, dev->ipv6_ll, 16) == 0 ||
+		    (dev->has_ipv6 && memcmp(ip + 24, dev->ipv6, 16) == 0))
+			return true;
+		if (dev->nmcast == 0 || ip[24] != 0xff)
+			return false;
+		memcpy(dst_gid, ip + 24, 16);
 	}
-	memcpy(src_gid, ip + 8, 16);
-	return memcmp(ip + 24, dev->ipv6_ll, 16) == 0 ||
-		(dev->has_ipv6 && memcmp(ip + 24, dev->ipv6, 16) == 0);
+	*group = droce_mcast_find(dev, dst_gid);
+	return *group != NULL;
+}
+
+/* A datagram to a group: each attached QP gets it. */
+static void
+rx_group(struct droce_dev *dev, struct droce_mcast *g, struct rte_mbuf *m,
+	 const struct droce_wire_meta *meta, uint64_t now)
+{
+	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						     meta->bth_off);
+	unsigned int i;
+
+	if (droce_bth_dqpn(bth) != DROCE_MCAST_QPN ||
+	    (bth[0] & DROCE_TR_MASK) != DROCE_TR_UD) {
+		dev->stats.rx_not_ours++;
+		return;
+	}
+	for (i = 0; i < g->nqps; i++) {
+		struct droce_qp *qp = g->qps[i];
+
+		if (qp->state < IBV_QPS_RTR)
+			continue;
+		qp->stats.rx_pkts++;
+		droce_resp_rx(qp, m, meta, now);
+	}
 }
 
 /* The QP a packet is for, if it is live and the packet is from its peer. */
@@ -58,6 +100,7 @@ void
 droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now)
 {
 	struct droce_wire_meta meta;
+	struct droce_mcast *group;
 	const struct rte_ether_hdr *eth;
 	const uint8_t *frame;
 	uint8_t src_gid[16];
@@ -117,8 +160,12 @@ droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now)
 		goto drop;
 	}
 	dev->stats.rx_roce++;
-	if (!our_ip(dev, frame, &meta, src_gid)) {
+	if (!our_ip(dev, frame, &meta, src_gid, &group)) {
 		dev->stats.rx_not_ours++;
+		goto drop;
+	}
+	if (unlikely(group != NULL)) {
+		rx_group(dev, group, m, &meta, now);
 		goto drop;
 	}
 	if (meta.op->flags & DROCE_OPF_CNP) {

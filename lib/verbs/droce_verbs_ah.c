@@ -6,7 +6,8 @@
  * Address handles for UD QPs: made from an address vector, or from the
  * GRH area and completion of a datagram received (ibv_init_ah_from_wc()
  * reads it as rdma-core does: the IPv4 header in its last 20 bytes, told
- * apart from an IPv6 header by its checksum).
+ * apart from an IPv6 header by its checksum). And multicast: UD QPs
+ * attached to groups.
  */
 
 #include <netinet/in.h>
@@ -19,6 +20,9 @@
 
 #define GRH_IPV4_OFF 20
 
+/* Address handles alive in the process, against DROCE_MAX_AH. */
+static uint32_t ah_count;
+
 struct ibv_ah *
 ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
@@ -30,16 +34,22 @@ ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	ah = rte_zmalloc("droce_ah_v", sizeof(*ah), 0);
-	if (ah == NULL) {
+	if (__atomic_add_fetch(&ah_count, 1, __ATOMIC_RELAXED) >
+	    DROCE_MAX_AH) {
+		__atomic_sub_fetch(&ah_count, 1, __ATOMIC_RELAXED);
 		errno = ENOMEM;
 		return NULL;
 	}
-	ah->eng = droce_ah_create(ctx->dev, attr);
-	if (ah->eng == NULL) {
+	ah = rte_zmalloc("droce_ah_v", sizeof(*ah), 0);
+	if (ah != NULL)
+		ah->eng = droce_ah_create(ctx->dev, attr);
+	else
+		errno = ENOMEM;
+	if (ah == NULL || ah->eng == NULL) {
 		int err = errno;
 
 		rte_free(ah);
+		__atomic_sub_fetch(&ah_count, 1, __ATOMIC_RELAXED);
 		errno = err;
 		return NULL;
 	}
@@ -57,6 +67,7 @@ ibv_destroy_ah(struct ibv_ah *ibah)
 	__atomic_sub_fetch(&to_pd(ibah->pd)->users, 1, __ATOMIC_RELEASE);
 	droce_ah_destroy(ah->eng);
 	rte_free(ah);
+	__atomic_sub_fetch(&ah_count, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -171,4 +182,22 @@ ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 	if (vid != NULL)
 		*vid = 0xffff;          /* no VLAN */
 	return 0;
+}
+
+int
+ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	RTE_SET_USED(lid);      /* RoCE groups are addresses, not LIDs */
+	if (qp->qp_type != IBV_QPT_UD)
+		return EINVAL;
+	return droce_mcast_attach(to_qp(qp)->eng, gid->raw);
+}
+
+int
+ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	RTE_SET_USED(lid);
+	if (qp->qp_type != IBV_QPT_UD)
+		return EINVAL;
+	return droce_mcast_detach(to_qp(qp)->eng, gid->raw);
 }

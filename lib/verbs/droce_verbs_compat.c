@@ -230,10 +230,6 @@ ibv_dofork_range(void *base, size_t size)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-NOT_YET_INT(ibv_attach_mcast, struct ibv_qp *qp, const union ibv_gid *gid,
-	    uint16_t lid)
-NOT_YET_INT(ibv_detach_mcast, struct ibv_qp *qp, const union ibv_gid *gid,
-	    uint16_t lid)
 NOT_YET_INT(ibv_set_ece, struct ibv_qp *qp, struct ibv_ece *ece)
 NOT_YET_INT(ibv_query_ece, struct ibv_qp *qp, struct ibv_ece *ece)
 NOT_YET_PTR(struct ibv_context *, ibv_import_device, int cmd_fd)

@@ -231,6 +231,10 @@ fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_ee_init_rd_atom = 0;
 	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_ah = DROCE_MAX_AH;
+	a->max_mcast_grp = DROCE_MAX_MCAST;
+	a->max_mcast_qp_attach = DROCE_MAX_MCAST_QP;
+	a->max_total_mcast_qp_attach = DROCE_MAX_MCAST * DROCE_MAX_MCAST_QP;
 	a->max_srq = DROCE_MAX_SRQ;
 	a->max_srq_wr = DROCE_MAX_SRQ_WR;
 	a->max_srq_sge = DROCE_MAX_SGE;

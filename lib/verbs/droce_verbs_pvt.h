@@ -170,6 +170,7 @@ to_channel(struct ibv_comp_channel *c)
 #define DROCE_MAX_CQE 65535
 #define DROCE_MAX_MR_SIZE (1ull << 40)
 #define DROCE_MAX_SRQ 4096
+#define DROCE_MAX_AH 65536
 #define DROCE_MAX_SRQ_WR 16384
 
 /** Fill the context operations of a new context. */

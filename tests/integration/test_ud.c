@@ -21,6 +21,9 @@
  *    attribute table of ibv_modify_qp;
  *  - a UD QP and an RC QP sharing one SRQ;
  *  - the extended post API with ibv_wr_set_ud_addr();
+ *  - multicast, IPv4 and IPv6 groups: a datagram to a group and QPN
+ *    0xFFFFFF reaches every QP attached to it and no other; detach, and
+ *    a QP destroyed while attached, stop it;
  *  - a privileged Q_Key needs CAP_NET_RAW (EPERM without it).
  *
  * With WORKDIR FAULT_ARGS, both ports behind net_fault: a stream of
@@ -577,6 +580,129 @@ test_ud_qp_ex(void **state)
 	assert_int_equal(ibv_destroy_qp(q), 0);
 }
 
+/* Post a receive of GRH + MTU bytes at slot @p slot of b's buffer on @p qp. */
+static void
+recv_on(struct ibv_qp *qp, uint64_t wr_id, unsigned int slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(b.buf + RECV_OFF + (size_t)slot * 8192),
+		.length = GRH + mtu, .lkey = b.mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	assert_int_equal(ibv_post_recv(qp, &wr, &bad), 0);
+}
+
+/* Send to @p group from a through @p gah; the QPs of @p want get it. */
+static void
+group_send(struct ibv_ah *gah, struct ibv_qp **want, int nwant,
+	   uint32_t seed)
+{
+	struct ibv_wc wc[4];
+	int i, j;
+
+	fill_pattern(a.buf, 256, seed);
+	assert_int_equal(ep_post_ud(&a, seed, 0, 256, gah, 0xffffff, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, seed, 256);
+	assert_int_equal(ep_poll(b.rcq, wc, 4, 300), nwant);
+	for (i = 0; i < nwant; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].src_qp, a.qp->qp_num);
+		assert_int_equal(wc[i].byte_len, GRH + 256);
+		for (j = 0; j < nwant; j++)
+			if (want[j] != NULL && want[j]->qp_num == wc[i].qp_num)
+				break;
+		assert_true(j < nwant);
+		want[j] = NULL;         /* once each */
+		assert_memory_equal(b.buf + RECV_OFF + wc[i].wr_id * 8192 +
+				    GRH, a.buf, 256);
+	}
+}
+
+static void
+multicast(int gid_index, const union ibv_gid *group)
+{
+	struct ibv_qp *c1 = extra_qp(&b, NULL), *c2 = extra_qp(&b, NULL);
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = *group, .sgid_index = (uint8_t)gid_index,
+			 .hop_limit = 1 },
+	};
+	struct ibv_ah *gah = ibv_create_ah(a.pd, &aa);
+	struct ibv_qp *want[2];
+	struct ibv_ah_attr back;
+	struct ibv_wc wc;
+
+	assert_non_null(gah);
+	assert_int_equal(ibv_attach_mcast(c1, group, 0), 0);
+	assert_int_equal(ibv_attach_mcast(c2, group, 0), 0);
+	assert_int_equal(ibv_attach_mcast(c2, group, 0), 0);    /* again */
+	recv_on(c1, 0, 0);
+	recv_on(c1, 1, 1);
+	recv_on(c2, 2, 2);
+	recv_on(c2, 3, 3);
+	want[0] = c1;
+	want[1] = c2;
+	group_send(gah, want, 2, 21);
+
+	/* the GRH says where it went: no one address to answer */
+	memset(&wc, 0, sizeof(wc));
+	wc.wc_flags = IBV_WC_GRH;
+	assert_int_equal(ibv_init_ah_from_wc(b.ctx, 1, &wc,
+					     (struct ibv_grh *)(b.buf +
+								RECV_OFF),
+					     &back), -1);
+	assert_int_equal(errno, EINVAL);
+
+	assert_int_equal(ibv_detach_mcast(c2, group, 0), 0);
+	assert_int_equal(ibv_detach_mcast(c2, group, 0), EINVAL);
+	want[0] = c1;
+	group_send(gah, want, 1, 22);
+
+	/* gone while attached: the group forgets it */
+	assert_int_equal(ibv_destroy_qp(c1), 0);
+	group_send(gah, want, 0, 23);
+	assert_int_equal(ibv_destroy_qp(c2), 0);
+	assert_int_equal(ibv_destroy_ah(gah), 0);
+}
+
+static void
+test_ud_multicast(void **state)
+{
+	union ibv_gid v4 = { .raw = { [10] = 0xff, [11] = 0xff,
+				      239, 1, 2, 3 } };
+	union ibv_gid v6 = { .raw = { 0xff, 0x0e, [14] = 0x12, [15] = 0x34 } };
+	struct ibv_qp_init_attr qa = {
+		.send_cq = b.scq, .recv_cq = b.rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *rc;
+	union ibv_gid gid;
+	int i;
+
+	(void)state;
+	multicast(opts.gid_index, &v4);
+	/* over IPv6 from the first IPv6 GID, if the device has one */
+	for (i = 0; ibv_query_gid(a.ctx, 1, i, &gid) == 0; i++) {
+		if (gid.raw[10] != 0xff || gid.raw[11] != 0xff ||
+		    gid.global.subnet_prefix != 0) {
+			print_message("IPv6 group from GID index %d\n", i);
+			multicast(i, &v6);
+			break;
+		}
+	}
+	/* only UD QPs, only groups */
+	rc = ibv_create_qp(b.pd, &qa);
+	assert_non_null(rc);
+	assert_int_equal(ibv_attach_mcast(rc, &v4, 0), EINVAL);
+	assert_int_equal(ibv_destroy_qp(rc), 0);
+	assert_int_equal(ibv_attach_mcast(b.qp, &b.gid, 0), EINVAL);
+}
+
 /* Drop CAP_NET_RAW from this process (the last test: it stays dropped). */
 static void
 drop_net_raw(void)
@@ -658,6 +784,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ud_rules),
 		cmocka_unit_test(test_ud_srq),
 		cmocka_unit_test(test_ud_qp_ex),
+		cmocka_unit_test(test_ud_multicast),
 		cmocka_unit_test(test_ud_privileged_qkey),
 	};
 	const struct CMUnitTest loss_tests[] = {
