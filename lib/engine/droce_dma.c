@@ -77,16 +77,21 @@ droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 	}
 }
 
-struct droce_mr_eng *
-droce_rkey_check(const struct droce_dev *dev, const struct droce_pd_eng *pd,
-		 uint32_t rkey, uint64_t va, uint64_t len, uint32_t access)
+bool
+droce_rkey_check(const struct droce_qp *qp, uint32_t rkey, uint64_t va,
+		 uint64_t len, uint32_t access, uint64_t *addr)
 {
-	struct droce_mr_eng *mr = droce_mr_lookup(dev, rkey, true);
+	const struct droce_mr_eng *mr = droce_mr_lookup(qp->dev, rkey, true);
+	uint64_t base;
 
-	if (mr == NULL || mr->pd != pd || (mr->access & access) != access)
-		return NULL;
-	if (va < mr->addr || va - mr->addr > mr->length ||
-	    len > mr->length - (va - mr->addr))
-		return NULL;
-	return mr;
+	if (mr == NULL || mr->pd != qp->cfg.pd ||
+	    (mr->access & access) != access ||
+	    (mr->mw_type == IBV_MW_TYPE_2 && mr->qp != qp))
+		return false;
+	base = (mr->access & IBV_ACCESS_ZERO_BASED) ? 0 : mr->addr;
+	if (va < base || va - base > mr->length ||
+	    len > mr->length - (va - base))
+		return false;
+	*addr = mr->addr + (va - base);
+	return true;
 }

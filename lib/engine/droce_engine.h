@@ -210,10 +210,29 @@ struct droce_send_wqe {
 	union {
 		uint64_t compare_add;
 		uint32_t remote_qkey;       /**< UD */
+		uint64_t bind_length;       /**< BIND_MW */
 	};
-	uint64_t swap;
-	/* struct ibv_sge sge[num_sge], or the inline bytes */
+	union {
+		uint64_t swap;
+		struct droce_mr_eng *mw;    /**< BIND_MW: the window */
+	};
+	/* struct ibv_sge sge[num_sge], or the inline bytes; BIND_MW: a
+	 * struct droce_bind (remote_addr is its address, rkey the window's
+	 * new rkey) */
 };
+
+/** What a BIND_MW WQE carries besides the window, address and length. */
+struct droce_bind {
+	struct droce_mr_eng *mr;    /**< NULL: unbind */
+	uint32_t access;            /**< what the window grants */
+};
+
+/** @return the bind of a BIND_MW @p wqe. */
+static inline struct droce_bind *
+droce_send_wqe_bind(struct droce_send_wqe *wqe)
+{
+	return (struct droce_bind *)(wqe + 1);
+}
 
 /** @return the SGEs (or inline data) of @p wqe. */
 static inline struct ibv_sge *
@@ -294,25 +313,41 @@ struct droce_pd_eng {
 	uint32_t handle;
 };
 
-/** Memory region access rights are enum ibv_access_flags. */
+/**
+ * A memory region, or a memory window (mw_type set): access rights are
+ * enum ibv_access_flags. A window shares the key space of regions; it has
+ * an rkey only, whose low 8 bits the application chooses at each bind
+ * (ibv_inc_rkey()), and grants access while bound.
+ */
 struct droce_mr_eng {
 	uint64_t addr;             /**< start (iova == address) */
 	uint64_t length;
-	uint32_t lkey;
+	uint32_t lkey;             /**< a window: 0, never valid */
 	uint32_t rkey;
-	uint32_t access;
+	uint32_t access;           /**< a window: what it grants */
 	const struct droce_pd_eng *pd;
+	/* memory windows: written on the engine lcore only */
+	uint8_t mw_type;           /**< 0: a region; IBV_MW_TYPE_1 or _2 */
+	bool bound;                /**< a window: bound, its rkey valid */
+	const struct droce_qp *qp; /**< a bound type 2 window: its QP */
+	struct droce_mr_eng *mr;   /**< a bound window: its region */
+	uint32_t windows;          /**< a region: windows bound to it */
 };
 
 /**
- * Register @p mr with @p dev: it gets fresh lkey and rkey values, unique
- * on the device and not guessable from earlier ones.
+ * Register @p mr (a region, or a window: mw_type set) with @p dev: it
+ * gets fresh keys (a window an rkey only), unique on the device and not
+ * guessable from earlier ones.
  * @return 0 or -ENOMEM.
  */
 int droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr);
 
-/** Forget @p mr: its keys are refused from now on. */
-void droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr);
+/**
+ * Forget @p mr: its keys are refused from now on. A window bound to a
+ * region lets go of it.
+ * @return 0, or -EBUSY for a region windows are bound to (it stays).
+ */
+int droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr);
 
 /**
  * An asynchronous event of a QP or SRQ, raised on the engine lcore: the

@@ -33,9 +33,11 @@ extern int droce_engine_logtype;
 /** QPNs 0 and 1 are special; droce's start where Linux's do. */
 #define DROCE_QPN_BASE 0x11
 #define DROCE_MAX_QP 4096
-/** MR table slots; the rest of a key's bits are random. */
+/** MR table slots, indexed by bits 8.. of a key; the rest are random. */
 #define DROCE_MR_BITS 14
 #define DROCE_MAX_MR (1u << DROCE_MR_BITS)
+#define DROCE_KEY_SLOT_SHIFT 8
+#define DROCE_KEY_SLOT_MASK ((DROCE_MAX_MR - 1) << DROCE_KEY_SLOT_SHIFT)
 #define DROCE_MAX_NEIGH 64
 /** The destination QPN of a datagram to a multicast group. */
 #define DROCE_MCAST_QPN 0xffffff
@@ -210,16 +212,41 @@ void droce_dev_tx_flush(struct droce_dev *dev);
 /** Handle one received frame (lib/engine/droce_rx.c). */
 void droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now);
 
-/** @return the MR of @p key (lkey or rkey per @p remote), or NULL. */
+/** @return the table slot of a memory key. */
+static inline uint32_t
+droce_key_slot(uint32_t key)
+{
+	return (key & DROCE_KEY_SLOT_MASK) >> DROCE_KEY_SLOT_SHIFT;
+}
+
+/**
+ * @return the region or bound window of @p key (lkey or rkey per
+ * @p remote), or NULL.
+ */
 static inline struct droce_mr_eng *
 droce_mr_lookup(const struct droce_dev *dev, uint32_t key, bool remote)
 {
-	struct droce_mr_eng *mr = dev->mrs[key & (DROCE_MAX_MR - 1)];
+	struct droce_mr_eng *mr = dev->mrs[droce_key_slot(key)];
 
-	if (mr == NULL || (remote ? mr->rkey : mr->lkey) != key)
+	if (mr == NULL || (remote ? mr->rkey : mr->lkey) != key ||
+	    (mr->mw_type != 0 && !mr->bound))
 		return NULL;
 	return mr;
 }
+
+/**
+ * Bind (or, type 1, unbind) the window of BIND_MW @p wqe posted on @p qp.
+ * @return IBV_WC_SUCCESS, or IBV_WC_MW_BIND_ERR (nothing changed).
+ */
+enum ibv_wc_status droce_mw_bind(struct droce_qp *qp,
+				 struct droce_send_wqe *wqe);
+
+/**
+ * Invalidate the type 2 window of @p rkey for @p qp: a LOCAL_INV, or a
+ * SEND with invalidate from the peer (@p remote: the window must be bound
+ * to @p qp). @return false if @p rkey names no such window.
+ */
+bool droce_mw_invalidate(struct droce_qp *qp, uint32_t rkey, bool remote);
 
 /* ------------------------------------------------------------------------
  * Neighbours: ARP and IPv6 ND (lib/engine/droce_neigh.c).
@@ -493,13 +520,14 @@ void droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		     const void *src, uint32_t len);
 
 /**
- * The remote range [va, va + len) through @p rkey: the MR if it exists,
- * belongs to @p pd, covers the range and grants @p access.
+ * The remote range [va, va + len) through @p rkey for a request to
+ * @p qp: a region or window of the QP's PD that covers the range and
+ * grants @p access (a type 2 window: bound to @p qp).
+ * @return true with *addr set to where va is in memory (a zero-based
+ * window counts va from its start), or false.
  */
-struct droce_mr_eng *droce_rkey_check(const struct droce_dev *dev,
-				      const struct droce_pd_eng *pd,
-				      uint32_t rkey, uint64_t va, uint64_t len,
-				      uint32_t access);
+bool droce_rkey_check(const struct droce_qp *qp, uint32_t rkey, uint64_t va,
+		      uint64_t len, uint32_t access, uint64_t *addr);
 
 /**
  * Allocate an mbuf with the headers of @p path, a BTH from @p qp to

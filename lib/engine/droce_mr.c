@@ -3,10 +3,12 @@
  */
 
 /*
- * Memory region keys. A key's low DROCE_MR_BITS bits index the device's MR
+ * Memory region and window keys. Bits 8 to 21 of a key index the device's
  * table; the rest are random for every registration, so keys are unique
- * on the device and cannot be guessed from one another. The table is the
- * engine lcore's: registration goes through a control call.
+ * on the device and cannot be guessed from one another, and a window's
+ * low 8 bits are the application's to change at each bind, as verbs
+ * wants (ibv_inc_rkey()). The table is the engine lcore's: registration
+ * goes through a control call, and binding and invalidation run there.
  */
 
 #include <errno.h>
@@ -21,9 +23,10 @@ fresh_key(uint32_t slot)
 	uint32_t r;
 
 	do {
-		r = (uint32_t)rte_rand() << DROCE_MR_BITS;
+		r = ((uint32_t)rte_rand() & ~DROCE_KEY_SLOT_MASK) |
+			slot << DROCE_KEY_SLOT_SHIFT;
 	} while (r == 0);
-	return r | slot;
+	return r;
 }
 
 static int
@@ -41,10 +44,14 @@ mr_insert(struct droce_dev *dev, void *arg)
 	if (i == DROCE_MAX_MR)
 		return -ENOMEM;
 	dev->key_rand = slot + 1;
-	mr->lkey = fresh_key(slot);
-	do {
-		mr->rkey = fresh_key(slot);
-	} while (mr->rkey == mr->lkey);
+	mr->rkey = fresh_key(slot);
+	if (mr->mw_type != 0) {
+		mr->lkey = 0;
+	} else {
+		do {
+			mr->lkey = fresh_key(slot);
+		} while (mr->lkey == mr->rkey);
+	}
 	dev->mrs[slot] = mr;
 	return 0;
 }
@@ -55,19 +62,96 @@ droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr)
 	return droce_dev_call(dev, mr_insert, mr);
 }
 
+/* A window lets go of its region. */
+static void
+mw_unbind(struct droce_mr_eng *mw)
+{
+	if (mw->bound && mw->mr != NULL)
+		mw->mr->windows--;
+	mw->bound = false;
+	mw->mr = NULL;
+	mw->qp = NULL;
+}
+
 static int
 mr_remove(struct droce_dev *dev, void *arg)
 {
 	struct droce_mr_eng *mr = arg;
-	uint32_t slot = mr->lkey & (DROCE_MAX_MR - 1);
+	uint32_t slot = droce_key_slot(mr->rkey);
 
+	if (mr->mw_type == 0 && mr->windows != 0)
+		return -EBUSY;
+	if (mr->mw_type != 0)
+		mw_unbind(mr);
 	if (dev->mrs[slot] == mr)
 		dev->mrs[slot] = NULL;
 	return 0;
 }
 
-void
+int
 droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr)
 {
-	droce_dev_call(dev, mr_remove, mr);
+	return droce_dev_call(dev, mr_remove, mr);
+}
+
+/* ------------------------------------------------------------------------
+ * Binding and invalidation, from a QP's send queue or a SEND with
+ * invalidate, on the engine lcore.
+ */
+
+enum ibv_wc_status
+droce_mw_bind(struct droce_qp *qp, struct droce_send_wqe *wqe)
+{
+	struct droce_mr_eng *mw = wqe->mw;
+	const struct droce_bind *b = droce_send_wqe_bind(wqe);
+	struct droce_mr_eng *mr = b->mr;
+	uint64_t addr = wqe->remote_addr, len = wqe->bind_length;
+
+	if (mw->pd != qp->cfg.pd ||
+	    droce_key_slot(wqe->rkey) != droce_key_slot(mw->rkey) ||
+	    (wqe->rkey & ~0xffu) != (mw->rkey & ~0xffu))
+		return IBV_WC_MW_BIND_ERR;
+	/* a type 2 window is invalidated before it is bound again */
+	if (mw->mw_type == IBV_MW_TYPE_2 && mw->bound)
+		return IBV_WC_MW_BIND_ERR;
+	if (mr == NULL || len == 0) {
+		/* unbind (type 1) */
+		if (mw->mw_type == IBV_MW_TYPE_2)
+			return IBV_WC_MW_BIND_ERR;
+		mw_unbind(mw);
+		mw->rkey = wqe->rkey;
+		return IBV_WC_SUCCESS;
+	}
+	if (droce_mr_lookup(qp->dev, mr->lkey, false) != mr ||
+	    mr->pd != mw->pd || !(mr->access & IBV_ACCESS_MW_BIND) ||
+	    addr < mr->addr || addr - mr->addr > mr->length ||
+	    len > mr->length - (addr - mr->addr) ||
+	    /* remote write and atomic need the region's local write */
+	    ((b->access & (IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
+		return IBV_WC_MW_BIND_ERR;
+	mw_unbind(mw);
+	mw->addr = addr;
+	mw->length = len;
+	mw->access = b->access;
+	mw->rkey = wqe->rkey;
+	mw->mr = mr;
+	mw->qp = mw->mw_type == IBV_MW_TYPE_2 ? qp : NULL;
+	mw->bound = true;
+	mr->windows++;
+	return IBV_WC_SUCCESS;
+}
+
+bool
+droce_mw_invalidate(struct droce_qp *qp, uint32_t rkey, bool remote)
+{
+	struct droce_mr_eng *mw = droce_mr_lookup(qp->dev, rkey, true);
+
+	/* type 2 windows only, of the QP's PD; remotely, bound to it */
+	if (mw == NULL || mw->mw_type != IBV_MW_TYPE_2 ||
+	    mw->pd != qp->cfg.pd || (remote && mw->qp != qp))
+		return false;
+	mw_unbind(mw);
+	return true;
 }

@@ -499,6 +499,10 @@ send_wc_opcode(uint8_t opcode)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -523,6 +527,9 @@ droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		cqe.byte_len = 8;
+	else if (wqe->opcode == IBV_WR_BIND_MW ||
+		 wqe->opcode == IBV_WR_LOCAL_INV)
+		cqe.byte_len = 0;
 	droce_cq_push(qp->cfg.send_cq, &cqe);
 }
 

@@ -331,6 +331,40 @@ req_halt(struct droce_qp *qp)
 	droce_req_complete(qp);
 }
 
+static bool
+is_local(uint8_t opcode)
+{
+	return opcode == IBV_WR_BIND_MW || opcode == IBV_WR_LOCAL_INV;
+}
+
+/*
+ * A WQE that sends nothing (binding a window, invalidating one) does its
+ * work when the requester comes to it, takes no PSN and completes in
+ * turn; if it fails, the QP fails with it.
+ */
+static void
+req_local(struct droce_qp *qp, struct droce_send_wqe *wqe,
+	  struct droce_swqe *st)
+{
+	if (wqe->opcode == IBV_WR_BIND_MW)
+		st->status = (uint8_t)droce_mw_bind(qp, wqe);
+	else
+		st->status = droce_mw_invalidate(qp, wqe->imm, false) ?
+			IBV_WC_SUCCESS : IBV_WC_MW_BIND_ERR;
+	st->first_psn = qp->req.psn;
+	st->last_psn = droce_psn_add(qp->req.psn, DROCE_PSN_MASK);
+	st->npkts = 0;
+	st->state = DROCE_WQE_DONE;
+	if ((int32_t)(qp->req.cons - qp->req.started) >= 0)
+		qp->req.started = qp->req.cons + 1;
+	if (st->status != IBV_WC_SUCCESS) {
+		req_halt(qp);
+		return;
+	}
+	qp->req.cons++;
+	droce_req_complete(qp);
+}
+
 /* Complete, in order, the WQEs that are done: CQEs where due. */
 void
 droce_req_complete(struct droce_qp *qp)
@@ -428,6 +462,14 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
 		    qp->req.cwnd)
 			break;
+		if (unlikely(is_local(wqe->opcode))) {
+			if (qp->sq_draining)
+				break;
+			req_local(qp, wqe, st);
+			if (qp->req.halted)
+				break;
+			continue;
+		}
 		if (st->state == DROCE_WQE_POSTED) {
 			int ret;
 

@@ -202,6 +202,11 @@ recv_done(struct droce_qp *qp, const uint8_t *bth,
 		memcpy(&imm, bth + op->offset[DROCE_EXT_IMMDT], 4);
 		wc_flags |= IBV_WC_WITH_IMM;
 	}
+	if (op->flags & DROCE_OPF_IETH) {
+		/* the key it invalidated, in host order as verbs has it */
+		imm = droce_get_be32(bth + op->offset[DROCE_EXT_IETH]);
+		wc_flags |= IBV_WC_WITH_INV;
+	}
 	droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
 			  wc_opcode, byte_len, wc_flags, imm,
 			  (bth[1] & 0x80) != 0);
@@ -218,11 +223,6 @@ do_send(struct droce_qp *qp, const uint8_t *bth,
 	uint32_t len = meta->payload_len;
 	bool fatal;
 
-	if (op->flags & DROCE_OPF_IETH) {
-		/* SEND with invalidate needs memory windows: not yet */
-		refuse(qp, DROCE_NAK_INVALID_REQ);
-		return;
-	}
 	wqe = recv_wqe(qp, &fatal);
 	if (wqe == NULL) {
 		if (fatal)
@@ -238,6 +238,15 @@ do_send(struct droce_qp *qp, const uint8_t *bth,
 		qp->resp.rq_cons = qp->resp.rwqe + 1;
 		qp->resp.has_rwqe = false;
 		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return;
+	}
+	/* SEND with invalidate: the key goes as the message completes; a
+	 * key that is not a type 2 window bound to this QP is refused */
+	if ((op->flags & DROCE_OPF_IETH) &&
+	    !droce_mw_invalidate(qp, droce_get_be32(bth +
+						    op->offset[DROCE_EXT_IETH]),
+				 true)) {
+		refuse(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, qp->resp.roffset,
@@ -265,14 +274,16 @@ do_write(struct droce_qp *qp, const uint8_t *bth,
 	if (op->flags & DROCE_OPF_RETH) {
 		struct droce_reth reth;
 
+		uint64_t addr = 0;
+
 		droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
 		if (reth.dlen != 0 &&
-		    droce_rkey_check(qp->dev, qp->cfg.pd, reth.rkey, reth.va,
-				     reth.dlen, IBV_ACCESS_REMOTE_WRITE) == NULL) {
+		    !droce_rkey_check(qp, reth.rkey, reth.va, reth.dlen,
+				      IBV_ACCESS_REMOTE_WRITE, &addr)) {
 			refuse(qp, DROCE_NAK_REM_ACCESS_ERR);
 			return;
 		}
-		qp->resp.va = reth.va;
+		qp->resp.va = addr;
 		qp->resp.remaining = reth.dlen;
 		qp->resp.rkey = reth.rkey;
 		qp->resp.msg_len = reth.dlen;
@@ -348,7 +359,7 @@ read_npkts(const struct droce_qp *qp, uint32_t len)
  */
 static void
 read_start(struct droce_qp *qp, struct droce_rd_res *res, uint32_t psn,
-	   const struct droce_reth *reth, bool dup)
+	   const struct droce_reth *reth, uint64_t addr, bool dup)
 {
 	if (!dup) {
 		res->first_psn = psn;
@@ -356,7 +367,7 @@ read_start(struct droce_qp *qp, struct droce_rd_res *res, uint32_t psn,
 					      read_npkts(qp, reth->dlen) - 1);
 	}
 	res->atomic = 0;
-	res->va = reth->va;
+	res->va = addr;
 	res->length = reth->dlen;
 	res->rkey = reth->rkey;
 	res->next_psn = psn;
@@ -374,18 +385,19 @@ do_read(struct droce_qp *qp, const uint8_t *bth,
 	const struct droce_opcode_info *op = meta->op;
 	struct droce_rd_res *res;
 	struct droce_reth reth;
+	uint64_t addr = 0;
 
 	droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
 	if (reth.dlen != 0 &&
-	    droce_rkey_check(qp->dev, qp->cfg.pd, reth.rkey, reth.va, reth.dlen,
-			     IBV_ACCESS_REMOTE_READ) == NULL) {
+	    !droce_rkey_check(qp, reth.rkey, reth.va, reth.dlen,
+			      IBV_ACCESS_REMOTE_READ, &addr)) {
 		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
 		return;
 	}
 	res = res_alloc(qp);
 	if (res == NULL)
 		return;         /* no room: the requester will retry */
-	read_start(qp, res, psn, &reth, false);
+	read_start(qp, res, psn, &reth, addr, false);
 	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
 	qp->resp.psn = droce_psn_add(res->last_psn, 1);
 }
@@ -398,21 +410,27 @@ do_atomic(struct droce_qp *qp, const uint8_t *bth,
 	struct droce_atomiceth a;
 	struct droce_rd_res *res;
 	uint64_t *target;
+	uint64_t addr;
 
 	droce_atomiceth_decode(bth + op->offset[DROCE_EXT_ATOMICETH], &a);
 	if (a.va & 7) {
 		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
-	if (droce_rkey_check(qp->dev, qp->cfg.pd, a.rkey, a.va, 8,
-			     IBV_ACCESS_REMOTE_ATOMIC) == NULL) {
+	if (!droce_rkey_check(qp, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC,
+			      &addr)) {
 		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+		return;
+	}
+	if (addr & 7) {
+		/* a zero-based window may put an aligned va anywhere */
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
 	res = res_alloc(qp);
 	if (res == NULL)
 		return;
-	target = (uint64_t *)(uintptr_t)a.va;
+	target = (uint64_t *)(uintptr_t)addr;
 	if ((bth[0] & 0x1f) == DROCE_OP_COMPARE_SWAP) {
 		uint64_t expected = a.compare;
 
@@ -458,17 +476,18 @@ duplicate(struct droce_qp *qp, const uint8_t *bth,
 				}
 			} else if (!res->atomic) {
 				struct droce_reth reth;
+				uint64_t addr = 0;
 
 				droce_reth_decode(bth +
 						  op->offset[DROCE_EXT_RETH],
 						  &reth);
 				if (reth.dlen != 0 &&
-				    droce_rkey_check(qp->dev, qp->cfg.pd,
-						     reth.rkey, reth.va,
-						     reth.dlen,
-						     IBV_ACCESS_REMOTE_READ) == NULL)
+				    !droce_rkey_check(qp, reth.rkey, reth.va,
+						      reth.dlen,
+						      IBV_ACCESS_REMOTE_READ,
+						      &addr))
 					return;
-				read_start(qp, res, psn, &reth, true);
+				read_start(qp, res, psn, &reth, addr, true);
 			}
 			return;
 		}

@@ -218,12 +218,14 @@ fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 	a->max_qp = 4096;
 	a->max_qp_wr = DROCE_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
-		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT;
+		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
+		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = 65536;
 	a->max_cqe = DROCE_MAX_CQE;
 	a->max_mr = 1 << 14;
+	a->max_mw = 1 << 14;            /* one table holds both */
 	a->max_pd = 1 << 16;
 	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_ee_rd_atom = 0;

@@ -11,7 +11,7 @@
 /* Access flags droce understands (the rest are refused). */
 #define SUPPORTED_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 	IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-	IBV_ACCESS_RELAXED_ORDERING)
+	IBV_ACCESS_MW_BIND | IBV_ACCESS_RELAXED_ORDERING)
 
 static uint32_t pd_handles;
 
@@ -115,7 +115,9 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct droce_mr *mr = to_mr(ibmr);
 
-	droce_mr_unregister(to_ctx(ibmr->context)->dev, &mr->eng);
+	/* as the kernel: not while windows are bound to it */
+	if (droce_mr_unregister(to_ctx(ibmr->context)->dev, &mr->eng) != 0)
+		return EBUSY;
 	__atomic_sub_fetch(&to_pd(ibmr->pd)->users, 1, __ATOMIC_RELEASE);
 	free(mr);
 	return 0;

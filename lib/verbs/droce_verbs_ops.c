@@ -17,17 +17,6 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			  int access);
 
-/* What a call through one of verbs.h's inline ops meets when droce has
- * not got the feature. */
-static int
-no_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
-{
-	RTE_SET_USED(qp);
-	RTE_SET_USED(mw);
-	RTE_SET_USED(bind);
-	return EOPNOTSUPP;
-}
-
 /*
  * The old entry points of ibv_context_ops point where libibverbs points
  * them (at the operations themselves), for binaries built against old
@@ -67,7 +56,6 @@ droce_verbs_set_ops(struct droce_context *ctx)
 	ops->req_notify_cq = droce_req_notify_cq;
 	ops->post_send = droce_post_send;
 	ops->post_recv = droce_post_recv;
-	ops->bind_mw = no_bind_mw;
 	ops->post_srq_recv = droce_post_srq_recv;
 	ctx->vctx.query_port = droce_query_port_ex;
 	ctx->vctx.query_device_ex = droce_query_device_ex;
@@ -75,6 +63,7 @@ droce_verbs_set_ops(struct droce_context *ctx)
 	ctx->vctx.create_cq_ex = droce_create_cq_ex;
 	ctx->vctx.create_qp_ex = droce_create_qp_ex;
 	ctx->vctx.create_srq_ex = droce_create_srq_ex;
+	droce_verbs_set_mw_ops(ctx);
 	set_compat_ops(ctx);
 }
 

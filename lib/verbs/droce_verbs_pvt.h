@@ -88,6 +88,18 @@ struct droce_srq {
 	uint32_t users;                 /**< QPs attached: destroy waits */
 };
 
+/** A memory window: a key of the engine's MR table. */
+struct droce_mw {
+	struct ibv_mw mw;
+	struct droce_mr_eng eng;
+};
+
+static inline struct droce_mw *
+to_mw(struct ibv_mw *m)
+{
+	return container_of(m, struct droce_mw, mw);
+}
+
 /** An address handle. */
 struct droce_ah {
 	struct ibv_ah ah;
@@ -181,6 +193,16 @@ int droce_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int droce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int droce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
+
+/**
+ * ibv_post_send() on @p qp; @p type1_bind lets a BIND_MW WR bind a type 1
+ * window (ibv_bind_mw() posts it so; an application's may not).
+ */
+int droce_post_send_wr(struct droce_qp_v *qp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad_wr, bool type1_bind);
+
+/** Install the memory window operations in @p ctx. */
+void droce_verbs_set_mw_ops(struct droce_context *ctx);
 int droce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
 int droce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,

@@ -505,9 +505,29 @@ ud_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/* @return 0, or why a BIND_MW WR cannot be posted on this QP. */
+static int
+bind_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+	      bool type1_bind)
+{
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+	const struct ibv_mr *mr = wr->bind_mw.bind_info.mr;
+
+	if (mw == NULL || mw->context != qp->qpx.qp_base.context ||
+	    (mr != NULL && mr->context != mw->context))
+		return EINVAL;
+	/* a WR binds type 2 windows; type 1 through ibv_bind_mw() */
+	if ((mw->type == IBV_MW_TYPE_1) != type1_bind)
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE)
+		return EINVAL;
+	return 0;
+}
+
 /* @return 0, or why the WR cannot be posted on this QP. */
 static int
-send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr)
+send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+	      bool type1_bind)
 {
 	uint64_t len = 0;
 	int i;
@@ -532,10 +552,17 @@ send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr)
 			return EINVAL;
 		return EOPNOTSUPP;      /* not there yet */
 	case IBV_WR_SEND_WITH_INV:
+		/* ibv_post_send(3) lists it for UC, but InfiniBand defines
+		 * no UC opcode with an IETH: nothing could carry it */
+		if (qp->qpx.qp_base.qp_type != IBV_QPT_RC)
+			return EOPNOTSUPP;
+		break;
 	case IBV_WR_LOCAL_INV:
+		if (wr->send_flags & IBV_SEND_INLINE)
+			return EINVAL;
+		return 0;       /* no data */
 	case IBV_WR_BIND_MW:
-		/* valid on RC and UC, but memory windows are not there yet */
-		return EOPNOTSUPP;
+		return bind_wr_check(qp, wr, type1_bind);
 	default:
 		return EINVAL;
 	}
@@ -588,6 +615,25 @@ send_wqe_build(const struct droce_qp_v *qp, struct droce_send_wqe *wqe,
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		wqe->flags |= DROCE_WQE_SOLICITED;
 	wqe->imm = wr->imm_data;
+	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
+		/* no data: a window's bind, or the key to invalidate (imm) */
+		if (wr->opcode == IBV_WR_BIND_MW) {
+			const struct ibv_mw_bind_info *b =
+				&wr->bind_mw.bind_info;
+
+			wqe->mw = &to_mw(wr->bind_mw.mw)->eng;
+			wqe->rkey = wr->bind_mw.rkey;
+			wqe->remote_addr = b->addr;
+			wqe->bind_length = b->length;
+			*droce_send_wqe_bind(wqe) = (struct droce_bind) {
+				.mr = b->mr != NULL ? &to_mr(b->mr)->eng : NULL,
+				.access = b->mw_access_flags,
+			};
+		}
+		wqe->num_sge = 0;
+		wqe->length = 0;
+		return;
+	}
 	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD) {
 		wqe->remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
 		wqe->ah = to_ah(wr->wr.ud.ah)->eng;
@@ -630,7 +676,13 @@ int
 droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		struct ibv_send_wr **bad_wr)
 {
-	struct droce_qp_v *qp = to_qp(ibqp);
+	return droce_post_send_wr(to_qp(ibqp), wr, bad_wr, false);
+}
+
+int
+droce_post_send_wr(struct droce_qp_v *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr, bool type1_bind)
+{
 	enum ibv_qp_state state = droce_qp_state(qp->eng);
 	struct ibv_send_wr *w, *bad = NULL;
 	uint32_t nvalid = 0, claimed, head = 0, i;
@@ -641,7 +693,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 	for (w = wr; w != NULL; w = w->next) {
-		err = send_wr_check(qp, w);
+		err = send_wr_check(qp, w, type1_bind);
 		if (err != 0) {
 			bad = w;
 			break;

@@ -23,9 +23,11 @@
 /* Operations ibv_create_qp_ex may ask for, per QP type. */
 #define UC_OPS (IBV_QP_EX_WITH_RDMA_WRITE | \
 		IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+		IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 #define UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define RC_OPS (UC_OPS | IBV_QP_EX_WITH_RDMA_READ | \
+#define RC_OPS (UC_OPS | IBV_QP_EX_WITH_SEND_WITH_INV | \
+		IBV_QP_EX_WITH_RDMA_READ | \
 		IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
@@ -288,25 +290,35 @@ wr_unsupported(struct ibv_qp_ex *qpx)
 static void
 wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	RTE_SET_USED(rkey);
-	wr_unsupported(qpx);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_SEND_WITH_INV,
+				       IBV_QP_EX_WITH_SEND_WITH_INV);
+
+	if (w != NULL)
+		w->invalidate_rkey = rkey;
 }
 
 static void
 wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	RTE_SET_USED(rkey);
-	wr_unsupported(qpx);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_LOCAL_INV,
+				       IBV_QP_EX_WITH_LOCAL_INV);
+
+	if (w != NULL)
+		w->invalidate_rkey = rkey;
 }
 
 static void
 wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 	   const struct ibv_mw_bind_info *info)
 {
-	RTE_SET_USED(mw);
-	RTE_SET_USED(rkey);
-	RTE_SET_USED(info);
-	wr_unsupported(qpx);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_BIND_MW,
+				       IBV_QP_EX_WITH_BIND_MW);
+
+	if (w == NULL)
+		return;
+	w->bind_mw.mw = mw;
+	w->bind_mw.rkey = rkey;
+	w->bind_mw.bind_info = *info;
 }
 
 static void

@@ -57,7 +57,17 @@ ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o)
 	memset(e->buf, 0, len);
 	e->mr = ibv_reg_mr(e->pd, e->buf, len, o->access);
 	e->scq = ibv_create_cq(e->ctx, o->cqe, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(e->ctx, o->cqe, NULL, NULL, 0);
+	if (o->recv_cq_ex) {
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = (uint32_t)o->cqe,
+			.wc_flags = IBV_WC_STANDARD_FLAGS,
+		};
+		struct ibv_cq_ex *cqx = ibv_create_cq_ex(e->ctx, &ca);
+
+		e->rcq = cqx != NULL ? ibv_cq_ex_to_cq(cqx) : NULL;
+	} else {
+		e->rcq = ibv_create_cq(e->ctx, o->cqe, NULL, NULL, 0);
+	}
 	if (e->mr == NULL || e->scq == NULL || e->rcq == NULL)
 		return -1;
 	memset(&qa, 0, sizeof(qa));

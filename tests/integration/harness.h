@@ -44,6 +44,7 @@ struct ep_opts {
 	uint8_t rnr_retry;
 	uint8_t min_rnr_timer;
 	bool sq_sig_all;
+	bool recv_cq_ex;         /* the receive CQ from ibv_create_cq_ex */
 	int gid_index;
 	enum ibv_qp_type qp_type;   /* RC (default), UC or UD */
 };

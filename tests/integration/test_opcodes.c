@@ -9,10 +9,12 @@
  *
  *  - allowed and there: both WRs complete in order and the opcode does
  *    what it says (SEND and SEND with immediate received, WRITEs placed,
- *    READ read, compare-and-swap and fetch-and-add applied once);
- *  - allowed but not yet in droce (memory windows: LOCAL_INV, BIND_MW,
- *    SEND_WITH_INV; ATOMIC_WRITE on RC; TSO on UD): EOPNOTSUPP with
- *    bad_wr on it;
+ *    READ read, compare-and-swap and fetch-and-add applied once, a type 2
+ *    window bound and written through, invalidated locally or by the
+ *    peer's SEND with invalidate so that it binds again);
+ *  - allowed but not yet in droce (ATOMIC_WRITE on RC; TSO on UD), or
+ *    with no wire opcode to carry it (SEND_WITH_INV on UC: InfiniBand
+ *    gives UC no opcode with an IETH): EOPNOTSUPP with bad_wr on it;
  *  - not allowed on the type (READ and atomics on UC, all but SEND and
  *    TSO on UD, TSO on RC and UC, an opcode that does not exist): EINVAL
  *    with bad_wr on it.
@@ -55,9 +57,9 @@ static const struct cell table[] = {
 	{ IBV_WR_RDMA_READ, WORKS, REFUSED, REFUSED },
 	{ IBV_WR_ATOMIC_CMP_AND_SWP, WORKS, REFUSED, REFUSED },
 	{ IBV_WR_ATOMIC_FETCH_AND_ADD, WORKS, REFUSED, REFUSED },
-	{ IBV_WR_LOCAL_INV, NOT_YET, NOT_YET, REFUSED },
-	{ IBV_WR_BIND_MW, NOT_YET, NOT_YET, REFUSED },
-	{ IBV_WR_SEND_WITH_INV, NOT_YET, NOT_YET, REFUSED },
+	{ IBV_WR_LOCAL_INV, WORKS, WORKS, REFUSED },
+	{ IBV_WR_BIND_MW, WORKS, WORKS, REFUSED },
+	{ IBV_WR_SEND_WITH_INV, WORKS, NOT_YET, REFUSED },
 	{ IBV_WR_TSO, REFUSED, REFUSED, NOT_YET },
 	{ IBV_WR_ATOMIC_WRITE, NOT_YET, REFUSED, REFUSED },
 	{ (enum ibv_wr_opcode)77, REFUSED, REFUSED, REFUSED },
@@ -66,12 +68,15 @@ static const struct cell table[] = {
 static struct ep_opts opts;
 static struct ep a, b;
 static struct ibv_ah *ah;         /* UD: a to b */
+static struct ibv_mw *mw;         /* the window of the MW opcodes */
+static uint32_t mw_rkey;          /* its rkey, bound or to bind */
 
 static void
 pair(enum ibv_qp_type type)
 {
 	ep_opts_default(&opts);
 	opts.qp_type = type;
+	opts.access |= IBV_ACCESS_MW_BIND;
 	assert_int_equal(ep_open(&a, 0, BUF, &opts), 0);
 	assert_int_equal(ep_open(&b, 1, BUF, &opts), 0);
 	if (type == IBV_QPT_UD) {
@@ -149,14 +154,56 @@ post_pair(enum ibv_wr_opcode opcode, struct ibv_send_wr *wr,
 		wr[1].wr.atomic.compare_add =
 			opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? 40 : 2;
 		wr[1].wr.atomic.swap = 41;
+	} else if (opcode == IBV_WR_BIND_MW) {
+		wr[1].bind_mw.mw = mw;
+		wr[1].bind_mw.rkey = mw_rkey;
+		wr[1].bind_mw.bind_info = (struct ibv_mw_bind_info) {
+			.mr = a.mr, .addr = (uintptr_t)a.buf + 0x1000,
+			.length = 1500,
+			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+		};
+	} else if (opcode == IBV_WR_LOCAL_INV) {
+		wr[1].invalidate_rkey = mw_rkey;
 	} else if (is_ud()) {
 		sge[1].length = 1000;   /* within the MTU */
 		ud_to_b(&wr[1]);
 	} else {
+		if (opcode == IBV_WR_SEND_WITH_INV)
+			wr[1].invalidate_rkey = mw_rkey;
 		wr[1].wr.rdma.rkey = b.mr->rkey;
 		wr[1].wr.rdma.remote_addr = (uintptr_t)b.buf + 0x2000;
 	}
 	return ibv_post_send(a.qp, wr, bad);
+}
+
+/*
+ * Bind the type 2 window mw over [off, off + 1500) of @p e's buffer,
+ * through @p e's QP, with a new rkey: @return true if the bind worked.
+ */
+static bool
+bind_on(struct ep *e, size_t off)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 77;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw_rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info) {
+		.mr = e->mr, .addr = (uintptr_t)e->buf + off, .length = 1500,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	assert_int_equal(ibv_post_send(e->qp, &wr, &bad), 0);
+	assert_int_equal(ep_poll(e->scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 77);
+	if (wc.status != IBV_WC_SUCCESS)
+		return false;
+	assert_int_equal(wc.opcode, IBV_WC_BIND_MW);
+	mw_rkey = wr.bind_mw.rkey;
+	return true;
 }
 
 /*
@@ -184,10 +231,14 @@ check_works(enum ibv_wr_opcode opcode)
 		[IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ,
 		[IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
 		[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
+		[IBV_WR_LOCAL_INV] = IBV_WC_LOCAL_INV,
+		[IBV_WR_BIND_MW] = IBV_WC_BIND_MW,
+		[IBV_WR_SEND_WITH_INV] = IBV_WC_SEND,
 	};
 	uint64_t *target = (uint64_t *)(void *)(b.buf + 0x3000);
 	uint64_t *result = (uint64_t *)(void *)(a.buf + 0x1000);
 	bool recv = opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM ||
+		opcode == IBV_WR_SEND_WITH_INV ||
 		opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 	uint32_t len = is_ud() ? 1000 : 1500;
 	uint32_t grh = is_ud() ? GRH : 0;
@@ -198,6 +249,20 @@ check_works(enum ibv_wr_opcode opcode)
 	fill_pattern(b.buf + 0x2000, 1500, 100 + (uint32_t)opcode);
 	memset(b.buf, 0, 0x2000);
 	*target = 40;
+	/* the window: a's for BIND_MW and LOCAL_INV (bound already for
+	 * the latter), b's and bound for SEND_WITH_INV */
+	if (opcode == IBV_WR_BIND_MW || opcode == IBV_WR_LOCAL_INV ||
+	    opcode == IBV_WR_SEND_WITH_INV) {
+		struct ep *owner = opcode == IBV_WR_SEND_WITH_INV ? &b : &a;
+
+		mw = ibv_alloc_mw(owner->pd, IBV_MW_TYPE_2);
+		assert_non_null(mw);
+		mw_rkey = mw->rkey;
+		if (opcode != IBV_WR_BIND_MW)
+			assert_true(bind_on(owner, 0x1000));
+		else
+			mw_rkey = ibv_inc_rkey(mw_rkey);
+	}
 	post_head_recv();
 	if (recv)
 		assert_int_equal(ep_post_recv(&b, 9, 0x4000, 4096), 0);
@@ -218,12 +283,45 @@ check_works(enum ibv_wr_opcode opcode)
 	switch (opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
 		assert_int_equal(ep_poll(b.rcq, wc, 1, 5000), 1);
 		assert_int_equal(wc[0].opcode, IBV_WC_RECV);
 		assert_int_equal(wc[0].byte_len, grh + len);
 		assert_int_equal(!!(wc[0].wc_flags & IBV_WC_WITH_IMM),
 				 opcode == IBV_WR_SEND_WITH_IMM);
+		assert_int_equal(!!(wc[0].wc_flags & IBV_WC_WITH_INV),
+				 opcode == IBV_WR_SEND_WITH_INV);
 		assert_memory_equal(b.buf + 0x4000 + grh, a.buf + 0x1000, len);
+		if (opcode == IBV_WR_SEND_WITH_INV) {
+			/* invalidated: a type 2 window binds again */
+			assert_int_equal(wc[0].invalidated_rkey, mw_rkey);
+			assert_true(bind_on(&b, 0x1000));
+			assert_int_equal(ibv_dealloc_mw(mw), 0);
+		}
+		break;
+	case IBV_WR_BIND_MW: {
+		/* b writes through the window into a */
+		struct ibv_sge s = { (uintptr_t)b.buf + 0x2000, 1500,
+				     b.mr->lkey };
+		struct ibv_send_wr w = {
+			.wr_id = 3, .sg_list = &s, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)a.buf + 0x1000, mw_rkey },
+		};
+		struct ibv_send_wr *wbad;
+
+		assert_int_equal(ibv_post_send(b.qp, &w, &wbad), 0);
+		assert_int_equal(ep_poll(b.scq, wc, 1, 5000), 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		wait_equal(a.buf + 0x1000, b.buf + 0x2000, 1500);
+		assert_int_equal(ibv_dealloc_mw(mw), 0);
+		break;
+	}
+	case IBV_WR_LOCAL_INV:
+		/* invalidated: a type 2 window binds again */
+		assert_true(bind_on(&a, 0x1000));
+		assert_int_equal(ibv_dealloc_mw(mw), 0);
 		break;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		assert_int_equal(ep_poll(b.rcq, wc, 1, 5000), 1);

@@ -222,8 +222,8 @@ test_abort_and_mistakes(void **state)
 	ibv_wr_set_inline_data(x, big, sizeof(big));    /* 64 at most */
 	assert_int_equal(ibv_wr_complete(x), EINVAL);
 	ibv_wr_start(x);
-	ibv_wr_send_inv(x, 1);                  /* no memory windows yet */
-	assert_int_equal(ibv_wr_complete(x), EOPNOTSUPP);
+	ibv_wr_send_inv(x, 1);                  /* not in send_ops_flags */
+	assert_int_equal(ibv_wr_complete(x), EINVAL);
 	ibv_wr_start(x);
 	ibv_wr_set_sge(x, a.mr->lkey, (uintptr_t)a.buf, 8);    /* no WR */
 	assert_int_equal(ibv_wr_complete(x), EINVAL);
@@ -248,7 +248,7 @@ test_create_rules(void **state)
 	assert_int_equal(errno, EOPNOTSUPP);
 	/* operations droce has not got yet */
 	qp = create_ex(&a, IBV_QPT_RC, IBV_QP_EX_WITH_SEND |
-		       IBV_QP_EX_WITH_BIND_MW);
+		       IBV_QP_EX_WITH_ATOMIC_WRITE);
 	assert_null(qp);
 	assert_int_equal(errno, EOPNOTSUPP);
 	/* UC with SEND and WRITE; an operation it was not made for is a
