@@ -225,8 +225,9 @@ droce_comp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 	uint32_t flags = meta->op->flags;
 	struct droce_aeth aeth = { 0 };
 
+	/* (an XRC target sends nothing to be answered) */
 	if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) ||
-	    qp->tr != DROCE_TR_RC)
+	    !droce_tr_reliable(qp->tr) || qp->cfg.type == IBV_QPT_XRC_RECV)
 		return;
 	/* responses to PSNs never sent are stale or forged */
 	if (droce_psn_diff(psn, qp->req.sent_psn) >= 0)

@@ -221,6 +221,18 @@ struct droce_send_wqe {
 	 * new rkey) */
 };
 
+/**
+ * The SRQ number an XRC_SEND WQE goes to: atomics carry it in imm (they
+ * have no immediate), the others in swap (only atomics use it).
+ */
+static inline uint32_t
+droce_send_wqe_srqn(const struct droce_send_wqe *wqe)
+{
+	return wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ?
+		wqe->imm : (uint32_t)wqe->swap;
+}
+
 /** What a BIND_MW WQE carries besides the window, address and length. */
 struct droce_bind {
 	struct droce_mr_eng *mr;    /**< NULL: unbind */
@@ -370,7 +382,26 @@ struct droce_srq_eng {
 	uint32_t limit;
 	droce_event_fn event;
 	void *event_arg;
+	uint32_t srqn;              /**< its number (droce_srq_register()) */
+	/* XRC: the SRQ an XRCETH names; its receives complete to its own
+	 * CQ, and memory reached through it is checked against its PD */
+	uint32_t xrcd;              /**< XRC domain, 0: not an XRC SRQ */
+	struct droce_cq_ring *cq;
+	const struct droce_pd_eng *pd;
 };
+
+/** SRQs per device; scatter/gather entries per work request. */
+#define DROCE_MAX_SRQ 4096
+#define DROCE_MAX_SGE 32
+
+/**
+ * Give @p srq a number on @p dev, by which XRCETHs name it.
+ * @return 0 or -ENOMEM.
+ */
+int droce_srq_register(struct droce_dev *dev, struct droce_srq_eng *srq);
+
+/** Forget @p srq: its number names nothing from now on. */
+void droce_srq_unregister(struct droce_dev *dev, struct droce_srq_eng *srq);
 
 /* ------------------------------------------------------------------------
  * Address handles (UD).
@@ -422,6 +453,7 @@ struct droce_qp_cfg {
 	struct droce_wq *sq;
 	struct droce_wq *rq;        /**< NULL with an SRQ */
 	struct droce_srq_eng *srq;
+	uint32_t xrcd;              /**< XRC_RECV: its XRC domain */
 	bool sq_sig_all;
 	droce_event_fn event;       /**< the QP's asynchronous events */
 	void *event_arg;

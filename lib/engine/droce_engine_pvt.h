@@ -169,6 +169,7 @@ struct droce_dev {
 	uint32_t nlive;
 	struct droce_qp *live[DROCE_MAX_QP];   /**< dense, for the loop */
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
+	struct droce_srq_eng *srqs[DROCE_MAX_SRQ];  /**< by number - 1 */
 	uint64_t key_rand;
 	uint32_t nmcast;              /**< groups in use (rx looks if > 0) */
 	struct droce_mcast mcast[DROCE_MAX_MCAST];
@@ -434,6 +435,13 @@ struct droce_qp {
 
 	struct droce_qp_stats stats;
 };
+
+/** RC and XRC are acknowledged; UC and UD are not. */
+static inline bool
+droce_tr_reliable(uint8_t tr)
+{
+	return tr == DROCE_TR_RC || tr == DROCE_TR_XRC;
+}
 
 /** The engine's state of send WQE @p idx. */
 static inline struct droce_swqe *

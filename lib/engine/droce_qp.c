@@ -85,7 +85,8 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	int ret;
 
 	if (cfg->type != IBV_QPT_RC && cfg->type != IBV_QPT_UC &&
-	    cfg->type != IBV_QPT_UD) {
+	    cfg->type != IBV_QPT_UD && cfg->type != IBV_QPT_XRC_SEND &&
+	    cfg->type != IBV_QPT_XRC_RECV) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -94,8 +95,14 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (cfg->srq != NULL) {
-		qp->srq_wqe = rte_zmalloc("droce_srq_wqe", cfg->srq->wq.stride,
+	if (cfg->srq != NULL || cfg->type == IBV_QPT_XRC_RECV) {
+		/* an XRC target takes WQEs from whichever SRQ a message
+		 * names: room for the largest */
+		size_t len = cfg->srq != NULL ? cfg->srq->wq.stride :
+			sizeof(struct droce_recv_wqe) +
+			DROCE_MAX_SGE * sizeof(struct ibv_sge);
+
+		qp->srq_wqe = rte_zmalloc("droce_srq_wqe", len,
 					  RTE_CACHE_LINE_SIZE);
 		if (qp->srq_wqe == NULL) {
 			rte_free(qp);
@@ -114,7 +121,9 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	qp->dev = dev;
 	qp->cfg = *cfg;
 	qp->tr = cfg->type == IBV_QPT_UC ? DROCE_TR_UC :
-		cfg->type == IBV_QPT_UD ? DROCE_TR_UD : DROCE_TR_RC;
+		cfg->type == IBV_QPT_UD ? DROCE_TR_UD :
+		cfg->type == IBV_QPT_XRC_SEND || cfg->type == IBV_QPT_XRC_RECV ?
+		DROCE_TR_XRC : DROCE_TR_RC;
 	if (qp->tr == DROCE_TR_UD) {
 		/* a datagram is one packet of at most the port's MTU */
 		qp->path_mtu = dev->active_mtu;
@@ -686,4 +695,46 @@ droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m, uint32_t payload_len)
 	}
 	qp->stats.tx_pkts++;
 	droce_dev_tx(qp->dev, m);
+}
+
+/* ------------------------------------------------------------------------
+ * SRQ numbers.
+ */
+
+static int
+srq_insert(struct droce_dev *dev, void *arg)
+{
+	struct droce_srq_eng *srq = arg;
+	uint32_t i;
+
+	for (i = 0; i < DROCE_MAX_SRQ; i++)
+		if (dev->srqs[i] == NULL)
+			break;
+	if (i == DROCE_MAX_SRQ)
+		return -ENOMEM;
+	dev->srqs[i] = srq;
+	srq->srqn = i + 1;
+	return 0;
+}
+
+int
+droce_srq_register(struct droce_dev *dev, struct droce_srq_eng *srq)
+{
+	return droce_dev_call(dev, srq_insert, srq);
+}
+
+static int
+srq_remove(struct droce_dev *dev, void *arg)
+{
+	struct droce_srq_eng *srq = arg;
+
+	if (srq->srqn != 0 && dev->srqs[srq->srqn - 1] == srq)
+		dev->srqs[srq->srqn - 1] = NULL;
+	return 0;
+}
+
+void
+droce_srq_unregister(struct droce_dev *dev, struct droce_srq_eng *srq)
+{
+	droce_dev_call(dev, srq_remove, srq);
 }

@@ -146,7 +146,8 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	uint32_t psn = qp->req.psn;
 	/* ask often enough that a small window never waits for the timer;
 	 * UC asks nothing */
-	bool ackreq = qp->tr == DROCE_TR_RC && (last || ++qp->req.noack_pkts >=
+	bool ackreq = droce_tr_reliable(qp->tr) &&
+		(last || ++qp->req.noack_pkts >=
 		RTE_MIN((uint32_t)DROCE_ACK_EVERY, qp->req.cwnd / 2));
 	bool se = last && (wqe->flags & DROCE_WQE_SOLICITED);
 	struct rte_mbuf *m;
@@ -167,6 +168,9 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 
 		droce_reth_encode(bth + op->offset[DROCE_EXT_RETH], &reth);
 	}
+	if (op->flags & DROCE_OPF_XRCETH)
+		droce_put_be32(bth + op->offset[DROCE_EXT_XRCETH],
+			       droce_send_wqe_srqn(wqe) & DROCE_PSN_MASK);
 	if (op->flags & DROCE_OPF_IMMDT)
 		memcpy(bth + op->offset[DROCE_EXT_IMMDT], &wqe->imm, 4);
 	if (op->flags & DROCE_OPF_IETH)
@@ -250,7 +254,7 @@ rd_atomic_request(struct droce_qp *qp, const struct droce_send_wqe *wqe,
 		  const struct droce_swqe *st)
 {
 	bool read = wqe->opcode == IBV_WR_RDMA_READ;
-	uint8_t opcode = DROCE_TR_RC | (read ? DROCE_OP_READ_REQUEST :
+	uint8_t opcode = qp->tr | (read ? DROCE_OP_READ_REQUEST :
 		wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
 		DROCE_OP_COMPARE_SWAP : DROCE_OP_FETCH_ADD);
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
@@ -263,6 +267,9 @@ rd_atomic_request(struct droce_qp *qp, const struct droce_send_wqe *wqe,
 	if (m == NULL)
 		return false;
 	count_sent(qp, psn, droce_psn_add(st->last_psn, 1));
+	if (op->flags & DROCE_OPF_XRCETH)
+		droce_put_be32(bth + op->offset[DROCE_EXT_XRCETH],
+			       droce_send_wqe_srqn(wqe) & DROCE_PSN_MASK);
 	if (read) {
 		struct droce_reth reth = {
 			.va = wqe->remote_addr + done,
@@ -496,7 +503,7 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 		sent = true;
 		budget--;
 	}
-	if (qp->tr != DROCE_TR_RC) {
+	if (!droce_tr_reliable(qp->tr)) {
 		if (sent)
 			droce_req_complete(qp);
 		return;

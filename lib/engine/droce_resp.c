@@ -22,7 +22,7 @@
 void
 droce_resp_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
 {
-	uint8_t opcode = DROCE_TR_RC | DROCE_OP_ACKNOWLEDGE;
+	uint8_t opcode = qp->tr | DROCE_OP_ACKNOWLEDGE;
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	struct droce_aeth aeth = { .syndrome = syndrome, .msn = qp->resp.msn };
 	struct rte_mbuf *m;
@@ -45,7 +45,7 @@ static bool send_owed(struct droce_qp *qp, unsigned int budget);
 static void
 nak_fatal(struct droce_qp *qp, uint8_t code)
 {
-	if (qp->tr == DROCE_TR_RC) {
+	if (droce_tr_reliable(qp->tr)) {
 		send_owed(qp, UINT_MAX);
 		qp->stats.naks_sent++;
 		droce_resp_send_ack(qp, DROCE_AETH_NAK | code, qp->resp.psn);
@@ -96,7 +96,7 @@ static void
 in_order_done(struct droce_qp *qp, const uint8_t *bth, uint32_t psn)
 {
 	qp->resp.psn = droce_psn_add(psn, 1);
-	if ((bth[8] & 0x80) && qp->tr == DROCE_TR_RC) {
+	if ((bth[8] & 0x80) && droce_tr_reliable(qp->tr)) {
 		qp->resp.ack_pending = true;
 		qp->resp.ack_psn = psn;
 	}
@@ -606,6 +606,30 @@ ud_rx(struct droce_qp *qp, const uint8_t *frame, const uint8_t *bth,
 	qp->resp.has_rwqe = false;
 }
 
+/*
+ * XRC target: the SRQ the packet's XRCETH names, of the QP's XRC domain,
+ * gives the receive WQE (a new message takes its WQE there), the CQ and
+ * the PD memory is checked against. @return false if it names none.
+ */
+static bool
+xrc_target(struct droce_qp *qp, const uint8_t *bth,
+	   const struct droce_wire_meta *meta)
+{
+	uint32_t srqn = droce_get_be32(bth + meta->op->offset[DROCE_EXT_XRCETH]) &
+		DROCE_PSN_MASK;
+	struct droce_srq_eng *srq = srqn >= 1 && srqn <= DROCE_MAX_SRQ ?
+		qp->dev->srqs[srqn - 1] : NULL;
+
+	if (srq == NULL || srq->xrcd == 0 || srq->xrcd != qp->cfg.xrcd)
+		return false;
+	qp->cfg.pd = srq->pd;
+	if (!qp->resp.has_rwqe) {
+		qp->cfg.srq = srq;
+		qp->cfg.recv_cq = srq->cq;
+	}
+	return true;
+}
+
 void
 droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 	      const struct droce_wire_meta *meta, uint64_t now)
@@ -628,6 +652,18 @@ droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 	}
 	if (!droce_qp_path_ready(qp, now))
 		return;
+	if (qp->tr == DROCE_TR_XRC) {
+		/* an initiator only sends; a target's requests name an SRQ */
+		if (qp->cfg.type != IBV_QPT_XRC_RECV ||
+		    !(flags & DROCE_OPF_XRCETH)) {
+			qp->stats.rx_dropped++;
+			return;
+		}
+		if (!xrc_target(qp, bth, meta)) {
+			nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+			return;
+		}
+	}
 	if (qp->tr == DROCE_TR_UC) {
 		uc_rx(qp, bth, meta, psn);
 		return;
@@ -694,7 +730,7 @@ res_next(struct droce_qp *qp)
 static bool
 send_atomic_ack(struct droce_qp *qp, struct droce_rd_res *res)
 {
-	uint8_t opcode = DROCE_TR_RC | DROCE_OP_ATOMIC_ACKNOWLEDGE;
+	uint8_t opcode = qp->tr | DROCE_OP_ATOMIC_ACKNOWLEDGE;
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	struct droce_aeth aeth = {
 		.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID,
@@ -724,7 +760,7 @@ send_read_response(struct droce_qp *qp, struct droce_rd_res *res)
 		first ? DROCE_OP_READ_RESPONSE_FIRST :
 		last ? DROCE_OP_READ_RESPONSE_LAST :
 		DROCE_OP_READ_RESPONSE_MIDDLE;
-	uint8_t opcode = DROCE_TR_RC | base;
+	uint8_t opcode = qp->tr | base;
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	struct rte_mbuf *m;
 	uint8_t *bth;

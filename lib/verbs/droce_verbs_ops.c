@@ -64,6 +64,7 @@ droce_verbs_set_ops(struct droce_context *ctx)
 	ctx->vctx.create_qp_ex = droce_create_qp_ex;
 	ctx->vctx.create_srq_ex = droce_create_srq_ex;
 	droce_verbs_set_mw_ops(ctx);
+	droce_verbs_set_xrc_ops(ctx);
 	set_compat_ops(ctx);
 }
 

@@ -86,7 +86,26 @@ struct droce_srq {
 	struct droce_srq_eng eng;
 	struct droce_context *ctx;
 	uint32_t users;                 /**< QPs attached: destroy waits */
+	struct droce_xrcd *xrcd;        /**< XRC: its domain */
+	struct droce_cq *cq;            /**< XRC: its CQ */
 };
+
+/** An XRC domain: opens of one file share its id. */
+struct droce_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t id;
+	uint32_t users;                 /**< SRQs and target QPs in it */
+	struct shared_xrcd *shared;     /**< NULL: opened with fd -1 */
+};
+
+static inline struct droce_xrcd *
+to_xrcd(struct ibv_xrcd *x)
+{
+	return container_of(x, struct droce_xrcd, xrcd);
+}
+
+/** Install the XRC domain operations in @p ctx. */
+void droce_verbs_set_xrc_ops(struct droce_context *ctx);
 
 /** A memory window: a key of the engine's MR table. */
 struct droce_mw {
@@ -119,6 +138,7 @@ struct droce_qp_v {
 	bool sq_sig_all;
 	pthread_mutex_t modify_lock;
 	struct droce_qpx_batch *batch;  /**< with send_ops_flags: ibv_wr_* */
+	struct droce_xrcd *xrcd;        /**< XRC_RECV: its domain */
 };
 
 static inline struct droce_context *
@@ -177,11 +197,9 @@ to_channel(struct ibv_comp_channel *c)
 
 /* Device capabilities droce reports and enforces. */
 #define DROCE_MAX_QP_WR 16384
-#define DROCE_MAX_SGE 32
 #define DROCE_MAX_INLINE 512
 #define DROCE_MAX_CQE 65535
 #define DROCE_MAX_MR_SIZE (1ull << 40)
-#define DROCE_MAX_SRQ 4096
 #define DROCE_MAX_AH 65536
 #define DROCE_MAX_SRQ_WR 16384
 

@@ -108,22 +108,30 @@ droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 	const int rc_only = IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER |
 		IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 		IBV_QP_TIMEOUT;
+	/* an XRC initiator has RC's requester only, a target its
+	 * responder only */
+	const int resp_only = IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	const int req_only = IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT |
+		IBV_QP_RNR_RETRY;
 	const struct transition *t;
-	int req, opt;
+	int req, opt, strip = 0;
 
 	if ((type != IBV_QPT_RC && type != IBV_QPT_UC &&
-	     type != IBV_QPT_UD) ||
+	     type != IBV_QPT_UD && type != IBV_QPT_XRC_SEND &&
+	     type != IBV_QPT_XRC_RECV) ||
 	    cur > IBV_QPS_ERR || next > IBV_QPS_ERR)
 		return EINVAL;
 	t = type == IBV_QPT_UD ? &ud_table[cur][next] : &rc_table[cur][next];
 	if (!t->valid)
 		return EINVAL;
-	req = t->req;
-	opt = t->opt;
-	if (type == IBV_QPT_UC) {
-		req &= ~rc_only;
-		opt &= ~rc_only;
-	}
+	if (type == IBV_QPT_UC)
+		strip = rc_only;
+	else if (type == IBV_QPT_XRC_SEND)
+		strip = resp_only;
+	else if (type == IBV_QPT_XRC_RECV)
+		strip = req_only;
+	req = t->req & ~strip;
+	opt = t->opt & ~strip;
 	mask &= ~IBV_QP_STATE;
 	if ((mask & req) != req)
 		return EINVAL;
@@ -168,26 +176,46 @@ qp_event(void *arg, enum ibv_event_type type)
 	droce_async_event(qp->ctx, &ev);
 }
 
+/*
+ * Make a QP; an XRC target (XRC_RECV) has @p xrcd instead of a PD, and
+ * neither queues nor CQs of its own, an XRC initiator (XRC_SEND) a send
+ * queue only.
+ */
 static struct ibv_qp *
 create_qp(struct ibv_context *context, struct ibv_pd *pd,
-	  struct ibv_qp_init_attr *attr)
+	  struct ibv_qp_init_attr *attr, struct droce_xrcd *xrcd)
 {
 	struct droce_context *ctx = to_ctx(context);
 	struct ibv_qp_cap *cap = &attr->cap;
+	bool ini = attr->qp_type == IBV_QPT_XRC_SEND;
+	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
 	struct droce_qp_cfg cfg;
 	struct droce_qp_v *qp;
 	uint32_t send_payload;
 
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD) {
+	    attr->qp_type != IBV_QPT_UD && !ini && !tgt) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (attr->srq != NULL && attr->srq->context != context) {
+	if ((attr->srq != NULL && attr->srq->context != context) ||
+	    (tgt ? xrcd == NULL : pd == NULL)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->send_cq == NULL || attr->recv_cq == NULL ||
+	if (ini || tgt) {
+		/* nothing is received into an XRC QP: its SRQs are */
+		attr->srq = NULL;
+		attr->recv_cq = NULL;
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		if (tgt) {
+			attr->send_cq = NULL;
+			memset(cap, 0, sizeof(*cap));
+		}
+	}
+	if ((attr->send_cq == NULL && !tgt) ||
+	    (attr->recv_cq == NULL && !ini && !tgt) ||
 	    cap->max_send_wr > DROCE_MAX_QP_WR ||
 	    cap->max_recv_wr > DROCE_MAX_QP_WR ||
 	    cap->max_send_sge > DROCE_MAX_SGE ||
@@ -220,17 +248,20 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 		    cap->max_recv_sge, 0) < 0))
 		goto nomem;
 	qp->ctx = ctx;
-	qp->send_cq = to_cq(attr->send_cq);
-	qp->recv_cq = to_cq(attr->recv_cq);
+	qp->send_cq = attr->send_cq != NULL ? to_cq(attr->send_cq) : NULL;
+	qp->recv_cq = attr->recv_cq != NULL ? to_cq(attr->recv_cq) : NULL;
+	qp->xrcd = tgt ? xrcd : NULL;
 	qp->cap = *cap;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
 	pthread_mutex_init(&qp->modify_lock, NULL);
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.type = attr->qp_type;
-	cfg.pd = &to_pd(pd)->eng;
-	cfg.send_cq = &qp->send_cq->ring;
-	cfg.recv_cq = &qp->recv_cq->ring;
+	/* a target's PD and CQ are those of the SRQ each message names */
+	cfg.pd = pd != NULL ? &to_pd(pd)->eng : NULL;
+	cfg.send_cq = qp->send_cq != NULL ? &qp->send_cq->ring : NULL;
+	cfg.recv_cq = qp->recv_cq != NULL ? &qp->recv_cq->ring : NULL;
+	cfg.xrcd = tgt ? xrcd->id : 0;
 	cfg.sq = &qp->sq;
 	cfg.rq = qp->srq != NULL ? NULL : &qp->rq;
 	cfg.srq = qp->srq != NULL ? &qp->srq->eng : NULL;
@@ -247,9 +278,14 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 		errno = err;
 		return NULL;
 	}
-	__atomic_add_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&to_pd(pd)->users, 1, __ATOMIC_RELAXED);
+	if (qp->send_cq != NULL)
+		__atomic_add_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
+	if (qp->recv_cq != NULL)
+		__atomic_add_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
+	if (pd != NULL)
+		__atomic_add_fetch(&to_pd(pd)->users, 1, __ATOMIC_RELAXED);
+	if (tgt)
+		__atomic_add_fetch(&xrcd->users, 1, __ATOMIC_RELAXED);
 	if (qp->srq != NULL)
 		__atomic_add_fetch(&qp->srq->users, 1, __ATOMIC_RELAXED);
 
@@ -277,24 +313,33 @@ nomem:
 struct ibv_qp *
 ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	return create_qp(pd->context, pd, attr);
+	return create_qp(pd->context, pd, attr, NULL);
 }
 
 struct ibv_qp *
 droce_create_qp_ex(struct ibv_context *context,
 		   struct ibv_qp_init_attr_ex *attr)
 {
-	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
 		IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	/* an XRC target has a domain, every other QP a PD */
+	const uint32_t needed = attr->qp_type == IBV_QPT_XRC_RECV ?
+		IBV_QP_INIT_ATTR_XRCD : IBV_QP_INIT_ATTR_PD;
+	struct droce_xrcd *xrcd = NULL;
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *ibqp;
 	int err;
 
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
-	    (attr->comp_mask & ~known)) {
-		errno = (attr->comp_mask & IBV_QP_INIT_ATTR_PD) ?
-			EOPNOTSUPP : EINVAL;
+	if (!(attr->comp_mask & needed) || (attr->comp_mask & ~known)) {
+		errno = (attr->comp_mask & needed) ? EOPNOTSUPP : EINVAL;
 		return NULL;
+	}
+	if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		if (attr->xrcd == NULL || attr->xrcd->context != context) {
+			errno = EINVAL;
+			return NULL;
+		}
+		xrcd = to_xrcd(attr->xrcd);
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_context = attr->qp_context;
@@ -304,7 +349,7 @@ droce_create_qp_ex(struct ibv_context *context,
 	a.cap = attr->cap;
 	a.qp_type = attr->qp_type;
 	a.sq_sig_all = attr->sq_sig_all;
-	ibqp = create_qp(context, attr->pd, &a);
+	ibqp = create_qp(context, xrcd != NULL ? NULL : attr->pd, &a, xrcd);
 	if (ibqp == NULL)
 		return NULL;
 	attr->cap = a.cap;
@@ -353,12 +398,20 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct droce_qp_v *qp = to_qp(ibqp);
 
 	droce_qp_destroy(qp->eng);
-	cq_clean(qp->send_cq, qp);
-	if (qp->recv_cq != qp->send_cq)
-		cq_clean(qp->recv_cq, qp);
-	__atomic_sub_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(&to_pd(ibqp->pd)->users, 1, __ATOMIC_RELEASE);
+	if (qp->send_cq != NULL) {
+		cq_clean(qp->send_cq, qp);
+		__atomic_sub_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
+	}
+	if (qp->recv_cq != NULL) {
+		if (qp->recv_cq != qp->send_cq)
+			cq_clean(qp->recv_cq, qp);
+		__atomic_sub_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
+	}
+	if (ibqp->pd != NULL)
+		__atomic_sub_fetch(&to_pd(ibqp->pd)->users, 1,
+				   __ATOMIC_RELEASE);
+	if (qp->xrcd != NULL)
+		__atomic_sub_fetch(&qp->xrcd->users, 1, __ATOMIC_RELEASE);
 	if (qp->srq != NULL)
 		__atomic_sub_fetch(&qp->srq->users, 1, __ATOMIC_RELEASE);
 	pthread_mutex_destroy(&qp->modify_lock);
@@ -434,8 +487,9 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		goto out;
 	if (next == IBV_QPS_RESET) {
 		/* the completions of the old queue contents go with them */
-		cq_clean(qp->send_cq, qp);
-		if (qp->recv_cq != qp->send_cq)
+		if (qp->send_cq != NULL)
+			cq_clean(qp->send_cq, qp);
+		if (qp->recv_cq != NULL && qp->recv_cq != qp->send_cq)
 			cq_clean(qp->recv_cq, qp);
 		wq_reset(&qp->sq);
 		wq_reset(&qp->rq);
@@ -529,10 +583,12 @@ static int
 send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	      bool type1_bind)
 {
+	enum ibv_qp_type type = qp->qpx.qp_base.qp_type;
+	bool reliable = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
 	uint64_t len = 0;
 	int i;
 
-	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD)
+	if (type == IBV_QPT_UD)
 		goto common;
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
@@ -543,18 +599,18 @@ send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		/* RC only (ibv_post_send(3)) */
-		if (qp->qpx.qp_base.qp_type != IBV_QPT_RC)
+		/* RC and XRC only (ibv_post_send(3)) */
+		if (!reliable)
 			return EINVAL;
 		break;
 	case IBV_WR_ATOMIC_WRITE:
-		if (qp->qpx.qp_base.qp_type != IBV_QPT_RC)
+		if (!reliable)
 			return EINVAL;
 		return EOPNOTSUPP;      /* not there yet */
 	case IBV_WR_SEND_WITH_INV:
 		/* ibv_post_send(3) lists it for UC, but InfiniBand defines
 		 * no UC opcode with an IETH: nothing could carry it */
-		if (qp->qpx.qp_base.qp_type != IBV_QPT_RC)
+		if (!reliable)
 			return EOPNOTSUPP;
 		break;
 	case IBV_WR_LOCAL_INV:
@@ -650,6 +706,14 @@ send_wqe_build(const struct droce_qp_v *qp, struct droce_send_wqe *wqe,
 		wqe->compare_add = 0;
 		wqe->swap = 0;
 	}
+	if (qp->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND) {
+		/* the SRQ number goes where the opcode leaves room
+		 * (droce_send_wqe_srqn()) */
+		if (is_atomic(wr->opcode))
+			wqe->imm = wr->qp_type.xrc.remote_srqn;
+		else
+			wqe->swap = wr->qp_type.xrc.remote_srqn;
+	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		/* copied now: the caller may reuse its buffers on return */
 		uint8_t *d = (uint8_t *)sge;
@@ -688,7 +752,9 @@ droce_post_send_wr(struct droce_qp_v *qp, struct ibv_send_wr *wr,
 	uint32_t nvalid = 0, claimed, head = 0, i;
 	int err = 0;
 
-	if (state < IBV_QPS_RTS) {
+	/* an XRC target has no send queue */
+	if (state < IBV_QPS_RTS ||
+	    qp->qpx.qp_base.qp_type == IBV_QPT_XRC_RECV) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -765,8 +831,11 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 {
 	struct droce_qp_v *qp = to_qp(ibqp);
 
-	/* a QP with an SRQ has no receive queue of its own */
-	if (droce_qp_state(qp->eng) == IBV_QPS_RESET || qp->srq != NULL) {
+	/* a QP with an SRQ has no receive queue of its own, nor has an
+	 * XRC QP */
+	if (droce_qp_state(qp->eng) == IBV_QPS_RESET || qp->srq != NULL ||
+	    ibqp->qp_type == IBV_QPT_XRC_SEND ||
+	    ibqp->qp_type == IBV_QPT_XRC_RECV) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

@@ -353,8 +353,18 @@ wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn,
 static void
 wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 {
-	RTE_SET_USED(srqn);
-	wr_unsupported(qpx);
+	struct ibv_send_wr *w = wr_cur(qpx);
+
+	if (w == NULL)
+		return;
+	if (qpx->qp_base.qp_type != IBV_QPT_XRC_SEND) {
+		struct droce_qpx_batch *b = batch_of(qpx);
+
+		if (b->err == 0)
+			b->err = EINVAL;
+		return;
+	}
+	w->qp_type.xrc.remote_srqn = srqn;
 }
 
 static void
@@ -371,8 +381,9 @@ int
 droce_qpx_init(struct droce_qp_v *qp, uint64_t send_ops)
 {
 	enum ibv_qp_type type = qp->qpx.qp_base.qp_type;
-	uint64_t allowed = type == IBV_QPT_RC ? RC_OPS :
-		type == IBV_QPT_UC ? UC_OPS : UD_OPS;
+	uint64_t allowed = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND ?
+		RC_OPS : type == IBV_QPT_UC ? UC_OPS :
+		type == IBV_QPT_UD ? UD_OPS : 0;
 	struct droce_qpx_batch *b;
 	struct ibv_qp_ex *x = &qp->qpx;
 

@@ -3,7 +3,7 @@
  */
 
 /*
- * Shared receive queues: ibv_create_srq (and _ex, basic type),
+ * Shared receive queues: ibv_create_srq (and _ex, basic and XRC types),
  * ibv_modify_srq (the limit; resizing is not offered), ibv_query_srq,
  * ibv_destroy_srq and ibv_post_srq_recv. The application posts into the
  * SRQ's work queue as into a QP's; the engine lcore of the device takes
@@ -58,6 +58,13 @@ create_srq(struct ibv_context *context, struct ibv_pd *pd,
 	srq->ctx = to_ctx(context);
 	srq->eng.event = srq_event;
 	srq->eng.event_arg = srq;
+	srq->eng.pd = &to_pd(pd)->eng;
+	if (droce_srq_register(srq->ctx->dev, &srq->eng) < 0) {
+		rte_free(srq->eng.wq.slots);
+		rte_free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
 	/* the limit is not armed at creation (ibv_create_srq(3)) */
 	attr->srq_limit = 0;
 	srq->srq.context = context;
@@ -84,19 +91,44 @@ droce_create_srq_ex(struct ibv_context *context,
 	uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
 		IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ |
 		IBV_SRQ_INIT_ATTR_TM;
+	struct ibv_srq *ibsrq;
+	struct droce_srq *srq;
+	bool xrc;
 
 	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ||
 	    (attr->comp_mask & ~known)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	/* XRC and tag matching SRQs: not yet */
+	xrc = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+		attr->srq_type == IBV_SRQT_XRC;
+	/* tag matching SRQs: not yet */
 	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
-	    attr->srq_type != IBV_SRQT_BASIC) {
+	    attr->srq_type != IBV_SRQT_BASIC && !xrc) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	return create_srq(context, attr->pd, &attr->attr, attr->srq_context);
+	/* an XRC SRQ has a domain and a CQ of its own */
+	if (xrc && (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) ||
+		    !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ||
+		    attr->xrcd == NULL || attr->cq == NULL ||
+		    attr->xrcd->context != context ||
+		    attr->cq->context != context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ibsrq = create_srq(context, attr->pd, &attr->attr, attr->srq_context);
+	if (ibsrq == NULL || !xrc)
+		return ibsrq;
+	srq = to_srq(ibsrq);
+	srq->xrcd = to_xrcd(attr->xrcd);
+	srq->cq = to_cq(attr->cq);
+	__atomic_add_fetch(&srq->xrcd->users, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&srq->cq->nqps, 1, __ATOMIC_RELAXED);
+	srq->eng.cq = &srq->cq->ring;
+	/* last: from here an XRCETH may name it */
+	__atomic_store_n(&srq->eng.xrcd, srq->xrcd->id, __ATOMIC_RELEASE);
+	return ibsrq;
 }
 
 int
@@ -135,6 +167,12 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
+	droce_srq_unregister(srq->ctx->dev, &srq->eng);
+	if (srq->xrcd != NULL) {
+		/* completions of it still in its CQ name no slot now */
+		__atomic_sub_fetch(&srq->xrcd->users, 1, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&srq->cq->nqps, 1, __ATOMIC_RELEASE);
+	}
 	__atomic_sub_fetch(&to_pd(ibsrq->pd)->users, 1, __ATOMIC_RELEASE);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	pthread_cond_destroy(&ibsrq->cond);

@@ -4,16 +4,23 @@
 """Every frame droce puts on the wire is valid RoCEv2 to independent eyes.
 
 Runs droce's demo (SEND, SEND with immediate, RDMA WRITE and READ of
-1 MiB, both atomics), short droce-perf runs of every bandwidth test and
-a mixed stream through net_fault (loss, duplicates and reordering, so
-retransmissions and NAKs) with the engine mirroring every frame to pcap
-files, then checks each
+1 MiB, both atomics), short droce-perf runs of every bandwidth test, a
+mixed stream through net_fault (loss, duplicates and reordering, so
+retransmissions and NAKs), and the integration tests of the other QP
+types and operations (opcodes: every cell of the opcode table; mw: SEND
+with invalidate; uc: UC messages; ud: UD datagrams and multicast; xrc:
+XRC requests and their responses) with the engine mirroring every frame to pcap files,
+then checks each
 captured frame: tshark decodes it with no malformed or expert warning,
 and, for RoCEv2 frames, droce-dump agrees with tshark field by field and
 the ICRC matches one computed here from the RoCEv2 rules.
 
 Usage: test_capture.py --demo DROCE_DEMO --perf DROCE_PERF --loss TEST_LOSS
-                       --dump DROCE_DUMP --tshark TSHARK_ROCE --workdir DIR
+                       --tests DIR --dump DROCE_DUMP --tshark TSHARK_ROCE
+                       --workdir DIR
+
+(--tests: where test_opcodes, test_mw, test_uc, test_ud and test_xrc
+are.)
 """
 
 import argparse
@@ -47,6 +54,11 @@ RUNS = [
     ('send', ['{perf}', 'send_bw', '-s', '100', '-n', '200',
               '--no-progress']),
     ('atomic', ['{perf}', 'atomic_bw', '-n', '200', '--no-progress']),
+    ('opcodes', ['{tests}/test_opcodes']),
+    ('mw', ['{tests}/test_mw']),
+    ('uc', ['{tests}/test_uc']),
+    ('ud', ['{tests}/test_ud']),
+    ('xrc', ['{tests}/test_xrc']),
 ]
 
 
@@ -57,7 +69,8 @@ def run_captured(args, name, cmd):
     with open(ini, 'w') as f:
         f.write(CONFIG.format(pcap=pcap))
     env = dict(os.environ, DROCE_CONFIG=ini)
-    argv = [c.format(demo=args.demo, perf=args.perf) for c in cmd]
+    argv = [c.format(demo=args.demo, perf=args.perf, tests=args.tests)
+            for c in cmd]
     subprocess.run(argv, check=True, env=env, stdout=subprocess.DEVNULL)
     return [os.path.join(args.workdir, '%s-droce%d.pcap' % (name, d))
             for d in (0, 1)]
@@ -104,7 +117,8 @@ def check_capture(args, pcap, opcodes, others=True):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    for opt in ('demo', 'perf', 'loss', 'dump', 'tshark', 'workdir'):
+    for opt in ('demo', 'perf', 'loss', 'tests', 'dump', 'tshark',
+                'workdir'):
         ap.add_argument('--' + opt, required=True)
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
@@ -132,7 +146,17 @@ def main():
               'RC_RDMA_READ_REQUEST', 'RC_RDMA_READ_RESPONSE_FIRST',
               'RC_RDMA_READ_RESPONSE_MIDDLE', 'RC_RDMA_READ_RESPONSE_LAST',
               'RC_ACKNOWLEDGE', 'RC_ATOMIC_ACKNOWLEDGE', 'RC_COMPARE_SWAP',
-              'RC_FETCH_ADD', 'RC_RDMA_WRITE_LAST_WITH_IMMEDIATE']
+              'RC_FETCH_ADD', 'RC_RDMA_WRITE_LAST_WITH_IMMEDIATE',
+              'RC_SEND_ONLY_WITH_INVALIDATE',
+              'UC_SEND_ONLY', 'UC_SEND_ONLY_WITH_IMMEDIATE',
+              'UC_RDMA_WRITE_ONLY', 'UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE',
+              'UD_SEND_ONLY', 'UD_SEND_ONLY_WITH_IMMEDIATE',
+              'XRC_SEND_FIRST', 'XRC_SEND_MIDDLE', 'XRC_SEND_LAST',
+              'XRC_SEND_ONLY', 'XRC_RDMA_WRITE_ONLY',
+              'XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE', 'XRC_RDMA_READ_REQUEST',
+              'XRC_RDMA_READ_RESPONSE_FIRST', 'XRC_RDMA_READ_RESPONSE_LAST',
+              'XRC_COMPARE_SWAP', 'XRC_FETCH_ADD', 'XRC_ACKNOWLEDGE',
+              'XRC_ATOMIC_ACKNOWLEDGE']
     missing = [op for op in wanted if opcodes[op] == 0]
     if missing:
         bad.append('opcodes never seen: ' + ', '.join(missing))

@@ -17,7 +17,9 @@
     packets) sharing one SRQ, polling and with completion events, data
     checked; ibv_uc_pingpong (UC QPs), polling and with events;
     ibv_ud_pingpong (UD QPs: address handles, GRH), polling and with
-    events, data checked;
+    events, data checked; ibv_xsrq_pingpong (XRC: an XRC domain, an XRC
+    SRQ, initiator and target QPs), polling, with events, and with
+    messages of several packets;
   - perftest's ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw,
     ib_write_lat and ib_send_lat the same way, RC with their defaults,
     messages below and above the path MTU, and the SEND and WRITE ones
@@ -88,6 +90,13 @@ UC_PINGPONGS = [
 UD_PINGPONGS = [
     ('ud', ['-c', '-s', '1024', '-n', '500']),
     ('ud-events', ['-c', '-e', '-s', '100', '-n', '300']),
+]
+
+# (name, extra ibv_xsrq_pingpong arguments): XRC, one client
+XSRQ_PINGPONGS = [
+    ('xsrq', ['-n', '200']),
+    ('xsrq-events', ['-e', '-n', '100']),
+    ('xsrq-multi-packet', ['-s', '10000', '-n', '100']),
 ]
 
 # (tool, extra arguments): perftest's defaults (RC), messages below and
@@ -267,6 +276,18 @@ def test_pingpong(args, env, name, extra, port, tool='ibv_rc_pingpong'):
               'ibv_rc_pingpong -t reads completion timestamps')
 
 
+def test_xsrq(args, env, name, extra, port):
+    """ibv_xsrq_pingpong says 'success' once every message of every
+    client arrived through the SRQ and the termination handshake ran."""
+    argv = ['ibv_xsrq_pingpong', '-d', 'droce0', '-g', '0'] + extra
+    client, server = run_pair(args, env, name, argv, port)
+    for side, (code, o, e) in (('client', client), ('server', server)):
+        check(code == 0 and re.search(r'^success$', o, re.M) is not None,
+              'ibv_xsrq_pingpong %s %s: %s' %
+              (' '.join(extra), side, 'success' if code == 0
+               else 'exit %s: %s' % (code, (o + e).strip()[-300:])))
+
+
 def perf_result(out):
     """The figures of perftest's result line, or None."""
     lines = out.splitlines()
@@ -329,6 +350,9 @@ def main():
         port += 1
     for name, extra in UD_PINGPONGS:
         test_pingpong(args, env, name, extra, port, tool='ibv_ud_pingpong')
+        port += 1
+    for name, extra in XSRQ_PINGPONGS:
+        test_xsrq(args, env, name, extra, port)
         port += 1
     for tool, extra in PERFTESTS:
         name = tool + ''.join(extra).replace('-', '_')
