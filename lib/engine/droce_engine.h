@@ -185,6 +185,7 @@ droce_wq_publish(struct droce_wq *wq, uint32_t head, uint32_t n)
 #define DROCE_WQE_FENCE     (1u << 1)
 #define DROCE_WQE_SOLICITED (1u << 2)
 #define DROCE_WQE_INLINE    (1u << 3)
+#define DROCE_WQE_IP_CSUM   (1u << 4) /**< raw: fill IP and L4 checksums */
 
 /**
  * A send work request as posted; inline data or the SGEs follow it. The
@@ -418,6 +419,50 @@ struct droce_ah_eng;
  */
 struct droce_ah_eng *droce_ah_create(struct droce_dev *dev,
 				     const struct ibv_ah_attr *attr);
+
+/* ------------------------------------------------------------------------
+ * Flow rules (raw packet QPs).
+ */
+
+/** What a flow rule looks at (DROCE_FLOW_*), each field under a mask. */
+#define DROCE_FLOW_ETH   (1u << 0)
+#define DROCE_FLOW_IPV4  (1u << 1)
+#define DROCE_FLOW_IPV6  (1u << 2)
+#define DROCE_FLOW_TCP   (1u << 3)
+#define DROCE_FLOW_UDP   (1u << 4)
+
+/** A field of @p len bytes and its mask. */
+struct droce_flow_field {
+	uint8_t val[16];
+	uint8_t mask[16];
+};
+
+/**
+ * A flow rule, made from ibv_flow_attr and its specs by the verbs layer:
+ * a frame matches when every layer named is there and each field, under
+ * its mask, equals the rule's. Values are in network order.
+ */
+struct droce_flow_eng {
+	uint32_t layers;            /**< DROCE_FLOW_* */
+	bool sniffer;               /**< every frame, besides its own way */
+	struct droce_flow_field dmac, smac, ether_type;
+	struct droce_flow_field src_ip, dst_ip; /**< IPv4: the first 4 bytes */
+	struct droce_flow_field proto, tos, ttl; /**< IPv6: next hdr, class, hop */
+	struct droce_flow_field sport, dport;
+	struct droce_qp *qp;
+};
+
+/** Flow rules per device. */
+#define DROCE_MAX_FLOWS 64
+
+/**
+ * Steer the frames @p flow matches to its raw packet QP (flow->qp).
+ * @return 0 or -ENOMEM.
+ */
+int droce_flow_attach(struct droce_flow_eng *flow);
+
+/** Remove @p flow: the engine forgets it before this returns. */
+void droce_flow_detach(struct droce_flow_eng *flow);
 
 /** Multicast groups per device, and QPs per group. */
 #define DROCE_MAX_MCAST 64

@@ -171,6 +171,8 @@ struct droce_dev {
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
 	struct droce_srq_eng *srqs[DROCE_MAX_SRQ];  /**< by number - 1 */
 	uint64_t key_rand;
+	uint32_t nflows;              /**< flow rules (rx looks if > 0) */
+	struct droce_flow_eng *flows[DROCE_MAX_FLOWS];
 	uint32_t nmcast;              /**< groups in use (rx looks if > 0) */
 	struct droce_mcast mcast[DROCE_MAX_MCAST];
 	uint32_t neigh_pending;       /**< entries being resolved */
@@ -203,6 +205,19 @@ struct droce_mcast *droce_mcast_find(struct droce_dev *dev,
 
 /** Detach @p qp from every group of its device (it is going). */
 void droce_mcast_forget(struct droce_qp *qp);
+
+/**
+ * Offer a received frame to the flow rules of @p dev: each raw packet QP
+ * with a rule matching it gets a copy.
+ * @return true if a normal (not sniffer) rule took it.
+ */
+bool droce_flow_rx(struct droce_dev *dev, const struct rte_mbuf *m);
+
+/**
+ * Send the frame of raw packet WQE @p wqe of @p qp.
+ * @return false if out of mbufs (try again).
+ */
+bool droce_raw_qp_send(struct droce_qp *qp, struct droce_send_wqe *wqe);
 
 /** Queue @p m for transmission on @p dev (mirrored, flushed per burst). */
 void droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m);
@@ -435,6 +450,9 @@ struct droce_qp {
 
 	struct droce_qp_stats stats;
 };
+
+/** qp->tr of a raw packet QP: no RoCE transport. */
+#define DROCE_TR_NONE 0xff
 
 /** RC and XRC are acknowledged; UC and UD are not. */
 static inline bool

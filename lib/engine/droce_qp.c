@@ -86,7 +86,8 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 
 	if (cfg->type != IBV_QPT_RC && cfg->type != IBV_QPT_UC &&
 	    cfg->type != IBV_QPT_UD && cfg->type != IBV_QPT_XRC_SEND &&
-	    cfg->type != IBV_QPT_XRC_RECV) {
+	    cfg->type != IBV_QPT_XRC_RECV &&
+	    cfg->type != IBV_QPT_RAW_PACKET) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -123,11 +124,15 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	qp->tr = cfg->type == IBV_QPT_UC ? DROCE_TR_UC :
 		cfg->type == IBV_QPT_UD ? DROCE_TR_UD :
 		cfg->type == IBV_QPT_XRC_SEND || cfg->type == IBV_QPT_XRC_RECV ?
-		DROCE_TR_XRC : DROCE_TR_RC;
+		DROCE_TR_XRC : cfg->type == IBV_QPT_RAW_PACKET ? DROCE_TR_NONE :
+		DROCE_TR_RC;
 	if (qp->tr == DROCE_TR_UD) {
 		/* a datagram is one packet of at most the port's MTU */
 		qp->path_mtu = dev->active_mtu;
 		qp->mtu = droce_mtu_bytes(dev->active_mtu);
+	} else if (qp->tr == DROCE_TR_NONE) {
+		/* a raw WR is one frame */
+		qp->mtu = dev->eth_mtu + RTE_ETHER_HDR_LEN + 4;
 	}
 	qp->state = IBV_QPS_RESET;
 	qp->resp.opcode = 0xff;

@@ -245,6 +245,18 @@ send_ud(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	return true;
 }
 
+/* Send the frame of a raw packet WR: it is done once out. */
+static bool
+send_raw(struct droce_qp *qp, struct droce_send_wqe *wqe,
+	 struct droce_swqe *st)
+{
+	if (!droce_raw_qp_send(qp, wqe))
+		return false;
+	st->state = DROCE_WQE_DONE;
+	qp->req.cons++;
+	return true;
+}
+
 /*
  * Send the request of a READ (for what has not arrived yet) or an atomic,
  * the requester staying where it is. @return false if out of mbufs.
@@ -420,8 +432,10 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
+	/* (a UD or raw WR has its own destination) */
 	if (qp->req.rnr_wait ||
-	    (qp->tr != DROCE_TR_UD && !droce_qp_path_ready(qp, now)))
+	    (qp->tr != DROCE_TR_UD && qp->tr != DROCE_TR_NONE &&
+	     !droce_qp_path_ready(qp, now)))
 		return;
 	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
 	/* WQEs new since the last pass: fresh, and worth fetching early
@@ -494,6 +508,8 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 		}
 		if (qp->tr == DROCE_TR_UD)
 			ok = send_ud(qp, wqe, st, now);
+		else if (qp->tr == DROCE_TR_NONE)
+			ok = send_raw(qp, wqe, st);
 		else if (is_rd_atomic(wqe->opcode))
 			ok = send_rd_atomic(qp, wqe, st);
 		else

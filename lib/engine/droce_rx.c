@@ -116,6 +116,9 @@ droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now)
 	dev->stats.rx_bytes += m->data_len;
 	if (dev->mirror != NULL)
 		droce_mirror_frame(dev->mirror, m);
+	/* raw packet QPs' flow rules see frames first */
+	if (unlikely(dev->nflows != 0) && droce_flow_rx(dev, m))
+		goto drop;
 	frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	if (m->data_len < sizeof(*eth)) {
 		dev->stats.rx_malformed++;

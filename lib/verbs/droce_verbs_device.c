@@ -220,7 +220,7 @@ fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
 		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
-		IBV_DEVICE_XRC;
+		IBV_DEVICE_XRC | IBV_DEVICE_RAW_IP_CSUM;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = 65536;
@@ -270,6 +270,7 @@ droce_query_device_ex(struct ibv_context *context,
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = droce_clock_hz() / 1000;
 	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	a.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
 	a.max_dm_size = 0;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	return 0;

@@ -65,6 +65,7 @@ droce_verbs_set_ops(struct droce_context *ctx)
 	ctx->vctx.create_srq_ex = droce_create_srq_ex;
 	droce_verbs_set_mw_ops(ctx);
 	droce_verbs_set_xrc_ops(ctx);
+	droce_verbs_set_flow_ops(ctx);
 	set_compat_ops(ctx);
 }
 

@@ -104,6 +104,9 @@ to_xrcd(struct ibv_xrcd *x)
 	return container_of(x, struct droce_xrcd, xrcd);
 }
 
+/** Install the flow rule operations in @p ctx. */
+void droce_verbs_set_flow_ops(struct droce_context *ctx);
+
 /** Install the XRC domain operations in @p ctx. */
 void droce_verbs_set_xrc_ops(struct droce_context *ctx);
 
@@ -139,7 +142,11 @@ struct droce_qp_v {
 	pthread_mutex_t modify_lock;
 	struct droce_qpx_batch *batch;  /**< with send_ops_flags: ibv_wr_* */
 	struct droce_xrcd *xrcd;        /**< XRC_RECV: its domain */
+	uint32_t flows;                 /**< raw: rules steering to it */
 };
+
+/** Does this process have CAP_NET_RAW (raw QPs, privileged Q_Keys)? */
+bool droce_has_net_raw(void);
 
 static inline struct droce_context *
 to_ctx(struct ibv_context *c)

@@ -99,6 +99,24 @@ static const struct transition ud_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	ST(ERR, ERR) = { true, 0, 0 },
 };
 
+/* Raw packet: a port, nothing else. */
+static const struct transition raw_table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	ST(RESET, RESET) = { true, 0, 0 },
+	ST(RESET, INIT) = { true, IBV_QP_PORT, 0 },
+	ST(INIT, RESET) = { true, 0, 0 },
+	ST(INIT, ERR) = { true, 0, 0 },
+	ST(INIT, INIT) = { true, 0, IBV_QP_PORT },
+	ST(INIT, RTR) = { true, 0, 0 },
+	ST(RTR, RESET) = { true, 0, 0 },
+	ST(RTR, ERR) = { true, 0, 0 },
+	ST(RTR, RTS) = { true, 0, 0 },
+	ST(RTS, RESET) = { true, 0, 0 },
+	ST(RTS, ERR) = { true, 0, 0 },
+	ST(RTS, RTS) = { true, 0, 0 },
+	ST(ERR, RESET) = { true, 0, 0 },
+	ST(ERR, ERR) = { true, 0, 0 },
+};
+
 int
 droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 		    enum ibv_qp_state next, int mask)
@@ -118,10 +136,12 @@ droce_qp_attr_check(enum ibv_qp_type type, enum ibv_qp_state cur,
 
 	if ((type != IBV_QPT_RC && type != IBV_QPT_UC &&
 	     type != IBV_QPT_UD && type != IBV_QPT_XRC_SEND &&
-	     type != IBV_QPT_XRC_RECV) ||
+	     type != IBV_QPT_XRC_RECV && type != IBV_QPT_RAW_PACKET) ||
 	    cur > IBV_QPS_ERR || next > IBV_QPS_ERR)
 		return EINVAL;
-	t = type == IBV_QPT_UD ? &ud_table[cur][next] : &rc_table[cur][next];
+	t = type == IBV_QPT_UD ? &ud_table[cur][next] :
+		type == IBV_QPT_RAW_PACKET ? &raw_table[cur][next] :
+		&rc_table[cur][next];
 	if (!t->valid)
 		return EINVAL;
 	if (type == IBV_QPT_UC)
@@ -194,8 +214,14 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	uint32_t send_payload;
 
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD && !ini && !tgt) {
+	    attr->qp_type != IBV_QPT_UD && !ini && !tgt &&
+	    attr->qp_type != IBV_QPT_RAW_PACKET) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->qp_type == IBV_QPT_RAW_PACKET &&
+	    (attr->srq != NULL || !droce_has_net_raw())) {
+		errno = attr->srq != NULL ? EINVAL : EPERM;
 		return NULL;
 	}
 	if ((attr->srq != NULL && attr->srq->context != context) ||
@@ -397,6 +423,10 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct droce_qp_v *qp = to_qp(ibqp);
 
+	/* as the kernel: flow rules steering to it go first */
+	if (__atomic_load_n(&qp->flows, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+
 	droce_qp_destroy(qp->eng);
 	if (qp->send_cq != NULL) {
 		cq_clean(qp->send_cq, qp);
@@ -435,11 +465,11 @@ wq_reset(struct droce_wq *wq)
 }
 
 /*
- * May this process give a QP a privileged Q_Key (high bit set)? As in
- * Linux, only with CAP_NET_RAW.
+ * Linux lets only a process with CAP_NET_RAW make a raw packet QP or give
+ * a QP a privileged Q_Key (high bit set); so does droce.
  */
-static bool
-may_use_privileged_qkey(void)
+bool
+droce_has_net_raw(void)
 {
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
@@ -478,7 +508,7 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		goto out;
 	}
 	if ((attr_mask & IBV_QP_QKEY) && (attr->qkey & DROCE_QKEY_PRIVILEGED) &&
-	    !may_use_privileged_qkey()) {
+	    !droce_has_net_raw()) {
 		ret = EPERM;
 		goto out;
 	}
@@ -578,6 +608,28 @@ bind_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/* @return 0, or why the WR cannot be posted on a raw packet QP. */
+static int
+raw_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+	     uint64_t len)
+{
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+		break;
+	case IBV_WR_TSO:
+		return EOPNOTSUPP;      /* not there yet */
+	default:
+		return EINVAL;
+	}
+	/* a whole frame: an Ethernet header, at most the MTU after it (and
+	 * a VLAN tag) */
+	if (len < RTE_ETHER_HDR_LEN ||
+	    len > (uint64_t)qp->ctx->attr.eth_mtu + RTE_ETHER_HDR_LEN + 4 ||
+	    (wr->send_flags & IBV_SEND_FENCE))
+		return EINVAL;
+	return 0;
+}
+
 /* @return 0, or why the WR cannot be posted on this QP. */
 static int
 send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
@@ -588,7 +640,7 @@ send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	uint64_t len = 0;
 	int i;
 
-	if (type == IBV_QPT_UD)
+	if (type == IBV_QPT_UD || type == IBV_QPT_RAW_PACKET)
 		goto common;
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
@@ -624,7 +676,8 @@ send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	}
 common:
 	if ((wr->send_flags & ~(unsigned int)KNOWN_SEND_FLAGS) ||
-	    (wr->send_flags & IBV_SEND_IP_CSUM))
+	    ((wr->send_flags & IBV_SEND_IP_CSUM) &&
+	     type != IBV_QPT_RAW_PACKET))
 		return EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
@@ -634,8 +687,14 @@ common:
 		len += wr->sg_list[i].length;
 	if (len > (1ull << 31))
 		return EINVAL;
-	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD) {
+	if (type == IBV_QPT_UD) {
 		int err = ud_wr_check(qp, wr, len);
+
+		if (err != 0)
+			return err;
+	}
+	if (type == IBV_QPT_RAW_PACKET) {
+		int err = raw_wr_check(qp, wr, len);
 
 		if (err != 0)
 			return err;
@@ -670,6 +729,8 @@ send_wqe_build(const struct droce_qp_v *qp, struct droce_send_wqe *wqe,
 		wqe->flags |= DROCE_WQE_FENCE;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		wqe->flags |= DROCE_WQE_SOLICITED;
+	if (wr->send_flags & IBV_SEND_IP_CSUM)
+		wqe->flags |= DROCE_WQE_IP_CSUM;
 	wqe->imm = wr->imm_data;
 	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
 		/* no data: a window's bind, or the key to invalidate (imm) */

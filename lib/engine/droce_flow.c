@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Raw packet QPs: whole Ethernet frames. A raw QP sends the frame its
+ * WR holds, its IP and TCP/UDP checksums filled in on request; it
+ * receives the frames its flow rules match, offered here before the RoCE
+ * path sees them. A normal rule takes a frame away from the engine,
+ * except what droce's own transport lives on (RoCEv2, ARP, neighbour
+ * discovery), which the engine always keeps; a sniffer rule gets a copy
+ * of every frame.
+ */
+
+#include <errno.h>
+
+#include <rte_ip.h>
+
+#include "droce_engine_pvt.h"
+
+#define ETH_P_VLAN 0x8100
+#define IPPROTO_UDP_ 17
+#define IPPROTO_TCP_ 6
+#define IP_PROTO_ICMPV6 58
+
+/* Where the layers of a frame are; NULL where it has none. */
+struct frame_view {
+	const uint8_t *eth;
+	const uint8_t *ether_type;  /**< after any VLAN tag */
+	const uint8_t *ip4;
+	const uint8_t *ip6;
+	const uint8_t *l4;
+	uint8_t proto;
+};
+
+static void
+frame_view(const uint8_t *f, uint32_t len, struct frame_view *v)
+{
+	uint32_t off = 12;
+	uint16_t type;
+
+	memset(v, 0, sizeof(*v));
+	if (len < 14)
+		return;
+	v->eth = f;
+	type = droce_get_be16(f + off);
+	if (type == ETH_P_VLAN && len >= 18) {
+		off += 4;
+		type = droce_get_be16(f + off);
+	}
+	v->ether_type = f + off;
+	off += 2;
+	if (type == RTE_ETHER_TYPE_IPV4 && len >= off + 20 &&
+	    (f[off] >> 4) == 4 && len >= off + (f[off] & 0xfu) * 4u) {
+		v->ip4 = f + off;
+		v->proto = f[off + 9];
+		off += (f[off] & 0xfu) * 4u;
+	} else if (type == RTE_ETHER_TYPE_IPV6 && len >= off + 40) {
+		v->ip6 = f + off;
+		v->proto = f[off + 6];
+		off += 40;
+	} else {
+		return;
+	}
+	if ((v->proto == IPPROTO_UDP_ && len >= off + 8) ||
+	    (v->proto == IPPROTO_TCP_ && len >= off + 20))
+		v->l4 = f + off;
+}
+
+static bool
+field_ok(const uint8_t *p, const struct droce_flow_field *f, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if ((p[i] & f->mask[i]) != (f->val[i] & f->mask[i]))
+			return false;
+	return true;
+}
+
+static bool
+flow_match(const struct droce_flow_eng *fl, const struct frame_view *v)
+{
+	uint32_t l = fl->layers;
+
+	if (l & DROCE_FLOW_ETH) {
+		if (v->eth == NULL || !field_ok(v->eth, &fl->dmac, 6) ||
+		    !field_ok(v->eth + 6, &fl->smac, 6) ||
+		    !field_ok(v->ether_type, &fl->ether_type, 2))
+			return false;
+	}
+	if (l & DROCE_FLOW_IPV4) {
+		if (v->ip4 == NULL || !field_ok(v->ip4 + 12, &fl->src_ip, 4) ||
+		    !field_ok(v->ip4 + 16, &fl->dst_ip, 4) ||
+		    !field_ok(v->ip4 + 9, &fl->proto, 1) ||
+		    !field_ok(v->ip4 + 1, &fl->tos, 1) ||
+		    !field_ok(v->ip4 + 8, &fl->ttl, 1))
+			return false;
+	}
+	if (l & DROCE_FLOW_IPV6) {
+		uint8_t tclass;
+
+		if (v->ip6 == NULL)
+			return false;
+		tclass = (uint8_t)(droce_get_be32(v->ip6) >> 20);
+		if (!field_ok(v->ip6 + 8, &fl->src_ip, 16) ||
+		    !field_ok(v->ip6 + 24, &fl->dst_ip, 16) ||
+		    !field_ok(v->ip6 + 6, &fl->proto, 1) ||
+		    !field_ok(&tclass, &fl->tos, 1) ||
+		    !field_ok(v->ip6 + 7, &fl->ttl, 1))
+			return false;
+	}
+	if (l & (DROCE_FLOW_TCP | DROCE_FLOW_UDP)) {
+		uint8_t want = (l & DROCE_FLOW_TCP) ? IPPROTO_TCP_ :
+			IPPROTO_UDP_;
+
+		if (v->l4 == NULL || v->proto != want ||
+		    !field_ok(v->l4, &fl->sport, 2) ||
+		    !field_ok(v->l4 + 2, &fl->dport, 2))
+			return false;
+	}
+	return true;
+}
+
+/* Frames the engine's own transport needs, whatever the rules say. */
+static bool
+engine_frame(const struct frame_view *v)
+{
+	uint16_t type;
+
+	if (v->ether_type == NULL)
+		return false;
+	type = droce_get_be16(v->ether_type);
+	if (type == RTE_ETHER_TYPE_ARP)
+		return true;
+	if (v->ip6 != NULL && v->proto == IP_PROTO_ICMPV6)
+		return true;
+	return v->l4 != NULL && v->proto == IPPROTO_UDP_ &&
+		droce_get_be16(v->l4 + 2) == DROCE_UDP_PORT;
+}
+
+/*
+ * IPv4 with TCP or UDP whose checksums are right (a UDP checksum of 0,
+ * none, is not): IBV_WC_IP_CSUM_OK. The sum of a header or segment with
+ * its checksum in is all ones.
+ */
+static uint16_t
+csum_flags(const struct frame_view *v, uint32_t frame_len)
+{
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)v->ip4;
+	uint32_t hlen, l4_len, sum;
+
+	if (ip == NULL || v->l4 == NULL)
+		return 0;
+	hlen = rte_ipv4_hdr_len(ip);
+	l4_len = rte_be_to_cpu_16(ip->total_length);
+	if (l4_len < hlen || v->l4 + (l4_len - hlen) > v->eth + frame_len ||
+	    rte_raw_cksum(ip, hlen) != 0xffff)
+		return 0;
+	l4_len -= hlen;
+	if (v->proto == IPPROTO_UDP_ && v->l4[6] == 0 && v->l4[7] == 0)
+		return 0;
+	sum = (uint32_t)rte_ipv4_phdr_cksum(ip, 0) +
+		rte_raw_cksum(v->l4, l4_len);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff ? IBV_WC_IP_CSUM_OK : 0;
+}
+
+/* The next receive WQE of raw QP @p qp takes the frame. */
+static void
+raw_deliver(struct droce_qp *qp, const uint8_t *f, uint32_t len,
+	    uint16_t wc_flags)
+{
+	struct droce_wq *rq = qp->cfg.rq;
+	struct droce_recv_wqe *wqe;
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+	uint32_t idx = qp->resp.rq_cons;
+
+	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
+		return;
+	if (idx == __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE)) {
+		qp->stats.rx_dropped++;
+		return;
+	}
+	wqe = droce_wq_slot(rq, idx);
+	if (droce_sge_check(qp->dev, qp->cfg.pd, droce_recv_wqe_sge(wqe),
+			    wqe->num_sge, true) != 0)
+		st = IBV_WC_LOC_PROT_ERR;
+	else if (len > wqe->length)
+		st = IBV_WC_LOC_LEN_ERR;
+	else
+		droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, 0, f,
+				len);
+	qp->stats.rx_pkts++;
+	droce_qp_recv_cqe(qp, idx, wqe->wr_id, st, IBV_WC_RECV,
+			  st == IBV_WC_SUCCESS ? len : 0,
+			  st == IBV_WC_SUCCESS ? wc_flags : 0, 0, false);
+	qp->resp.rq_cons = idx + 1;
+	if (st != IBV_WC_SUCCESS)
+		droce_qp_error(qp);
+}
+
+bool
+droce_flow_rx(struct droce_dev *dev, const struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct frame_view v;
+	bool taken = false;
+	uint16_t flags = 0;
+	bool flags_done = false;
+	uint32_t i;
+
+	frame_view(f, m->data_len, &v);
+	for (i = 0; i < dev->nflows; i++) {
+		struct droce_flow_eng *fl = dev->flows[i];
+
+		/* a normal rule takes a frame once, the first that matches */
+		if ((!fl->sniffer && taken) || !flow_match(fl, &v))
+			continue;
+		if (!flags_done) {
+			flags = csum_flags(&v, m->data_len);
+			flags_done = true;
+		}
+		raw_deliver(fl->qp, f, m->data_len, flags);
+		if (!fl->sniffer)
+			taken = true;
+	}
+	return taken && !engine_frame(&v);
+}
+
+/* Fill the IPv4 header and TCP/UDP checksums of a frame to send. */
+static void
+raw_csum(uint8_t *f, uint32_t len)
+{
+	struct frame_view v;
+
+	frame_view(f, len, &v);
+	if (v.ip4 != NULL) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(uintptr_t)v.ip4;
+
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		if (v.l4 != NULL) {
+			uint8_t *c = (uint8_t *)(uintptr_t)v.l4 +
+				(v.proto == IPPROTO_TCP_ ? 16 : 6);
+			uint16_t sum;
+
+			c[0] = 0;
+			c[1] = 0;
+			sum = rte_ipv4_udptcp_cksum(ip, v.l4);
+			memcpy(c, &sum, 2);
+		}
+	} else if (v.ip6 != NULL && v.l4 != NULL) {
+		const struct rte_ipv6_hdr *ip =
+			(const struct rte_ipv6_hdr *)v.ip6;
+		uint8_t *c = (uint8_t *)(uintptr_t)v.l4 +
+			(v.proto == IPPROTO_TCP_ ? 16 : 6);
+		uint16_t sum;
+
+		c[0] = 0;
+		c[1] = 0;
+		sum = rte_ipv6_udptcp_cksum(ip, v.l4);
+		memcpy(c, &sum, 2);
+	}
+}
+
+bool
+droce_raw_qp_send(struct droce_qp *qp, struct droce_send_wqe *wqe)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
+	uint8_t *f;
+
+	if (m == NULL) {
+		qp->dev->stats.no_mbuf++;
+		return false;
+	}
+	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)wqe->length);
+	if (f == NULL) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	if (wqe->flags & DROCE_WQE_INLINE)
+		memcpy(f, droce_send_wqe_sge(wqe), wqe->length);
+	else
+		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, 0, f,
+			       wqe->length);
+	if (wqe->flags & DROCE_WQE_IP_CSUM)
+		raw_csum(f, wqe->length);
+	qp->stats.tx_pkts++;
+	droce_dev_tx(qp->dev, m);
+	return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Rules, on the engine lcore of their QP's device.
+ */
+
+static int
+flow_insert(struct droce_dev *dev, void *arg)
+{
+	struct droce_flow_eng *flow = arg;
+
+	if (dev->nflows == DROCE_MAX_FLOWS)
+		return -ENOMEM;
+	dev->flows[dev->nflows++] = flow;
+	return 0;
+}
+
+int
+droce_flow_attach(struct droce_flow_eng *flow)
+{
+	return droce_dev_call(flow->qp->dev, flow_insert, flow);
+}
+
+static int
+flow_remove(struct droce_dev *dev, void *arg)
+{
+	struct droce_flow_eng *flow = arg;
+	uint32_t i;
+
+	for (i = 0; i < dev->nflows; i++)
+		if (dev->flows[i] == flow)
+			break;
+	if (i == dev->nflows)
+		return 0;
+	/* keep the order: the first normal rule to match takes a frame */
+	memmove(&dev->flows[i], &dev->flows[i + 1],
+		(dev->nflows - i - 1) * sizeof(dev->flows[0]));
+	dev->nflows--;
+	return 0;
+}
+
+void
+droce_flow_detach(struct droce_flow_eng *flow)
+{
+	droce_dev_call(flow->qp->dev, flow_remove, flow);
+}

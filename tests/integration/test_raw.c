@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Raw packet QPs and flow rules, droce0 (a) to droce1 (b), through the
+ * verbs API:
+ *  - a frame of an Ethernet type of its own, sent whole by a's raw QP,
+ *    reaches b's raw QP through a rule on b's MAC and that type, byte
+ *    for byte; without the rule, or after ibv_destroy_flow, it does not;
+ *  - IPv4/UDP, IPv4/TCP and IPv6/UDP frames sent with zeroed checksums
+ *    and IBV_SEND_IP_CSUM arrive with right ones (checked here, and
+ *    IBV_WC_IP_CSUM_OK on IPv4), steered by IP address and port rules;
+ *    a rule on another port does not take them;
+ *  - a sniffer rule sees RoCE traffic too, and RoCE between the devices
+ *    keeps working while a broad rule is in place;
+ *  - the rules: flows on raw QPs only, unknown spec types EOPNOTSUPP,
+ *    a QP with rules does not go, frames shorter than an Ethernet header
+ *    or longer than the MTU refused, CAP_NET_RAW needed (EPERM).
+ */
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <droce.h>
+
+#include "harness.h"
+
+#define BUF (1u << 20)
+#define RECV_OFF (512u * 1024)
+#define SLOT 2048
+#define ETYPE 0x88b5            /* local experimental */
+
+static struct ep_opts opts;
+static struct ep a, b;
+static uint8_t mac_a[6], mac_b[6];
+
+static int
+raw_up(struct ep *e)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PORT) != 0)
+		return -1;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE) != 0)
+		return -1;
+	attr.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(e->qp, &attr, IBV_QP_STATE);
+}
+
+static int
+setup(void **state)
+{
+	int i;
+
+	(void)state;
+	ep_opts_default(&opts);
+	opts.qp_type = IBV_QPT_RAW_PACKET;
+	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
+		return -1;
+	if (raw_up(&a) != 0 || raw_up(&b) != 0)
+		return -1;
+	if (droce_query_mac(a.ctx, mac_a) != 0 ||
+	    droce_query_mac(b.ctx, mac_b) != 0)
+		return -1;
+	for (i = 0; i < 64; i++)
+		if (ep_post_recv(&b, i, RECV_OFF + (size_t)i * SLOT, SLOT) != 0)
+			return -1;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	ep_close(&a);
+	ep_close(&b);
+	return 0;
+}
+
+/* An Ethernet header from a to b of @p type at @p f. */
+static size_t
+eth(uint8_t *f, uint16_t type)
+{
+	memcpy(f, mac_b, 6);
+	memcpy(f + 6, mac_a, 6);
+	f[12] = (uint8_t)(type >> 8);
+	f[13] = (uint8_t)type;
+	return 14;
+}
+
+/* Send a's buffer [0, len) as one frame. */
+static void
+send_frame(uint32_t len, unsigned int flags)
+{
+	struct ibv_wc wc;
+
+	assert_int_equal(ep_post(&a, IBV_WR_SEND, len, 0, len, NULL, 0,
+				 flags | IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.opcode, IBV_WC_SEND);
+	assert_int_equal(wc.wr_id, len);
+}
+
+/* Expect b's next receive to hold @p len bytes of a's buffer. */
+static void
+expect_frame(uint32_t len, struct ibv_wc *wc)
+{
+	assert_int_equal(ep_poll(b.rcq, wc, 1, 2000), 1);
+	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	assert_int_equal(wc->opcode, IBV_WC_RECV);
+	assert_int_equal(wc->byte_len, len);
+	assert_memory_equal(b.buf + RECV_OFF + wc->wr_id * SLOT, a.buf, len);
+}
+
+/* A rule for b's raw QP from the specs after @p attr. */
+static struct ibv_flow *
+rule(struct ibv_flow_attr *attr, unsigned int nspecs, size_t size)
+{
+	attr->type = IBV_FLOW_ATTR_NORMAL;
+	attr->size = (uint16_t)size;
+	attr->num_of_specs = (uint8_t)nspecs;
+	attr->port = 1;
+	return ibv_create_flow(b.qp, attr);
+}
+
+struct eth_rule {
+	struct ibv_flow_attr attr;
+	struct ibv_flow_spec_eth eth;
+} __attribute__((packed));
+
+static struct ibv_flow *
+eth_rule(uint16_t type)
+{
+	struct eth_rule r;
+
+	memset(&r, 0, sizeof(r));
+	r.eth.type = IBV_FLOW_SPEC_ETH;
+	r.eth.size = sizeof(r.eth);
+	memcpy(r.eth.val.dst_mac, mac_b, 6);
+	memset(r.eth.mask.dst_mac, 0xff, 6);
+	r.eth.val.ether_type = htobe16(type);
+	r.eth.mask.ether_type = 0xffff;
+	return rule(&r.attr, 1, sizeof(r));
+}
+
+static void
+test_raw_eth(void **state)
+{
+	struct ibv_flow *f;
+	struct ibv_wc wc;
+	uint32_t len;
+
+	(void)state;
+	len = (uint32_t)eth(a.buf, ETYPE);
+	fill_pattern(a.buf + len, 500, 1);
+	len += 500;
+	/* no rule: nothing */
+	send_frame(len, 0);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+
+	f = eth_rule(ETYPE);
+	assert_non_null(f);
+	send_frame(len, 0);
+	expect_frame(len, &wc);
+	assert_false(wc.wc_flags & IBV_WC_IP_CSUM_OK);
+	/* inline, and the shortest frame: a bare header */
+	assert_int_equal(ep_post(&a, IBV_WR_SEND, 14, 0, 14, NULL, 0,
+				 IBV_SEND_SIGNALED | IBV_SEND_INLINE), 0);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+	expect_frame(14, &wc);
+	/* another type is not this rule's */
+	eth(a.buf, ETYPE + 1);
+	send_frame(len, 0);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+
+	assert_int_equal(ibv_destroy_flow(f), 0);
+	eth(a.buf, ETYPE);
+	send_frame(len, 0);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+}
+
+static uint16_t
+csum16(const uint8_t *p, size_t n, uint32_t sum)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		sum += (uint32_t)p[n - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/*
+ * An IPv4 (or IPv6) frame to b's address with a UDP or TCP segment of
+ * @p payload bytes from port 4000 to @p dport, checksums zero. @return
+ * its length.
+ */
+static uint32_t
+ip_frame(bool v6, bool tcp, uint16_t dport, uint32_t payload)
+{
+	uint8_t *f = a.buf;
+	size_t l3 = eth(f, v6 ? 0x86dd : 0x0800);
+	uint32_t l4len = (tcp ? 20 : 8) + payload;
+	uint8_t *ip = f + l3, *l4;
+
+	if (v6) {
+		memset(ip, 0, 40);
+		ip[0] = 0x60;
+		ip[4] = (uint8_t)(l4len >> 8);
+		ip[5] = (uint8_t)l4len;
+		ip[6] = tcp ? 6 : 17;
+		ip[7] = 64;
+		memcpy(ip + 8, a.gid.raw, 16);
+		memcpy(ip + 24, b.gid.raw, 16);
+		l4 = ip + 40;
+	} else {
+		uint16_t tot = (uint16_t)(20 + l4len);
+
+		memset(ip, 0, 20);
+		ip[0] = 0x45;
+		ip[2] = (uint8_t)(tot >> 8);
+		ip[3] = (uint8_t)tot;
+		ip[8] = 64;
+		ip[9] = tcp ? 6 : 17;
+		memcpy(ip + 12, a.gid.raw + 12, 4);
+		memcpy(ip + 16, b.gid.raw + 12, 4);
+		l4 = ip + 20;
+	}
+	memset(l4, 0, tcp ? 20 : 8);
+	l4[0] = 4000 >> 8;
+	l4[1] = 4000 & 0xff;
+	l4[2] = (uint8_t)(dport >> 8);
+	l4[3] = (uint8_t)dport;
+	if (tcp) {
+		l4[12] = 5 << 4;
+		l4[13] = 0x18;
+	} else {
+		l4[4] = (uint8_t)(l4len >> 8);
+		l4[5] = (uint8_t)l4len;
+	}
+	fill_pattern(l4 + (tcp ? 20 : 8), payload, dport);
+	return (uint32_t)(l4 + l4len - f);
+}
+
+/* Check the checksums of the frame at @p f as an independent party. */
+static void
+check_csums(const uint8_t *f, bool v6, bool tcp)
+{
+	const uint8_t *ip = f + 14, *l4;
+	uint32_t l4len, pseudo = 0;
+	uint8_t ph[40];
+
+	if (v6) {
+		l4 = ip + 40;
+		l4len = (uint32_t)ip[4] << 8 | ip[5];
+		memcpy(ph, ip + 8, 32);
+		pseudo = csum16(ph, 32, 0) + l4len + ip[6];
+	} else {
+		assert_int_equal(csum16(ip, 20, 0), 0xffff);
+		l4 = ip + 20;
+		l4len = ((uint32_t)ip[2] << 8 | ip[3]) - 20;
+		pseudo = csum16(ip + 12, 8, 0) + l4len + ip[9];
+	}
+	assert_int_not_equal(l4[tcp ? 16 : 6] | l4[tcp ? 17 : 7], 0);
+	assert_int_equal(csum16(l4, l4len, pseudo), 0xffff);
+}
+
+struct l4_rule {
+	struct ibv_flow_attr attr;
+	struct ibv_flow_spec_ipv4 ip;
+	struct ibv_flow_spec_tcp_udp l4;
+} __attribute__((packed));
+
+struct l4_rule6 {
+	struct ibv_flow_attr attr;
+	struct ibv_flow_spec_ipv6 ip;
+	struct ibv_flow_spec_tcp_udp l4;
+} __attribute__((packed));
+
+static struct ibv_flow *
+l4_rule(bool v6, bool tcp, uint16_t dport)
+{
+	if (v6) {
+		struct l4_rule6 r;
+
+		memset(&r, 0, sizeof(r));
+		r.ip.type = IBV_FLOW_SPEC_IPV6;
+		r.ip.size = sizeof(r.ip);
+		memcpy(r.ip.val.dst_ip, b.gid.raw, 16);
+		memset(r.ip.mask.dst_ip, 0xff, 16);
+		r.l4.type = tcp ? IBV_FLOW_SPEC_TCP : IBV_FLOW_SPEC_UDP;
+		r.l4.size = sizeof(r.l4);
+		r.l4.val.dst_port = htobe16(dport);
+		r.l4.mask.dst_port = 0xffff;
+		return rule(&r.attr, 2, sizeof(r));
+	} else {
+		struct l4_rule r;
+
+		memset(&r, 0, sizeof(r));
+		r.ip.type = IBV_FLOW_SPEC_IPV4;
+		r.ip.size = sizeof(r.ip);
+		memcpy(&r.ip.val.dst_ip, b.gid.raw + 12, 4);
+		r.ip.mask.dst_ip = 0xffffffff;
+		r.l4.type = tcp ? IBV_FLOW_SPEC_TCP : IBV_FLOW_SPEC_UDP;
+		r.l4.size = sizeof(r.l4);
+		r.l4.val.dst_port = htobe16(dport);
+		r.l4.mask.dst_port = 0xffff;
+		return rule(&r.attr, 2, sizeof(r));
+	}
+}
+
+static void
+ip_case(bool v6, bool tcp)
+{
+	struct ibv_flow *other = l4_rule(v6, tcp, 5001);
+	struct ibv_flow *f = l4_rule(v6, tcp, 5000);
+	uint32_t len;
+	struct ibv_wc wc;
+
+	assert_non_null(other);
+	assert_non_null(f);
+	len = ip_frame(v6, tcp, 5000, 300);
+	send_frame(len, IBV_SEND_IP_CSUM);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, len);
+	check_csums(b.buf + RECV_OFF + wc.wr_id * SLOT, v6, tcp);
+	/* the IPv4 receive side saw them right too */
+	assert_int_equal(!!(wc.wc_flags & IBV_WC_IP_CSUM_OK), !v6);
+	/* the payload is what was sent */
+	assert_memory_equal(b.buf + RECV_OFF + wc.wr_id * SLOT + len - 300,
+			    a.buf + len - 300, 300);
+	/* a port no rule names: nothing */
+	len = ip_frame(v6, tcp, 5002, 300);
+	send_frame(len, IBV_SEND_IP_CSUM);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+	assert_int_equal(ibv_destroy_flow(f), 0);
+	assert_int_equal(ibv_destroy_flow(other), 0);
+}
+
+static void
+test_raw_ipv4_udp(void **state)
+{
+	(void)state;
+	ip_case(false, false);
+}
+
+static void
+test_raw_ipv4_tcp(void **state)
+{
+	(void)state;
+	ip_case(false, true);
+}
+
+static void
+test_raw_ipv6_udp(void **state)
+{
+	(void)state;
+	ip_case(true, false);
+}
+
+/* RoCE keeps working under a broad rule; a sniffer sees it. */
+static void
+test_raw_sniffer_and_roce(void **state)
+{
+	struct ibv_flow_attr sn = {
+		.type = IBV_FLOW_ATTR_SNIFFER, .size = sizeof(sn), .port = 1,
+	};
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} __attribute__((packed)) all;
+	struct ibv_flow *sniff, *broad;
+	struct ep_opts ro;
+	struct ep c, d;
+	struct ibv_wc wc;
+	int got = 0;
+
+	(void)state;
+	sniff = ibv_create_flow(b.qp, &sn);
+	assert_non_null(sniff);
+	/* every frame to b's MAC */
+	memset(&all, 0, sizeof(all));
+	all.eth.type = IBV_FLOW_SPEC_ETH;
+	all.eth.size = sizeof(all.eth);
+	memcpy(all.eth.val.dst_mac, mac_b, 6);
+	memset(all.eth.mask.dst_mac, 0xff, 6);
+	broad = rule(&all.attr, 1, sizeof(all));
+	assert_non_null(broad);
+
+	ep_opts_default(&ro);
+	assert_int_equal(ep_open(&c, 0, 1 << 16, &ro), 0);
+	assert_int_equal(ep_open(&d, 1, 1 << 16, &ro), 0);
+	assert_int_equal(ep_connect(&c, &d, &ro), 0);
+	assert_int_equal(ep_connect(&d, &c, &ro), 0);
+	fill_pattern(c.buf, 4000, 5);
+	assert_int_equal(ep_post(&c, IBV_WR_RDMA_WRITE, 1, 0, 4000, &d, 0,
+				 IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(c.scq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(d.buf, c.buf, 4000);
+	/* b's raw QP got copies of what reached droce1 (the WRITE's
+	 * packets: the sniffer's, and the broad rule does not steal RoCE) */
+	while (ep_poll(b.rcq, &wc, 1, 200) == 1) {
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		got++;
+	}
+	assert_true(got >= 4);
+	assert_int_equal(ibv_destroy_flow(sniff), 0);
+	assert_int_equal(ibv_destroy_flow(broad), 0);
+	ep_close(&c);
+	ep_close(&d);
+}
+
+static void
+test_raw_rules(void **state)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_tcp_udp vx;
+	} __attribute__((packed)) bad;
+	struct ep_opts ro;
+	struct ep c;
+	struct ibv_flow *f;
+	struct ibv_flow_attr attr = { .size = sizeof(attr), .port = 1 };
+	struct ibv_wc wc;
+
+	(void)state;
+	/* an unknown spec type */
+	memset(&bad, 0, sizeof(bad));
+	bad.vx.type = IBV_FLOW_SPEC_VXLAN_TUNNEL;
+	bad.vx.size = sizeof(bad.vx);
+	assert_null(rule(&bad.attr, 1, sizeof(bad)));
+	assert_int_equal(errno, EOPNOTSUPP);
+	/* flows are for raw QPs */
+	ep_opts_default(&ro);
+	assert_int_equal(ep_open(&c, 1, 1 << 16, &ro), 0);
+	assert_null(ibv_create_flow(c.qp, &attr));
+	assert_int_equal(errno, EINVAL);
+	ep_close(&c);
+	/* a QP with a rule does not go */
+	f = eth_rule(ETYPE);
+	assert_non_null(f);
+	assert_int_equal(ibv_destroy_qp(b.qp), EBUSY);
+	assert_int_equal(ibv_destroy_flow(f), 0);
+	/* a frame must have its header, and fit the MTU */
+	assert_int_equal(ep_post(&a, IBV_WR_SEND, 1, 0, 13, NULL, 0, 0),
+			 EINVAL);
+	assert_int_equal(ep_post(&a, IBV_WR_SEND, 1, 0, 1500 + 14 + 5, NULL,
+				 0, 0), EINVAL);
+	/* what a raw QP does not do */
+	assert_int_equal(ep_post(&a, IBV_WR_RDMA_WRITE, 1, 0, 64, &b, 0, 0),
+			 EINVAL);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 100), 0);
+}
+
+/* Drop CAP_NET_RAW from this process (the last test). */
+static void
+test_raw_needs_net_raw(void **state)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+	struct ibv_qp_init_attr qa = {
+		.send_cq = a.scq, .recv_cq = a.rcq,
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	(void)state;
+	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+	data[CAP_TO_INDEX(CAP_NET_RAW)].effective &= ~CAP_TO_MASK(CAP_NET_RAW);
+	assert_int_equal(syscall(SYS_capset, &hdr, data), 0);
+	assert_null(ibv_create_qp(a.pd, &qa));
+	assert_int_equal(errno, EPERM);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_raw_eth),
+		cmocka_unit_test(test_raw_ipv4_udp),
+		cmocka_unit_test(test_raw_ipv4_tcp),
+		cmocka_unit_test(test_raw_ipv6_udp),
+		cmocka_unit_test(test_raw_sniffer_and_roce),
+		cmocka_unit_test(test_raw_rules),
+		cmocka_unit_test(test_raw_needs_net_raw),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
