@@ -240,6 +240,23 @@ struct droce_bind {
 	uint32_t access;            /**< what the window grants */
 };
 
+/*
+ * A TSO WQE (IBV_WR_TSO): imm holds the MSS (high 16 bits) and the
+ * header's size (low 16), the SGEs of the payload come first and the
+ * header, copied at post time, after them.
+ */
+
+/** The largest TSO payload, and the header room a raw QP has by default. */
+#define DROCE_MAX_TSO (256u * 1024)
+#define DROCE_TSO_HDR 128
+
+/** @return the header of TSO @p wqe. */
+static inline uint8_t *
+droce_send_wqe_tso_hdr(struct droce_send_wqe *wqe)
+{
+	return (uint8_t *)((struct ibv_sge *)(wqe + 1) + wqe->num_sge);
+}
+
 /** @return the bind of a BIND_MW @p wqe. */
 static inline struct droce_bind *
 droce_send_wqe_bind(struct droce_send_wqe *wqe)

@@ -214,10 +214,23 @@ void droce_mcast_forget(struct droce_qp *qp);
 bool droce_flow_rx(struct droce_dev *dev, const struct rte_mbuf *m);
 
 /**
- * Send the frame of raw packet WQE @p wqe of @p qp.
- * @return false if out of mbufs (try again).
+ * Send the frame of raw packet WQE @p wqe of @p qp (of a TSO WQE, the
+ * segments from byte qp->req.offset of its payload on).
+ * @return false if out of mbufs (try again: qp->req.offset says where).
  */
 bool droce_raw_qp_send(struct droce_qp *qp, struct droce_send_wqe *wqe);
+
+/**
+ * Make @p hdr (a copy of a TSO header) the header of the segment at byte
+ * @p off of @p len payload bytes, the @p seg'th: the IP lengths and ID,
+ * the TCP sequence number, FIN and PSH on the last only; the IP and TCP
+ * headers start at @p l3 in it. Checksums are left to droce_tso_csum().
+ */
+void droce_tso_header(uint8_t *hdr, uint32_t l3, uint32_t hdr_len,
+		      uint32_t off, uint32_t len, uint32_t seg, bool last);
+
+/** Fill the IP and TCP checksums of a segment whose IP header is @p l3. */
+void droce_tso_csum(uint8_t *l3);
 
 /** Queue @p m for transmission on @p dev (mirrored, flushed per burst). */
 void droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m);

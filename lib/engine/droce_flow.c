@@ -4,7 +4,8 @@
 
 /*
  * Raw packet QPs: whole Ethernet frames. A raw QP sends the frame its
- * WR holds, its IP and TCP/UDP checksums filled in on request; it
+ * WR holds, its IP and TCP/UDP checksums filled in on request, or the
+ * segments of a TSO WR (a TCP header and MSS-sized pieces); it
  * receives the frames its flow rules match, offered here before the RoCE
  * path sees them. A normal rule takes a frame away from the engine,
  * except what droce's own transport lives on (RoCEv2, ARP, neighbour
@@ -265,11 +266,110 @@ raw_csum(uint8_t *f, uint32_t len)
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * TSO: a TCP header and its payload cut into MSS-sized segments.
+ */
+
+void
+droce_tso_header(uint8_t *hdr, uint32_t l3, uint32_t hdr_len, uint32_t off,
+		 uint32_t len, uint32_t seg, bool last)
+{
+	uint8_t *ip = hdr + l3, *tcp;
+	uint32_t seq;
+
+	if ((ip[0] >> 4) == 4) {
+		uint32_t ihl = (ip[0] & 0xfu) * 4;
+
+		droce_put_be16(ip + 2, (uint16_t)(hdr_len - l3 + len));
+		droce_put_be16(ip + 4, (uint16_t)(droce_get_be16(ip + 4) + seg));
+		tcp = ip + ihl;
+	} else {
+		droce_put_be16(ip + 4, (uint16_t)(hdr_len - l3 - 40 + len));
+		tcp = ip + 40;
+	}
+	seq = droce_get_be32(tcp + 4) + off;
+	droce_put_be32(tcp + 4, seq);
+	if (!last)
+		tcp[13] &= (uint8_t)~0x09;      /* FIN and PSH: the last one */
+}
+
+void
+droce_tso_csum(uint8_t *l3)
+{
+	uint8_t *tcp;
+	uint16_t sum;
+
+	if ((l3[0] >> 4) == 4) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
+
+		tcp = l3 + rte_ipv4_hdr_len(ip);
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		tcp[16] = 0;
+		tcp[17] = 0;
+		sum = rte_ipv4_udptcp_cksum(ip, tcp);
+	} else {
+		tcp = l3 + 40;
+		tcp[16] = 0;
+		tcp[17] = 0;
+		sum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)l3, tcp);
+	}
+	memcpy(tcp + 16, &sum, 2);
+}
+
+/* Where the IP header of a raw frame's header starts (after VLAN). */
+static uint32_t
+l3_offset(const uint8_t *f)
+{
+	return droce_get_be16(f + 12) == ETH_P_VLAN ? 18 : 14;
+}
+
+/* The segments of a raw TSO WQE from qp->req.offset on. */
+static bool
+raw_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
+{
+	uint32_t mss = wqe->imm >> 16, hlen = wqe->imm & 0xffff;
+	const uint8_t *hdr = droce_send_wqe_tso_hdr(wqe);
+	uint32_t l3 = l3_offset(hdr);
+
+	do {
+		uint32_t off = qp->req.offset;
+		uint32_t n = RTE_MIN(mss, wqe->length - off);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
+		uint8_t *f;
+
+		if (m == NULL) {
+			qp->dev->stats.no_mbuf++;
+			return false;
+		}
+		f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hlen + n));
+		if (f == NULL) {
+			rte_pktmbuf_free(m);
+			return false;
+		}
+		memcpy(f, hdr, hlen);
+		droce_tso_header(f, l3, hlen, off, n, off / mss,
+				 off + n >= wqe->length);
+		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
+			       f + hlen, n);
+		droce_tso_csum(f + l3);
+		qp->stats.tx_pkts++;
+		droce_dev_tx(qp->dev, m);
+		qp->req.offset = off + n;
+	} while (qp->req.offset < wqe->length);
+	qp->req.offset = 0;
+	return true;
+}
+
 bool
 droce_raw_qp_send(struct droce_qp *qp, struct droce_send_wqe *wqe)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
+	struct rte_mbuf *m;
 	uint8_t *f;
+
+	if (wqe->opcode == IBV_WR_TSO)
+		return raw_tso(qp, wqe);
+	m = rte_pktmbuf_alloc(qp->dev->pool);
 
 	if (m == NULL) {
 		qp->dev->stats.no_mbuf++;

@@ -10,6 +10,7 @@
  */
 
 #include <linux/capability.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -203,7 +204,8 @@ qp_event(void *arg, enum ibv_event_type type)
  */
 static struct ibv_qp *
 create_qp(struct ibv_context *context, struct ibv_pd *pd,
-	  struct ibv_qp_init_attr *attr, struct droce_xrcd *xrcd)
+	  struct ibv_qp_init_attr *attr, struct droce_xrcd *xrcd,
+	  uint32_t tso_hdr)
 {
 	struct droce_context *ctx = to_ctx(context);
 	struct ibv_qp_cap *cap = &attr->cap;
@@ -259,6 +261,14 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	send_payload = RTE_MAX(cap->max_send_sge, 1u) *
 		(uint32_t)sizeof(struct ibv_sge);
 	send_payload = RTE_MAX(send_payload, cap->max_inline_data);
+	/* a raw QP's TSO header goes after the SGEs */
+	if (attr->qp_type == IBV_QPT_RAW_PACKET) {
+		uint32_t sges = RTE_MAX(cap->max_send_sge, 1u);
+		uint32_t tso = sges * (uint32_t)sizeof(struct ibv_sge) +
+			tso_hdr;
+
+		send_payload = RTE_MAX(send_payload, tso);
+	}
 	if (attr->srq != NULL) {
 		/* its receives come from the SRQ */
 		qp->srq = to_srq(attr->srq);
@@ -339,7 +349,7 @@ nomem:
 struct ibv_qp *
 ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	return create_qp(pd->context, pd, attr, NULL);
+	return create_qp(pd->context, pd, attr, NULL, DROCE_TSO_HDR);
 }
 
 struct ibv_qp *
@@ -347,7 +357,8 @@ droce_create_qp_ex(struct ibv_context *context,
 		   struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
-		IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+		IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
 	/* an XRC target has a domain, every other QP a PD */
 	const uint32_t needed = attr->qp_type == IBV_QPT_XRC_RECV ?
 		IBV_QP_INIT_ATTR_XRCD : IBV_QP_INIT_ATTR_PD;
@@ -375,7 +386,15 @@ droce_create_qp_ex(struct ibv_context *context,
 	a.cap = attr->cap;
 	a.qp_type = attr->qp_type;
 	a.sq_sig_all = attr->sq_sig_all;
-	ibqp = create_qp(context, xrcd != NULL ? NULL : attr->pd, &a, xrcd);
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) &&
+	    attr->qp_type != IBV_QPT_RAW_PACKET) {
+		errno = EINVAL;         /* TSO is raw packet QPs' only */
+		return NULL;
+	}
+	ibqp = create_qp(context, xrcd != NULL ? NULL : attr->pd, &a, xrcd,
+			 (attr->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) ?
+			 RTE_MAX(attr->max_tso_header, DROCE_TSO_HDR) :
+			 DROCE_TSO_HDR);
 	if (ibqp == NULL)
 		return NULL;
 	attr->cap = a.cap;
@@ -608,6 +627,44 @@ bind_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/*
+ * A TSO WR on a raw packet QP: its header is Ethernet (a VLAN tag
+ * allowed), IPv4 or IPv6 and TCP, exactly; a segment fits the MTU; the
+ * header fits the QP's WQEs beside the SGEs; the payload is at most
+ * DROCE_MAX_TSO bytes, not inline.
+ * @return 0 or EINVAL.
+ */
+static int
+tso_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+	     uint64_t len)
+{
+	const uint8_t *h = wr->tso.hdr;
+	uint32_t hsz = wr->tso.hdr_sz, l3 = 14, l4;
+	uint16_t type;
+
+	if (h == NULL || wr->tso.mss == 0 || len > DROCE_MAX_TSO ||
+	    (wr->send_flags & (IBV_SEND_INLINE | IBV_SEND_FENCE)) ||
+	    hsz + (uint32_t)wr->num_sge * sizeof(struct ibv_sge) >
+	    qp->sq.stride - sizeof(struct droce_send_wqe) ||
+	    hsz + wr->tso.mss > qp->ctx->attr.eth_mtu + 18u || hsz < 14)
+		return EINVAL;
+	type = (uint16_t)(h[12] << 8 | h[13]);
+	if (type == 0x8100 && hsz >= 18) {
+		l3 = 18;
+		type = (uint16_t)(h[16] << 8 | h[17]);
+	}
+	if (type == 0x0800 && hsz >= l3 + 20 && (h[l3] >> 4) == 4 &&
+	    h[l3 + 9] == IPPROTO_TCP)
+		l4 = l3 + (h[l3] & 0xfu) * 4;
+	else if (type == 0x86dd && hsz >= l3 + 40 && h[l3 + 6] == IPPROTO_TCP)
+		l4 = l3 + 40;
+	else
+		return EINVAL;
+	if (hsz < l4 + 20 || hsz != l4 + (h[l4 + 12] >> 4) * 4u)
+		return EINVAL;
+	return 0;
+}
+
 /* @return 0, or why the WR cannot be posted on a raw packet QP. */
 static int
 raw_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
@@ -617,14 +674,14 @@ raw_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	case IBV_WR_SEND:
 		break;
 	case IBV_WR_TSO:
-		return EOPNOTSUPP;      /* not there yet */
+		return tso_wr_check(qp, wr, len);
 	default:
 		return EINVAL;
 	}
 	/* a whole frame: an Ethernet header, at most the MTU after it (and
 	 * a VLAN tag) */
 	if (len < RTE_ETHER_HDR_LEN ||
-	    len > (uint64_t)qp->ctx->attr.eth_mtu + RTE_ETHER_HDR_LEN + 4 ||
+	    len > (uint64_t)qp->ctx->attr.eth_mtu + RTE_ETHER_HDR_LEN + 4u ||
 	    (wr->send_flags & IBV_SEND_FENCE))
 		return EINVAL;
 	return 0;
@@ -766,6 +823,19 @@ send_wqe_build(const struct droce_qp_v *qp, struct droce_send_wqe *wqe,
 		wqe->remote_addr = wr->wr.rdma.remote_addr;
 		wqe->compare_add = 0;
 		wqe->swap = 0;
+	}
+	if (wr->opcode == IBV_WR_TSO) {
+		/* the MSS and the header's size; the header after the SGEs */
+		wqe->imm = (uint32_t)wr->tso.mss << 16 | wr->tso.hdr_sz;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i] = wr->sg_list[i];
+			len += wr->sg_list[i].length;
+		}
+		wqe->num_sge = (uint16_t)wr->num_sge;
+		wqe->length = len;
+		memcpy(droce_send_wqe_tso_hdr(wqe), wr->tso.hdr,
+		       wr->tso.hdr_sz);
+		return;
 	}
 	if (qp->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND) {
 		/* the SRQ number goes where the opcode leaves room

@@ -26,6 +26,7 @@
 		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 #define UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define RAW_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO)
 #define RC_OPS (UC_OPS | IBV_QP_EX_WITH_SEND_WITH_INV | \
 		IBV_QP_EX_WITH_RDMA_READ | \
 		IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
@@ -324,10 +325,13 @@ wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 static void
 wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
-	RTE_SET_USED(hdr);
-	RTE_SET_USED(hdr_sz);
-	RTE_SET_USED(mss);
-	wr_unsupported(qpx);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_TSO, IBV_QP_EX_WITH_TSO);
+
+	if (w == NULL)
+		return;
+	w->tso.hdr = hdr;
+	w->tso.hdr_sz = hdr_sz;
+	w->tso.mss = mss;
 }
 
 static void
@@ -383,7 +387,8 @@ droce_qpx_init(struct droce_qp_v *qp, uint64_t send_ops)
 	enum ibv_qp_type type = qp->qpx.qp_base.qp_type;
 	uint64_t allowed = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND ?
 		RC_OPS : type == IBV_QPT_UC ? UC_OPS :
-		type == IBV_QPT_UD ? UD_OPS : 0;
+		type == IBV_QPT_UD ? UD_OPS :
+		type == IBV_QPT_RAW_PACKET ? RAW_OPS : 0;
 	struct droce_qpx_batch *b;
 	struct ibv_qp_ex *x = &qp->qpx;
 

@@ -12,6 +12,11 @@
  *    and IBV_SEND_IP_CSUM arrive with right ones (checked here, and
  *    IBV_WC_IP_CSUM_OK on IPv4), steered by IP address and port rules;
  *    a rule on another port does not take them;
+ *  - TSO: a TCP header over IPv4 or IPv6 and a payload of several MSS
+ *    arrive as that many segments, each with its IP length (and IPv4
+ *    ID), TCP sequence number and checksums right, PSH only on the
+ *    last, the payload whole; through ibv_wr_send_tso too; a header
+ *    that is not TCP is refused;
  *  - a sniffer rule sees RoCE traffic too, and RoCE between the devices
  *    keeps working while a broad rule is in place;
  *  - the rules: flows on raw QPs only, unknown spec types EOPNOTSUPP,
@@ -375,6 +380,133 @@ test_raw_ipv6_udp(void **state)
 	ip_case(true, false);
 }
 
+/*
+ * A TSO WR of @p payload bytes in segments of @p mss, its header the
+ * first bytes of a's buffer (as ip_frame() makes it), the payload after
+ * them; b checks every segment.
+ */
+static void
+tso_case(bool v6, uint32_t payload, uint16_t mss, bool qpx)
+{
+	uint32_t hlen = ip_frame(v6, true, 5000, 0);
+	uint32_t nseg = (payload + mss - 1) / mss, i, off = 0;
+	struct ibv_flow *f = l4_rule(v6, true, 5000);
+	uint8_t *hdr = a.buf, *data = a.buf + 4096;
+	const uint8_t *ip0 = hdr + 14;
+	const uint8_t *tcp0 = ip0 + (v6 ? 40 : 20);
+	uint32_t seq0 = (uint32_t)tcp0[4] << 24 | tcp0[5] << 16 |
+		tcp0[6] << 8 | tcp0[7];
+	struct ibv_sge sge = { (uintptr_t)data, payload, a.mr->lkey };
+	struct ibv_wc wc;
+
+	assert_non_null(f);
+	fill_pattern(data, payload, mss);
+	if (qpx) {
+		struct ibv_qp_ex *x = ibv_qp_to_qp_ex(a.qp);
+
+		assert_non_null(x);
+		ibv_wr_start(x);
+		x->wr_id = 9;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send_tso(x, hdr, (uint16_t)hlen, mss);
+		ibv_wr_set_sge(x, sge.lkey, sge.addr, sge.length);
+		assert_int_equal(ibv_wr_complete(x), 0);
+	} else {
+		struct ibv_send_wr wr = {
+			.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_TSO, .send_flags = IBV_SEND_SIGNALED,
+			.tso = { .hdr = hdr, .hdr_sz = (uint16_t)hlen,
+				 .mss = mss },
+		}, *bad;
+
+		assert_int_equal(ibv_post_send(a.qp, &wr, &bad), 0);
+	}
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 9);
+	for (i = 0; i < nseg; i++) {
+		uint32_t n = payload - off < mss ? payload - off : mss;
+		const uint8_t *s, *ip, *tcp;
+		uint32_t seq;
+
+		assert_int_equal(ep_poll(b.rcq, &wc, 1, 5000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.byte_len, hlen + n);
+		s = b.buf + RECV_OFF + wc.wr_id * SLOT;
+		ip = s + 14;
+		tcp = ip + (v6 ? 40 : 20);
+		check_csums(s, v6, true);
+		if (v6) {
+			assert_int_equal(ip[4] << 8 | ip[5], 20 + n);
+		} else {
+			assert_int_equal(ip[2] << 8 | ip[3], 40 + n);
+			assert_int_equal(ip[4] << 8 | ip[5], i);   /* ID */
+		}
+		seq = (uint32_t)tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 |
+			tcp[7];
+		assert_int_equal(seq, seq0 + off);
+		assert_int_equal(tcp[13] & 0x08, i == nseg - 1 ? 0x08 : 0);
+		assert_int_equal(tcp[13] & 0x10, 0x10);
+		assert_memory_equal(s + hlen, data + off, n);
+		off += n;
+	}
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 100), 0);
+	assert_int_equal(ibv_destroy_flow(f), 0);
+}
+
+static void
+test_raw_tso(void **state)
+{
+	uint32_t hlen;
+	struct ibv_sge sge = { (uintptr_t)a.buf + 4096, 3000, a.mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_TSO,
+	}, *bad;
+
+	(void)state;
+	tso_case(false, 10000, 1000, false);
+	tso_case(false, 1000, 1000, false);     /* one segment */
+	tso_case(true, 4000, 1400, false);
+	/* a header that is not TCP's */
+	hlen = ip_frame(false, false, 5000, 0);
+	wr.tso.hdr = a.buf;
+	wr.tso.hdr_sz = (uint16_t)hlen;
+	wr.tso.mss = 1000;
+	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+	/* segments larger than the MTU */
+	hlen = ip_frame(false, true, 5000, 0);
+	wr.tso.hdr_sz = (uint16_t)hlen;
+	wr.tso.mss = 1500;
+	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+}
+
+/* The same through the extended post API. */
+static void
+test_raw_tso_qp_ex(void **state)
+{
+	struct ibv_qp_init_attr_ex qa = {
+		.send_cq = a.scq, .recv_cq = a.rcq,
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
+		.pd = a.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO,
+		.max_tso_header = 256,
+	};
+	struct ibv_qp *old = a.qp;
+
+	(void)state;
+	a.qp = ibv_create_qp_ex(a.ctx, &qa);
+	assert_non_null(a.qp);
+	assert_int_equal(raw_up(&a), 0);
+	tso_case(false, 5000, 1200, true);
+	assert_int_equal(ibv_destroy_qp(a.qp), 0);
+	a.qp = old;
+}
+
 /* RoCE keeps working under a broad rule; a sniffer sees it. */
 static void
 test_raw_sniffer_and_roce(void **state)
@@ -501,6 +633,8 @@ main(void)
 		cmocka_unit_test(test_raw_ipv4_udp),
 		cmocka_unit_test(test_raw_ipv4_tcp),
 		cmocka_unit_test(test_raw_ipv6_udp),
+		cmocka_unit_test(test_raw_tso),
+		cmocka_unit_test(test_raw_tso_qp_ex),
 		cmocka_unit_test(test_raw_sniffer_and_roce),
 		cmocka_unit_test(test_raw_rules),
 		cmocka_unit_test(test_raw_needs_net_raw),
