@@ -121,7 +121,6 @@ int pmd_qp_connect_local(struct pmd_qp *q, struct pmd_qp *peer);
 void pmd_qp_destroy(struct pmd_qp *q);
 void pmd_qp_show(struct pmd_qp *q);
 void pmd_cq_show(struct pmd_qp *q);
-const char *pmd_qp_state_name(enum ibv_qp_state s);
 
 /* pmd_run.c */
 int pmd_run(struct pmd_qp *q, const struct pmd_mode *m, uint32_t size,

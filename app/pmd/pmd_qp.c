@@ -22,23 +22,6 @@
 
 struct pmd_qp pmd_qps[PMD_MAX_QPS];
 
-const char *
-pmd_qp_state_name(enum ibv_qp_state s)
-{
-	static const char *const names[] = {
-		[IBV_QPS_RESET] = "RESET",
-		[IBV_QPS_INIT] = "INIT",
-		[IBV_QPS_RTR] = "RTR",
-		[IBV_QPS_RTS] = "RTS",
-		[IBV_QPS_SQD] = "SQD",
-		[IBV_QPS_SQE] = "SQE",
-		[IBV_QPS_ERR] = "ERR",
-	};
-
-	return (unsigned int)s < sizeof(names) / sizeof(names[0]) ?
-		names[s] : "?";
-}
-
 struct pmd_qp *
 pmd_qp_get(unsigned int id)
 {
@@ -274,7 +257,7 @@ pmd_qp_show(struct pmd_qp *q)
 	}
 	printf("qp %u on %s: qpn 0x%06x state %s psn 0x%06x depth %u\n",
 	       q->id, q->port->name, q->qp->qp_num,
-	       pmd_qp_state_name(a.qp_state), q->psn, q->depth);
+	       droce_qp_state_str(a.qp_state), q->psn, q->depth);
 	if (q->connected) {
 		gid_str(&q->peer_gid, buf, sizeof(buf));
 		printf("  peer %s qpn 0x%06x psn 0x%06x", buf, q->peer_qpn,

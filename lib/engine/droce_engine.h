@@ -542,6 +542,12 @@ int droce_qp_query(struct droce_qp *qp, struct ibv_qp_attr *attr);
 /** QP number of @p qp. */
 uint32_t droce_qp_num(const struct droce_qp *qp);
 
+/** The name of QP state @p s (RESET, INIT, ... ERR), or "?". */
+const char *droce_qp_state_name(enum ibv_qp_state s);
+
+/** The name of QP type @p t (RC, UC, UD, XRC_SEND, ...), or "?". */
+const char *droce_qp_type_name(enum ibv_qp_type t);
+
 /** Current state of @p qp. */
 enum ibv_qp_state droce_qp_state(const struct droce_qp *qp);
 

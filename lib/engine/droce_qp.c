@@ -43,6 +43,44 @@ droce_qp_num(const struct droce_qp *qp)
 	return qp->cfg.qp_num;
 }
 
+const char *
+droce_qp_state_name(enum ibv_qp_state s)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET",
+		[IBV_QPS_INIT] = "INIT",
+		[IBV_QPS_RTR] = "RTR",
+		[IBV_QPS_RTS] = "RTS",
+		[IBV_QPS_SQD] = "SQD",
+		[IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+
+	return (unsigned int)s < RTE_DIM(names) && names[s] != NULL ?
+		names[s] : "?";
+}
+
+const char *
+droce_qp_type_name(enum ibv_qp_type t)
+{
+	switch (t) {
+	case IBV_QPT_RC:
+		return "RC";
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_UD:
+		return "UD";
+	case IBV_QPT_XRC_SEND:
+		return "XRC_SEND";
+	case IBV_QPT_XRC_RECV:
+		return "XRC_RECV";
+	case IBV_QPT_RAW_PACKET:
+		return "RAW_PACKET";
+	default:
+		return "?";
+	}
+}
+
 enum ibv_qp_state
 droce_qp_state(const struct droce_qp *qp)
 {

@@ -34,16 +34,6 @@
 static rte_rwlock_t tel_lock = RTE_RWLOCK_INITIALIZER;
 static bool tel_closed;
 
-static const char *const qp_state_names[] = {
-	[IBV_QPS_RESET] = "RESET",
-	[IBV_QPS_INIT] = "INIT",
-	[IBV_QPS_RTR] = "RTR",
-	[IBV_QPS_RTS] = "RTS",
-	[IBV_QPS_SQD] = "SQD",
-	[IBV_QPS_SQE] = "SQE",
-	[IBV_QPS_ERR] = "ERR",
-};
-
 /* What /droce/qp_stats reports, copied on the engine lcore. */
 struct tel_qp {
 	uint32_t qpn;
@@ -253,12 +243,8 @@ tel_qp_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENOENT;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "qpn", t.qpn);
-	rte_tel_data_add_dict_string(d, "state",
-				     (unsigned int)t.state <
-				     RTE_DIM(qp_state_names) ?
-				     qp_state_names[t.state] : "?");
-	rte_tel_data_add_dict_string(d, "type",
-				     t.type == IBV_QPT_RC ? "RC" : "other");
+	rte_tel_data_add_dict_string(d, "state", droce_qp_state_name(t.state));
+	rte_tel_data_add_dict_string(d, "type", droce_qp_type_name(t.type));
 	rte_tel_data_add_dict_u64(d, "dest_qpn", t.dest_qpn);
 	gid_str(t.dgid, buf, sizeof(buf));
 	rte_tel_data_add_dict_string(d, "dgid", buf);

@@ -58,6 +58,9 @@ int droce_query_counters(struct ibv_context *ctx, struct droce_counters *c);
 /** Read the counters of @p qp. @return 0. */
 int droce_query_qp_counters(struct ibv_qp *qp, struct droce_qp_counters *c);
 
+/** The name of QP state @p s ("RESET" ... "ERR"), or "?". */
+const char *droce_qp_state_str(enum ibv_qp_state s);
+
 /** The MAC address of the device of @p ctx. @return 0. */
 int droce_query_mac(struct ibv_context *ctx, uint8_t mac[6]);
 

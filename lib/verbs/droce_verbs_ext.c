@@ -77,3 +77,9 @@ droce_mirror_stop(struct ibv_context *ctx)
 {
 	return -droce_dev_mirror_stop(to_ctx(ctx)->dev);
 }
+
+const char *
+droce_qp_state_str(enum ibv_qp_state s)
+{
+	return droce_qp_state_name(s);
+}

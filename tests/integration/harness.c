@@ -147,6 +147,16 @@ ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 }
 
 int
+ep_pair(struct ep *a, struct ep *b, size_t len, const struct ep_opts *o)
+{
+	if (ep_open(a, 0, len, o) != 0 || ep_open(b, 1, len, o) != 0)
+		return -1;
+	if (ep_connect(a, b, o) != 0 || ep_connect(b, a, o) != 0)
+		return -1;
+	return 0;
+}
+
+int
 ep_ud_up(struct ep *e, uint32_t qkey)
 {
 	struct ibv_qp_attr attr;

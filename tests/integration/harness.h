@@ -55,6 +55,12 @@ void ep_opts_default(struct ep_opts *o);
 /** Open device @p dev (0: droce0) and make an endpoint with a buffer. */
 int ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o);
 
+/**
+ * Open @p a on droce0 and @p b on droce1, buffers of @p len bytes, and
+ * join them (both to RTS). @return 0 or -1.
+ */
+int ep_pair(struct ep *a, struct ep *b, size_t len, const struct ep_opts *o);
+
 /** Bring @p a to RTS talking to @p b (both RESET->INIT->RTR->RTS). */
 int ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o);
 

@@ -506,9 +506,7 @@ setup(void **state)
 	/* 4.096 us * 2^10: a lost tail costs about 4 ms */
 	opts.timeout = 10;
 	opts.retry_cnt = 7;
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
-	if (ep_connect(&a, &b, &opts) != 0 || ep_connect(&b, &a, &opts) != 0)
+	if (ep_pair(&a, &b, BUF, &opts) != 0)
 		return -1;
 	return 0;
 }

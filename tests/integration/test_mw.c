@@ -52,9 +52,7 @@ setup(void **state)
 	ep_opts_default(&opts);
 	opts.access |= IBV_ACCESS_MW_BIND;
 	opts.recv_cq_ex = true;
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
-	if (ep_connect(&a, &b, &opts) != 0 || ep_connect(&b, &a, &opts) != 0)
+	if (ep_pair(&a, &b, BUF, &opts) != 0)
 		return -1;
 	fill_pattern(a.buf, BUF, 1);
 	fill_pattern(b.buf, BUF, 2);

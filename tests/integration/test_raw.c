@@ -537,10 +537,7 @@ test_raw_sniffer_and_roce(void **state)
 	assert_non_null(broad);
 
 	ep_opts_default(&ro);
-	assert_int_equal(ep_open(&c, 0, 1 << 16, &ro), 0);
-	assert_int_equal(ep_open(&d, 1, 1 << 16, &ro), 0);
-	assert_int_equal(ep_connect(&c, &d, &ro), 0);
-	assert_int_equal(ep_connect(&d, &c, &ro), 0);
+	assert_int_equal(ep_pair(&c, &d, 1 << 16, &ro), 0);
 	fill_pattern(c.buf, 4000, 5);
 	assert_int_equal(ep_post(&c, IBV_WR_RDMA_WRITE, 1, 0, 4000, &d, 0,
 				 IBV_SEND_SIGNALED), 0);

@@ -100,10 +100,7 @@ opts_fast(struct ep_opts *o)
 static void
 pair_open(const struct ep_opts *o)
 {
-	assert_int_equal(ep_open(&a, 0, BUF, o), 0);
-	assert_int_equal(ep_open(&b, 1, BUF, o), 0);
-	assert_int_equal(ep_connect(&a, &b, o), 0);
-	assert_int_equal(ep_connect(&b, &a, o), 0);
+	assert_int_equal(ep_pair(&a, &b, BUF, o), 0);
 	fill_pattern(a.buf, BUF, 0xa);
 	fill_pattern(b.buf, BUF, 0xb);
 	want_a = malloc(BUF);

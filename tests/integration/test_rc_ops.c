@@ -36,9 +36,7 @@ setup(void **state)
 {
 	(void)state;
 	ep_opts_default(&opts);
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
-	if (ep_connect(&a, &b, &opts) != 0 || ep_connect(&b, &a, &opts) != 0)
+	if (ep_pair(&a, &b, BUF, &opts) != 0)
 		return -1;
 	return 0;
 }
@@ -428,10 +426,7 @@ test_sq_sig_all(void **state)
 	(void)state;
 	o = opts;
 	o.sq_sig_all = true;
-	assert_int_equal(ep_open(&c, 0, 65536, &o), 0);
-	assert_int_equal(ep_open(&d, 1, 65536, &o), 0);
-	assert_int_equal(ep_connect(&c, &d, &o), 0);
-	assert_int_equal(ep_connect(&d, &c, &o), 0);
+	assert_int_equal(ep_pair(&c, &d, 65536, &o), 0);
 	for (i = 0; i < 100; i++)
 		assert_int_equal(ep_post(&c, IBV_WR_RDMA_WRITE, i, 0, 100, &d,
 					 0, 0), 0);

@@ -290,10 +290,7 @@ test_qp_fatal(void **state)
 	uint32_t rkey;
 
 	(void)state;
-	assert_int_equal(ep_open(&a, 0, 4096, &opts), 0);
-	assert_int_equal(ep_open(&b, 1, 4096, &opts), 0);
-	assert_int_equal(ep_connect(&a, &b, &opts), 0);
-	assert_int_equal(ep_connect(&b, &a, &opts), 0);
+	assert_int_equal(ep_pair(&a, &b, 4096, &opts), 0);
 	rkey = b.mr->rkey;
 	b.mr->rkey = rkey ^ 0x5a5a;     /* a key b never gave out */
 	assert_int_equal(ep_post(&a, IBV_WR_RDMA_WRITE, 1, 0, 64, &b, 0,

@@ -48,9 +48,7 @@ setup(void **state)
 	(void)state;
 	ep_opts_default(&opts);
 	opts.qp_type = IBV_QPT_UC;
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
-	if (ep_connect(&a, &b, &opts) != 0 || ep_connect(&b, &a, &opts) != 0)
+	if (ep_pair(&a, &b, BUF, &opts) != 0)
 		return -1;
 	return 0;
 }
