@@ -19,6 +19,8 @@
  *    that is not TCP is refused;
  *  - a sniffer rule sees RoCE traffic too, and RoCE between the devices
  *    keeps working while a broad rule is in place;
+ *  - the RAW_PACKET column of the opcode table of ibv_post_send(3): SEND
+ *    and TSO work (above); every other opcode is EINVAL with bad_wr;
  *  - the rules: flows on raw QPs only, unknown spec types EOPNOTSUPP,
  *    a QP with rules does not go, frames shorter than an Ethernet header
  *    or longer than the MTU refused, CAP_NET_RAW needed (EPERM).
@@ -599,6 +601,36 @@ test_raw_rules(void **state)
 	assert_int_equal(ep_poll(a.scq, &wc, 1, 100), 0);
 }
 
+static void
+test_raw_opcode_column(void **state)
+{
+	static const enum ibv_wr_opcode refused[] = {
+		IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
+		IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
+		IBV_WR_ATOMIC_WRITE, (enum ibv_wr_opcode)77,
+	};
+	struct ibv_sge sge = { (uintptr_t)a.buf, 64, a.mr->lkey };
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	(void)state;
+	eth(a.buf, ETYPE);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		memset(&wr, 0, sizeof(wr));
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = refused[i];
+		wr.send_flags = IBV_SEND_SIGNALED;
+		bad = NULL;
+		assert_int_equal(ibv_post_send(a.qp, &wr, &bad), EINVAL);
+		assert_ptr_equal(bad, &wr);
+	}
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 100), 0);
+}
+
 /* Drop CAP_NET_RAW from this process (the last test). */
 static void
 test_raw_needs_net_raw(void **state)
@@ -634,6 +666,7 @@ main(void)
 		cmocka_unit_test(test_raw_tso_qp_ex),
 		cmocka_unit_test(test_raw_sniffer_and_roce),
 		cmocka_unit_test(test_raw_rules),
+		cmocka_unit_test(test_raw_opcode_column),
 		cmocka_unit_test(test_raw_needs_net_raw),
 	};
 

@@ -19,7 +19,11 @@
  *    O_CREAT); a domain in use does not close;
  *  - the rules: no receive queue on XRC QPs, no send queue on a target,
  *    an XRC SRQ needs a domain and a CQ, the state table of each side;
- *  - the extended post API with ibv_wr_set_xrc_srqn().
+ *  - the extended post API with ibv_wr_set_xrc_srqn();
+ *  - the XRC_SEND column of the opcode table of ibv_post_send(3): SEND
+ *    with immediate, BIND_MW and LOCAL_INV work too (a type 2 window
+ *    bound through the initiator, invalidated, bound again); TSO and an
+ *    unknown opcode are EINVAL, ATOMIC_WRITE EOPNOTSUPP, with bad_wr.
  *
  * With WORKDIR FAULT_ARGS, both ports behind net_fault: a stream of
  * SENDs to two SRQs arrives whole, once and in order.
@@ -342,6 +346,87 @@ test_xrc_rdma(void **state)
 }
 
 static void
+test_xrc_opcode_column(void **state)
+{
+	static const enum ibv_wr_opcode refused[] = {
+		IBV_WR_TSO, (enum ibv_wr_opcode)77,
+	};
+	struct ibv_mw *mw;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	unsigned int i;
+
+	(void)state;
+	/* SEND with immediate */
+	srq_recv(srq[0], 31, 0, 4096);
+	fill_pattern(a.buf, 777, 61);
+	assert_int_equal(xrc_post(IBV_WR_SEND_WITH_IMM, 1, 0, 777,
+				  srqn(srq[0]), 0, 0xbeef, IBV_SEND_SIGNALED),
+			 0);
+	expect_send(1, IBV_WC_SUCCESS);
+	assert_int_equal(ep_poll(srq_cq[0], &wc, 1, 5000), 1);
+	assert_int_equal(wc.wr_id, 31);
+	assert_true(wc.wc_flags & IBV_WC_WITH_IMM);
+	assert_int_equal(be32toh(wc.imm_data), 0xbeef);
+	assert_memory_equal(b.buf, a.buf, 777);
+
+	/* BIND_MW and LOCAL_INV through the initiator's send queue (the
+	 * window is a's: a's MR needs IBV_ACCESS_MW_BIND) */
+	{
+		struct ibv_mr *mr = ibv_reg_mr(a.pd, a.buf + 65536, 4096,
+					       IBV_ACCESS_LOCAL_WRITE |
+					       IBV_ACCESS_MW_BIND);
+
+		assert_non_null(mr);
+		mw = ibv_alloc_mw(a.pd, IBV_MW_TYPE_2);
+		assert_non_null(mw);
+		rkey = mw->rkey;
+		for (i = 0; i < 2; i++) {
+			rkey = ibv_inc_rkey(rkey);
+			memset(&wr, 0, sizeof(wr));
+			wr.wr_id = 40 + i;
+			wr.opcode = IBV_WR_BIND_MW;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.bind_mw.mw = mw;
+			wr.bind_mw.rkey = rkey;
+			wr.bind_mw.bind_info = (struct ibv_mw_bind_info) {
+				mr, (uintptr_t)a.buf + 65536, 4096,
+				IBV_ACCESS_REMOTE_READ,
+			};
+			assert_int_equal(ibv_post_send(ini, &wr, &bad), 0);
+			assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.opcode, IBV_WC_BIND_MW);
+			/* invalidated, so that it binds again */
+			memset(&wr, 0, sizeof(wr));
+			wr.wr_id = 50 + i;
+			wr.opcode = IBV_WR_LOCAL_INV;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.invalidate_rkey = rkey;
+			assert_int_equal(ibv_post_send(ini, &wr, &bad), 0);
+			assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.opcode, IBV_WC_LOCAL_INV);
+		}
+		assert_int_equal(ibv_dealloc_mw(mw), 0);
+		assert_int_equal(ibv_dereg_mr(mr), 0);
+	}
+
+	/* what XRC has not got */
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(xrc_post(refused[i], 1, 0, 8, srqn(srq[0]), 0,
+					  0, 0), EINVAL);
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_ATOMIC_WRITE;
+	bad = NULL;
+	assert_int_equal(ibv_post_send(ini, &wr, &bad), EOPNOTSUPP);
+	assert_ptr_equal(bad, &wr);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 100), 0);
+}
+
+static void
 test_xrc_send_with_inv(void **state)
 {
 	struct ibv_mw *mw;
@@ -617,6 +702,7 @@ main(int argc, char **argv)
 		T(test_xrc_send),
 		T(test_xrc_rdma),
 		T(test_xrc_qp_ex),
+		T(test_xrc_opcode_column),
 		T(test_xrc_domains),
 		T(test_xrc_rules),
 		T(test_xrc_wrong_srq),
