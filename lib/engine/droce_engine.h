@@ -186,6 +186,10 @@ droce_wq_publish(struct droce_wq *wq, uint32_t head, uint32_t n)
 #define DROCE_WQE_SOLICITED (1u << 2)
 #define DROCE_WQE_INLINE    (1u << 3)
 #define DROCE_WQE_IP_CSUM   (1u << 4) /**< raw: fill IP and L4 checksums */
+/* WQEs the engine posts itself for tag matching's rendezvous: no
+ * completion of their own */
+#define DROCE_WQE_TM_RNDV   (1u << 5) /**< the READ of a matched message */
+#define DROCE_WQE_TM_FIN    (1u << 6) /**< the FIN that answers it */
 
 /**
  * A send work request as posted; inline data or the SGEs follow it. The
@@ -294,6 +298,7 @@ droce_recv_wqe_sge(struct droce_recv_wqe *wqe)
 #define DROCE_CQE_SEND       (1u << 0) /**< completes a send-queue WQE */
 #define DROCE_CQE_SOLICITED  (1u << 1) /**< wakes solicited-only waiters */
 #define DROCE_CQE_SRQ        (1u << 2) /**< its SRQ slot is free already */
+#define DROCE_CQE_TM         (1u << 3) /**< tag matching: tm_tag is set */
 
 /** One completion. */
 struct droce_cqe {
@@ -303,8 +308,14 @@ struct droce_cqe {
 	uint32_t wqe_idx;          /**< work queue index it retires up to */
 	uint32_t byte_len;
 	uint32_t imm;              /**< imm_data (network order) / inv. rkey */
-	uint32_t src_qp;
-	uint32_t vendor_err;
+	union {
+		struct {
+			uint32_t src_qp;
+			uint32_t vendor_err;
+		};
+		uint64_t tm_tag;   /**< DROCE_CQE_TM: the TMH's tag (imm: its
+				    * app_ctx) */
+	};
 	uint16_t wc_flags;         /**< enum ibv_wc_flags */
 	uint8_t status;            /**< enum ibv_wc_status */
 	uint8_t opcode;            /**< enum ibv_wc_opcode */
@@ -401,12 +412,58 @@ struct droce_srq_eng {
 	droce_event_fn event;
 	void *event_arg;
 	uint32_t srqn;              /**< its number (droce_srq_register()) */
+	struct droce_tm *tm;        /**< a tag matching SRQ's list */
 	/* XRC: the SRQ an XRCETH names; its receives complete to its own
 	 * CQ, and memory reached through it is checked against its PD */
 	uint32_t xrcd;              /**< XRC domain, 0: not an XRC SRQ */
 	struct droce_cq_ring *cq;
 	const struct droce_pd_eng *pd;
 };
+
+/* ------------------------------------------------------------------------
+ * Tag matching (lib/engine/droce_tm.c).
+ */
+
+/** Tagged buffers of a TM SRQ, and SGEs of one. */
+#define DROCE_TM_MAX_TAGS 4096
+#define DROCE_TM_MAX_SGE 4
+/** The most a rendezvous request may carry: one packet of the least MTU. */
+#define DROCE_TM_MAX_RNDV_HDR 256
+
+/** A tagged buffer. */
+struct droce_tm_tag {
+	uint64_t tag;
+	uint64_t mask;
+	uint64_t recv_wr_id;
+	uint32_t seq;               /**< posting order */
+	uint32_t num_sge;
+	uint32_t length;            /**< bytes of its buffers */
+	bool used;
+	struct ibv_sge sge[DROCE_TM_MAX_SGE];
+};
+
+/**
+ * The matching list of a TM SRQ and its phase: matching is on while the
+ * unexpected messages the engine passed on (hw_unexp) are as many as the
+ * application says it handled (sw_unexp, IBV_OPS_TM_SYNC).
+ */
+struct droce_tm {
+	uint32_t max_tags;
+	uint32_t seq;
+	uint32_t hw_unexp;
+	uint32_t sw_unexp;
+	struct droce_tm_tag *tags;  /**< [max_tags]; handle = index + 1 */
+};
+
+/**
+ * Do one list operation (IBV_WR_TAG_ADD, _DEL, _SYNC) of @p op on TM SRQ
+ * @p srq of @p dev, on its engine lcore; its completion, when asked for
+ * or failed, goes to the SRQ's CQ. An ADD's handle is put in
+ * op->tm.handle.
+ * @return 0, or -ENOMEM (no free tagged buffer: nothing was done).
+ */
+int droce_tm_op(struct droce_dev *dev, struct droce_srq_eng *srq,
+		struct ibv_ops_wr *op);
 
 /** SRQs per device; scatter/gather entries per work request. */
 #define DROCE_MAX_SRQ 4096

@@ -455,6 +455,11 @@ struct droce_qp {
 		uint32_t roffset;
 		uint32_t rq_cons;      /**< next receive WQE to take */
 		bool last_wqe;         /**< SRQ: LAST_WQE_REACHED raised */
+		/* tag matching: the message in progress */
+		uint8_t tm;            /**< enum droce_tm_msg */
+		uint8_t tm_skip;       /**< TMH bytes not to place */
+		uint64_t tm_tag;
+		uint32_t tm_priv;
 		/* READ/atomic resources, a ring */
 		uint32_t res_head;
 		struct droce_rd_res res[DROCE_MAX_RD_ATOMIC];
@@ -473,6 +478,46 @@ droce_tr_reliable(uint8_t tr)
 {
 	return tr == DROCE_TR_RC || tr == DROCE_TR_XRC;
 }
+
+/** What a message to a TM SRQ turned out to be. */
+enum droce_tm_msg {
+	DROCE_TM_NONE,         /**< not a TM SRQ's */
+	DROCE_TM_PLAIN,        /**< no TMH, or a FIN: an ordinary receive */
+	DROCE_TM_NO_TAG,       /**< TMH NO_TAG: IBV_WC_TM_NO_TAG */
+	DROCE_TM_UNEXPECTED,   /**< tagged, matched nothing: an ordinary
+				* receive asking for a sync */
+	DROCE_TM_EAGER,        /**< matched: into the tagged buffer */
+};
+
+/**
+ * Push a tag matching completion to @p srq's CQ for @p qp_num.
+ */
+void droce_tm_cqe(struct droce_srq_eng *srq, uint32_t qp_num,
+		  enum ibv_wc_opcode opcode, enum ibv_wc_status status,
+		  uint64_t wr_id, uint32_t byte_len, uint16_t wc_flags,
+		  uint64_t tag, uint32_t priv);
+
+/**
+ * The first tagged buffer of @p tm, in posting order, whose tag and mask
+ * match @p tag, if matching is on (the phases agree); it is taken off
+ * the list. @return it (a copy: valid until the next call), or NULL.
+ */
+struct droce_tm_tag *droce_tm_match(struct droce_tm *tm, uint64_t tag);
+
+/**
+ * Rendezvous: have @p qp RDMA-READ @p len bytes at @p va/@p rkey of the
+ * peer into tagged buffer @p t, by a READ WQE the engine posts on the
+ * QP's send queue; its completion completes the tag (DATA_VALID) and
+ * sends the FIN. @return false if it cannot (too many SGEs for the send
+ * queue, the send queue full, more data than the buffer).
+ */
+bool droce_tm_rndv(struct droce_qp *qp, const struct droce_tm_tag *t,
+		   uint64_t va, uint32_t rkey, uint32_t len, uint64_t tag,
+		   uint32_t priv);
+
+/** An engine-posted WQE @p idx of @p qp completed with @p status. */
+void droce_tm_wqe_done(struct droce_qp *qp, uint32_t idx,
+		       enum ibv_wc_status status);
 
 /** The engine's state of send WQE @p idx. */
 static inline struct droce_swqe *

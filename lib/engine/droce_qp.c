@@ -141,6 +141,12 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 			sizeof(struct droce_recv_wqe) +
 			DROCE_MAX_SGE * sizeof(struct ibv_sge);
 
+		/* a TM SRQ's tagged buffers are used in place of WQEs */
+		if (cfg->srq != NULL && cfg->srq->tm != NULL)
+			len = RTE_MAX(len, sizeof(struct droce_recv_wqe) +
+				      DROCE_TM_MAX_SGE *
+				      sizeof(struct ibv_sge));
+
 		qp->srq_wqe = rte_zmalloc("droce_srq_wqe", len,
 					  RTE_CACHE_LINE_SIZE);
 		if (qp->srq_wqe == NULL) {
@@ -560,8 +566,8 @@ send_wc_opcode(uint8_t opcode)
 	}
 }
 
-void
-droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx, enum ibv_wc_status status)
+static void
+send_cqe(struct droce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 {
 	const struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, idx);
 	struct droce_cqe cqe = {
@@ -583,6 +589,18 @@ droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 		 wqe->opcode == IBV_WR_LOCAL_INV)
 		cqe.byte_len = 0;
 	droce_cq_push(qp->cfg.send_cq, &cqe);
+}
+
+void
+droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx, enum ibv_wc_status status)
+{
+	const struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, idx);
+
+	if (unlikely(wqe->flags & (DROCE_WQE_TM_RNDV | DROCE_WQE_TM_FIN)))
+		/* the engine's own: the tag's completion, if any */
+		droce_tm_wqe_done(qp, idx, status);
+	else
+		send_cqe(qp, idx, status);
 }
 
 void

@@ -408,7 +408,11 @@ droce_req_complete(struct droce_qp *qp)
 		 * every one before it is answered too */
 		if (is_rd_atomic(wqe->opcode))
 			qp->req.rd_atomic--;
-		if ((wqe->flags & DROCE_WQE_SIGNALED) || qp->cfg.sq_sig_all)
+		if (unlikely(wqe->flags & (DROCE_WQE_TM_RNDV |
+					   DROCE_WQE_TM_FIN)))
+			droce_tm_wqe_done(qp, qp->req.comp, IBV_WC_SUCCESS);
+		else if ((wqe->flags & DROCE_WQE_SIGNALED) ||
+			 qp->cfg.sq_sig_all)
 			droce_qp_send_cqe(qp, qp->req.comp, IBV_WC_SUCCESS);
 		qp->req.comp++;
 	}

@@ -13,6 +13,7 @@
  * order, ACKs are coalesced to one per pass.
  */
 
+#include <infiniband/tm_types.h>
 #include <limits.h>
 
 #include "droce_engine_pvt.h"
@@ -188,6 +189,39 @@ recv_wqe(struct droce_qp *qp, bool *fatal)
 	return wqe;
 }
 
+/* Complete the message of a TM SRQ in its tagged or ordinary buffer. */
+static void
+tm_recv_done(struct droce_qp *qp, uint32_t byte_len)
+{
+	struct droce_srq_eng *srq = qp->cfg.srq;
+	struct droce_recv_wqe *wqe = cur_rwqe(qp);
+
+	switch (qp->resp.tm) {
+	case DROCE_TM_EAGER:
+		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
+			     IBV_WC_SUCCESS, wqe->wr_id, byte_len,
+			     IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID,
+			     qp->resp.tm_tag, qp->resp.tm_priv);
+		break;
+	case DROCE_TM_NO_TAG:
+		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_TM_NO_TAG,
+			     IBV_WC_SUCCESS, wqe->wr_id, byte_len, 0, 0, 0);
+		break;
+	case DROCE_TM_UNEXPECTED:
+		/* the application handles it, then syncs */
+		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_RECV, IBV_WC_SUCCESS,
+			     wqe->wr_id, byte_len, IBV_WC_TM_SYNC_REQ,
+			     qp->resp.tm_tag, qp->resp.tm_priv);
+		break;
+	default:
+		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_RECV, IBV_WC_SUCCESS,
+			     wqe->wr_id, byte_len, 0, 0, 0);
+		break;
+	}
+	qp->resp.tm = DROCE_TM_NONE;
+	qp->resp.has_rwqe = false;
+}
+
 /* Complete the receive WQE in use. */
 static void
 recv_done(struct droce_qp *qp, const uint8_t *bth,
@@ -198,6 +232,10 @@ recv_done(struct droce_qp *qp, const uint8_t *bth,
 	uint16_t wc_flags = 0;
 	uint32_t imm = 0;
 
+	if (qp->resp.tm != DROCE_TM_NONE) {
+		tm_recv_done(qp, byte_len);
+		return;
+	}
 	if (op->flags & DROCE_OPF_IMMDT) {
 		memcpy(&imm, bth + op->offset[DROCE_EXT_IMMDT], 4);
 		wc_flags |= IBV_WC_WITH_IMM;
@@ -214,6 +252,92 @@ recv_done(struct droce_qp *qp, const uint8_t *bth,
 	qp->resp.has_rwqe = false;
 }
 
+/*
+ * The first packet of a SEND to a TM SRQ: read its TMH. A matched eager
+ * message takes its tagged buffer (as the WQE in use, its header not
+ * placed); a matched rendezvous request starts the engine's READ and is
+ * done with; anything else takes an ordinary WQE as it comes.
+ * @return true if the packet was handled here.
+ */
+static bool
+tm_start(struct droce_qp *qp, const uint8_t *bth,
+	 const struct droce_opcode_info *op, uint32_t len, uint32_t psn)
+{
+	struct droce_tm *tm = qp->cfg.srq->tm;
+	const uint8_t *p = bth + op->hdr_len;
+	struct droce_tm_tag *t;
+	struct ibv_tmh tmh;
+	struct ibv_rvh rvh;
+	bool fatal;
+
+	qp->resp.tm = DROCE_TM_PLAIN;
+	if (len < sizeof(tmh))
+		return false;
+	memcpy(&tmh, p, sizeof(tmh));
+	if (tmh.opcode == IBV_TMH_NO_TAG) {
+		qp->resp.tm = DROCE_TM_NO_TAG;
+		return false;
+	}
+	if (tmh.opcode != IBV_TMH_EAGER && tmh.opcode != IBV_TMH_RNDV)
+		return false;           /* a FIN, or unknown: plain */
+	qp->resp.tm_tag = rte_be_to_cpu_64(tmh.tag);
+	qp->resp.tm_priv = rte_be_to_cpu_32(tmh.app_ctx);
+	/* a rendezvous request is one packet, header and RVH in it */
+	if (tmh.opcode == IBV_TMH_RNDV &&
+	    ((op->flags & (DROCE_OPF_FIRST | DROCE_OPF_LAST)) !=
+	     (DROCE_OPF_FIRST | DROCE_OPF_LAST) ||
+	     len < sizeof(tmh) + sizeof(rvh)))
+		t = NULL;
+	else
+		t = droce_tm_match(tm, qp->resp.tm_tag);
+	if (t == NULL) {
+		/* unexpected: only once an ordinary WQE is there to take
+		 * it, or the retry after an RNR NAK would count it again */
+		if (recv_wqe(qp, &fatal) == NULL) {
+			if (fatal)
+				nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
+			else
+				rnr_nak(qp, psn);
+			qp->resp.tm = DROCE_TM_NONE;
+			return true;
+		}
+		tm->hw_unexp++;
+		qp->resp.tm = DROCE_TM_UNEXPECTED;
+		return false;
+	}
+	if (tmh.opcode == IBV_TMH_EAGER) {
+		struct droce_recv_wqe *w = qp->srq_wqe;
+
+		w->wr_id = t->recv_wr_id;
+		w->num_sge = t->num_sge;
+		w->length = t->length;
+		memcpy(droce_recv_wqe_sge(w), t->sge,
+		       t->num_sge * sizeof(struct ibv_sge));
+		qp->resp.has_rwqe = true;
+		qp->resp.rwqe = 0;
+		qp->resp.roffset = 0;
+		qp->resp.tm = DROCE_TM_EAGER;
+		qp->resp.tm_skip = sizeof(tmh);
+		return false;
+	}
+	/* rendezvous: matched now, its data valid once the READ is done */
+	memcpy(&rvh, p + sizeof(tmh), sizeof(rvh));
+	droce_tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
+		     IBV_WC_SUCCESS, t->recv_wr_id, 0, IBV_WC_TM_MATCH,
+		     qp->resp.tm_tag, qp->resp.tm_priv);
+	if (!droce_tm_rndv(qp, t, rte_be_to_cpu_64(rvh.va),
+			   rte_be_to_cpu_32(rvh.rkey),
+			   rte_be_to_cpu_32(rvh.len), tmh.tag, tmh.app_ctx))
+		/* the application reads it itself (IBV_WC_TM_RNDV_INCOMPLETE) */
+		droce_tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
+			     IBV_WC_TM_RNDV_INCOMPLETE, t->recv_wr_id, 0, 0,
+			     qp->resp.tm_tag, qp->resp.tm_priv);
+	qp->resp.tm = DROCE_TM_NONE;
+	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
+	in_order_done(qp, bth, psn);
+	return true;
+}
+
 static void
 do_send(struct droce_qp *qp, const uint8_t *bth,
 	const struct droce_wire_meta *meta, uint32_t psn)
@@ -221,8 +345,13 @@ do_send(struct droce_qp *qp, const uint8_t *bth,
 	const struct droce_opcode_info *op = meta->op;
 	struct droce_recv_wqe *wqe;
 	uint32_t len = meta->payload_len;
+	uint32_t skip;
 	bool fatal;
 
+	if (unlikely(qp->cfg.srq != NULL && qp->cfg.srq->tm != NULL) &&
+	    (op->flags & DROCE_OPF_FIRST) && !qp->resp.has_rwqe &&
+	    tm_start(qp, bth, op, len, psn))
+		return;
 	wqe = recv_wqe(qp, &fatal);
 	if (wqe == NULL) {
 		if (fatal)
@@ -231,7 +360,8 @@ do_send(struct droce_qp *qp, const uint8_t *bth,
 			rnr_nak(qp, psn);
 		return;
 	}
-	if (qp->resp.roffset + len > wqe->length) {
+	if (qp->resp.roffset + len - RTE_MIN((uint32_t)qp->resp.tm_skip, len) >
+	    wqe->length) {
 		droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id,
 				  IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0,
 				  false);
@@ -249,9 +379,12 @@ do_send(struct droce_qp *qp, const uint8_t *bth,
 		refuse(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
+	/* a matched message's TMH is not placed */
+	skip = RTE_MIN((uint32_t)qp->resp.tm_skip, len);
+	qp->resp.tm_skip = 0;
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, qp->resp.roffset,
-			bth + op->hdr_len, len);
-	qp->resp.roffset += len;
+			bth + op->hdr_len + skip, len - skip);
+	qp->resp.roffset += len - skip;
 	qp->resp.opcode = bth[0];
 	if (op->flags & DROCE_OPF_LAST) {
 		recv_done(qp, bth, op, IBV_WC_RECV, qp->resp.roffset);

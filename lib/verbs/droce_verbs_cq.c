@@ -25,7 +25,7 @@
 	IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | \
 	IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS | \
 	IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
-	IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+	IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK | IBV_WC_EX_WITH_TM_INFO)
 
 /* ------------------------------------------------------------------------
  * Channels.
@@ -220,11 +220,13 @@ droce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		w->wr_id = cqe->wr_id;
 		w->status = cqe->status;
 		w->opcode = cqe->opcode;
-		w->vendor_err = cqe->vendor_err;
 		w->byte_len = cqe->byte_len;
 		w->imm_data = cqe->imm;
 		w->qp_num = cqe->qp_num;
-		w->src_qp = cqe->src_qp;
+		/* a tag matching completion keeps its tag there */
+		w->vendor_err = (cqe->flags & DROCE_CQE_TM) ? 0 :
+			cqe->vendor_err;
+		w->src_qp = (cqe->flags & DROCE_CQE_TM) ? 0 : cqe->src_qp;
 		w->wc_flags = cqe->wc_flags;
 		w->pkey_index = 0;
 		w->slid = 0;
@@ -332,7 +334,9 @@ cq_read_opcode(struct ibv_cq_ex *cqx)
 static uint32_t
 cq_read_vendor_err(struct ibv_cq_ex *cqx)
 {
-	return cur_cq(cqx)->cur.vendor_err;
+	const struct droce_cqe *c = &cur_cq(cqx)->cur;
+
+	return (c->flags & DROCE_CQE_TM) ? 0 : c->vendor_err;
 }
 
 static uint32_t
@@ -356,7 +360,19 @@ cq_read_qp_num(struct ibv_cq_ex *cqx)
 static uint32_t
 cq_read_src_qp(struct ibv_cq_ex *cqx)
 {
-	return cur_cq(cqx)->cur.src_qp;
+	const struct droce_cqe *c = &cur_cq(cqx)->cur;
+
+	return (c->flags & DROCE_CQE_TM) ? 0 : c->src_qp;
+}
+
+/* The TMH's tag and app_ctx of a tag matching completion. */
+static void
+cq_read_tm_info(struct ibv_cq_ex *cqx, struct ibv_wc_tm_info *tm_info)
+{
+	const struct droce_cqe *c = &cur_cq(cqx)->cur;
+
+	tm_info->tag = (c->flags & DROCE_CQE_TM) ? c->tm_tag : 0;
+	tm_info->priv = (c->flags & DROCE_CQE_TM) ? c->imm : 0;
 }
 
 static unsigned int
@@ -524,6 +540,8 @@ droce_create_cq_ex(struct ibv_context *context,
 		cq->cqx.read_imm_data = cq_read_imm_data;
 	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
 		cq->cqx.read_qp_num = cq_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_TM_INFO)
+		cq->cqx.read_tm_info = cq_read_tm_info;
 	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
 		cq->cqx.read_src_qp = cq_read_src_qp;
 	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)

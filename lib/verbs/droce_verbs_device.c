@@ -271,6 +271,11 @@ droce_query_device_ex(struct ibv_context *context,
 	a.hca_core_clock = droce_clock_hz() / 1000;
 	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
 	a.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
+	a.tm_caps.max_rndv_hdr_size = DROCE_TM_MAX_RNDV_HDR;
+	a.tm_caps.max_num_tags = DROCE_TM_MAX_TAGS;
+	a.tm_caps.flags = IBV_TM_CAP_RC;
+	a.tm_caps.max_ops = DROCE_TM_MAX_TAGS;
+	a.tm_caps.max_sge = DROCE_TM_MAX_SGE;
 	a.tso_caps.max_tso = DROCE_MAX_TSO;
 	a.tso_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
 	a.max_dm_size = 0;

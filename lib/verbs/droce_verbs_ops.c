@@ -63,6 +63,7 @@ droce_verbs_set_ops(struct droce_context *ctx)
 	ctx->vctx.create_cq_ex = droce_create_cq_ex;
 	ctx->vctx.create_qp_ex = droce_create_qp_ex;
 	ctx->vctx.create_srq_ex = droce_create_srq_ex;
+	ctx->vctx.post_srq_ops = droce_post_srq_ops;
 	droce_verbs_set_mw_ops(ctx);
 	droce_verbs_set_xrc_ops(ctx);
 	droce_verbs_set_flow_ops(ctx);

@@ -234,6 +234,8 @@ int droce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 struct ibv_srq *droce_create_srq_ex(struct ibv_context *context,
 				    struct ibv_srq_init_attr_ex *attr);
+int droce_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op,
+		       struct ibv_ops_wr **bad_op);
 
 /**
  * Give @p qp the extended post API (ibv_wr_*) for the operations of

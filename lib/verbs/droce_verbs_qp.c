@@ -221,6 +221,12 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* tag matching is RC's */
+	if (attr->srq != NULL && to_srq(attr->srq)->eng.tm != NULL &&
+	    attr->qp_type != IBV_QPT_RC) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (attr->qp_type == IBV_QPT_RAW_PACKET &&
 	    (attr->srq != NULL || !droce_has_net_raw())) {
 		errno = attr->srq != NULL ? EINVAL : EPERM;
@@ -297,6 +303,9 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	cfg.pd = pd != NULL ? &to_pd(pd)->eng : NULL;
 	cfg.send_cq = qp->send_cq != NULL ? &qp->send_cq->ring : NULL;
 	cfg.recv_cq = qp->recv_cq != NULL ? &qp->recv_cq->ring : NULL;
+	/* a TM SRQ reports every receive to its own CQ */
+	if (qp->srq != NULL && qp->srq->eng.tm != NULL)
+		cfg.recv_cq = &qp->srq->cq->ring;
 	cfg.xrcd = tgt ? xrcd->id : 0;
 	cfg.sq = &qp->sq;
 	cfg.rq = qp->srq != NULL ? NULL : &qp->rq;

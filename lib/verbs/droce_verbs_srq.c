@@ -93,7 +93,7 @@ droce_create_srq_ex(struct ibv_context *context,
 		IBV_SRQ_INIT_ATTR_TM;
 	struct ibv_srq *ibsrq;
 	struct droce_srq *srq;
-	bool xrc;
+	bool xrc, tm;
 
 	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ||
 	    (attr->comp_mask & ~known)) {
@@ -102,10 +102,21 @@ droce_create_srq_ex(struct ibv_context *context,
 	}
 	xrc = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
 		attr->srq_type == IBV_SRQT_XRC;
-	/* tag matching SRQs: not yet */
+	tm = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+		attr->srq_type == IBV_SRQT_TM;
 	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
-	    attr->srq_type != IBV_SRQT_BASIC && !xrc) {
+	    attr->srq_type != IBV_SRQT_BASIC && !xrc && !tm) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* a TM SRQ has its list's size and a CQ of its own */
+	if (tm && (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_TM) ||
+		   !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ||
+		   attr->cq == NULL || attr->cq->context != context ||
+		   attr->tm_cap.max_num_tags == 0 ||
+		   attr->tm_cap.max_num_tags > DROCE_TM_MAX_TAGS ||
+		   attr->tm_cap.max_ops == 0)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	/* an XRC SRQ has a domain and a CQ of its own */
@@ -118,9 +129,29 @@ droce_create_srq_ex(struct ibv_context *context,
 		return NULL;
 	}
 	ibsrq = create_srq(context, attr->pd, &attr->attr, attr->srq_context);
-	if (ibsrq == NULL || !xrc)
+	if (ibsrq == NULL || (!xrc && !tm))
 		return ibsrq;
 	srq = to_srq(ibsrq);
+	if (tm) {
+		struct droce_tm *t = rte_zmalloc("droce_tm", sizeof(*t), 0);
+
+		if (t != NULL)
+			t->tags = rte_zmalloc("droce_tm_tags",
+					      attr->tm_cap.max_num_tags *
+					      sizeof(*t->tags), 0);
+		if (t == NULL || t->tags == NULL) {
+			rte_free(t);
+			ibv_destroy_srq(ibsrq);
+			errno = ENOMEM;
+			return NULL;
+		}
+		t->max_tags = attr->tm_cap.max_num_tags;
+		srq->cq = to_cq(attr->cq);
+		__atomic_add_fetch(&srq->cq->nqps, 1, __ATOMIC_RELAXED);
+		srq->eng.cq = &srq->cq->ring;
+		srq->eng.tm = t;
+		return ibsrq;
+	}
 	srq->xrcd = to_xrcd(attr->xrcd);
 	srq->cq = to_cq(attr->cq);
 	__atomic_add_fetch(&srq->xrcd->users, 1, __ATOMIC_RELAXED);
@@ -168,10 +199,14 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
 	droce_srq_unregister(srq->ctx->dev, &srq->eng);
-	if (srq->xrcd != NULL) {
-		/* completions of it still in its CQ name no slot now */
+	if (srq->xrcd != NULL)
 		__atomic_sub_fetch(&srq->xrcd->users, 1, __ATOMIC_RELEASE);
+	/* completions of it still in its CQ name no slot now */
+	if (srq->cq != NULL)
 		__atomic_sub_fetch(&srq->cq->nqps, 1, __ATOMIC_RELEASE);
+	if (srq->eng.tm != NULL) {
+		rte_free(srq->eng.tm->tags);
+		rte_free(srq->eng.tm);
 	}
 	__atomic_sub_fetch(&to_pd(ibsrq->pd)->users, 1, __ATOMIC_RELEASE);
 	pthread_mutex_destroy(&ibsrq->mutex);
@@ -186,4 +221,39 @@ droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr)
 {
 	return droce_wq_post_recv(&to_srq(ibsrq)->eng.wq, wr, bad_wr);
+}
+
+int
+droce_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,
+		   struct ibv_ops_wr **bad_op)
+{
+	struct droce_srq *srq = to_srq(ibsrq);
+	int i, ret;
+
+	for (; op != NULL; op = op->next) {
+		ret = 0;
+		if (srq->eng.tm == NULL ||
+		    (op->opcode != IBV_WR_TAG_ADD &&
+		     op->opcode != IBV_WR_TAG_DEL &&
+		     op->opcode != IBV_WR_TAG_SYNC) ||
+		    (op->flags & ~(IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC)))
+			ret = EINVAL;
+		if (ret == 0 && op->opcode == IBV_WR_TAG_ADD) {
+			if (op->tm.add.num_sge < 0 ||
+			    op->tm.add.num_sge > DROCE_TM_MAX_SGE ||
+			    (op->tm.add.num_sge > 0 &&
+			     op->tm.add.sg_list == NULL))
+				ret = EINVAL;
+			for (i = 0; ret == 0 && i < op->tm.add.num_sge; i++)
+				if (op->tm.add.sg_list[i].length == 0)
+					ret = EINVAL;
+		}
+		if (ret == 0)
+			ret = -droce_tm_op(srq->ctx->dev, &srq->eng, op);
+		if (ret != 0) {
+			*bad_op = op;
+			return ret;
+		}
+	}
+	return 0;
 }

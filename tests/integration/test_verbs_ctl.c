@@ -654,7 +654,6 @@ test_cq_ex_unsupported_wc_flags(void **state)
 {
 	static const uint64_t flags[] = {
 		IBV_WC_EX_WITH_FLOW_TAG,
-		IBV_WC_EX_WITH_TM_INFO,
 		IBV_WC_EX_WITH_CVLAN,
 		IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_FLOW_TAG,
 	};
