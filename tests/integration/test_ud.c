@@ -11,7 +11,8 @@
  *    (20 zero bytes and the sender's IPv4 header), byte_len counts it,
  *    src_qp names the sender, IBV_WC_GRH is set; every byte checked;
  *  - an answer through ibv_create_ah_from_wc(), and what
- *    ibv_init_ah_from_wc() reads from the GRH;
+ *    ibv_init_ah_from_wc() reads from the GRH; the same over IPv6 GIDs
+ *    (the GRH area is then the IPv6 header);
  *  - Q_Keys: a datagram with another Q_Key is dropped (and counted), a
  *    WR Q_Key with the high bit set sends the QP's own;
  *  - no receive posted: the datagram is lost, the next one arrives;
@@ -207,6 +208,80 @@ test_ud_ah_from_wc(void **state)
 	wc.wc_flags = 0;
 	assert_int_equal(ibv_init_ah_from_wc(b.ctx, 1, &wc, grh, &attr), 0);
 	assert_int_equal(attr.is_global, 0);
+}
+
+/* The index of the first IPv6 (not IPv4-mapped) GID of @p e, or -1. */
+static int
+ipv6_gid(struct ep *e, union ibv_gid *gid)
+{
+	int i;
+
+	for (i = 0; ibv_query_gid(e->ctx, 1, i, gid) == 0; i++)
+		if (!(gid->global.subnet_prefix == 0 && gid->raw[10] == 0xff &&
+		      gid->raw[11] == 0xff))
+			return i;
+	return -1;
+}
+
+static void
+test_ud_ipv6(void **state)
+{
+	union ibv_gid ga, gb;
+	int ia = ipv6_gid(&a, &ga), ib = ipv6_gid(&b, &gb);
+	struct ibv_ah_attr attr = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gb, .sgid_index = (uint8_t)ia,
+			 .hop_limit = 33, .traffic_class = 0x20 },
+	};
+	const uint8_t *grh = b.buf + RECV_OFF;
+	struct ibv_ah *ah, *back;
+	struct ibv_ah_attr from;
+	struct ibv_wc wc;
+
+	(void)state;
+	assert_true(ia >= 0 && ib >= 0);
+	ah = ibv_create_ah(a.pd, &attr);
+	assert_non_null(ah);
+	fill_pattern(a.buf, 300, 12);
+	assert_int_equal(ep_post_recv(&b, 8, RECV_OFF, GRH + mtu), 0);
+	assert_int_equal(ep_post_ud(&a, 8, 0, 300, ah, b.qp->qp_num, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 8, 300);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, GRH + 300);
+	assert_true(wc.wc_flags & IBV_WC_GRH);
+	/* the GRH area is the IPv6 header: version 6, UDP, the hop limit
+	 * and class sent, the two addresses */
+	assert_int_equal(grh[0] >> 4, 6);
+	assert_int_equal((grh[0] & 0xf) << 4 | grh[1] >> 4, 0x20);
+	assert_int_equal(grh[6], 17);
+	assert_int_equal(grh[7], 33);
+	assert_memory_equal(grh + 8, ga.raw, 16);
+	assert_memory_equal(grh + 24, gb.raw, 16);
+	assert_memory_equal(grh + GRH, a.buf, 300);
+
+	/* read back: the sender's GID, b's own index, the class */
+	assert_int_equal(ibv_init_ah_from_wc(b.ctx, 1, &wc,
+					     (struct ibv_grh *)(void *)
+					     (b.buf + RECV_OFF), &from), 0);
+	assert_memory_equal(from.grh.dgid.raw, ga.raw, 16);
+	assert_int_equal(from.grh.sgid_index, ib);
+	assert_int_equal(from.grh.hop_limit, 33);
+	assert_int_equal(from.grh.traffic_class, 0x20);
+	/* and an answer that way */
+	back = ibv_create_ah_from_wc(b.pd, &wc, (struct ibv_grh *)(void *)
+				     (b.buf + RECV_OFF), 1);
+	assert_non_null(back);
+	assert_int_equal(ep_post_recv(&a, 9, RECV_OFF, GRH + mtu), 0);
+	assert_int_equal(ep_post_ud(&b, 9, 0, 100, back, a.qp->qp_num, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&b, 9, 100);
+	assert_int_equal(ep_poll(a.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(a.buf[RECV_OFF] >> 4, 6);
+	assert_int_equal(ibv_destroy_ah(back), 0);
+	assert_int_equal(ibv_destroy_ah(ah), 0);
 }
 
 static uint64_t
@@ -778,6 +853,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ud_send),
 		cmocka_unit_test(test_ud_ah_from_wc),
+		cmocka_unit_test(test_ud_ipv6),
 		cmocka_unit_test(test_ud_qkey),
 		cmocka_unit_test(test_ud_no_recv),
 		cmocka_unit_test(test_ud_too_long),
