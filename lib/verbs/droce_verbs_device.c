@@ -220,7 +220,8 @@ fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
 		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
-		IBV_DEVICE_XRC | IBV_DEVICE_RAW_IP_CSUM;
+		IBV_DEVICE_XRC | IBV_DEVICE_RAW_IP_CSUM |
+		IBV_DEVICE_SRQ_RESIZE;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = 65536;

@@ -18,6 +18,7 @@
 
 #include <infiniband/verbs.h>
 #include <rte_common.h>
+#include <rte_rwlock.h>
 #include <rte_spinlock.h>
 
 #include <droce_engine.h>
@@ -87,7 +88,8 @@ struct droce_srq {
 	struct droce_context *ctx;
 	uint32_t users;                 /**< QPs attached: destroy waits */
 	struct droce_xrcd *xrcd;        /**< XRC: its domain */
-	struct droce_cq *cq;            /**< XRC: its CQ */
+	struct droce_cq *cq;            /**< XRC, TM: its CQ */
+	rte_rwlock_t post_lock;         /**< posts read, a resize writes */
 };
 
 /** An XRC domain: opens of one file share its id. */

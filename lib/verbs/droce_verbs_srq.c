@@ -3,8 +3,9 @@
  */
 
 /*
- * Shared receive queues: ibv_create_srq (and _ex, basic and XRC types),
- * ibv_modify_srq (the limit; resizing is not offered), ibv_query_srq,
+ * Shared receive queues: ibv_create_srq (and _ex, basic, XRC and tag
+ * matching types), ibv_modify_srq (the limit, and max_wr: a resize moves
+ * the WQEs not taken yet to a new ring while posts wait), ibv_query_srq,
  * ibv_destroy_srq and ibv_post_srq_recv. The application posts into the
  * SRQ's work queue as into a QP's; the engine lcore of the device takes
  * WQEs in posting order for the QPs attached and raises
@@ -56,6 +57,7 @@ create_srq(struct ibv_context *context, struct ibv_pd *pd,
 		return NULL;
 	}
 	srq->ctx = to_ctx(context);
+	rte_rwlock_init(&srq->post_lock);
 	srq->eng.event = srq_event;
 	srq->eng.event_arg = srq;
 	srq->eng.pd = &to_pd(pd)->eng;
@@ -162,15 +164,75 @@ droce_create_srq_ex(struct ibv_context *context,
 	return ibsrq;
 }
 
+struct resize_args {
+	struct droce_srq_eng *srq;
+	uint8_t *slots;
+	uint32_t mask;
+	uint32_t max_wr;
+};
+
+/*
+ * On the engine lcore, posts held off: the WQEs not taken yet move to
+ * the new ring at the same indices.
+ */
+static int
+srq_resize(struct droce_dev *dev, void *arg)
+{
+	struct resize_args *a = arg;
+	struct droce_wq *wq = &a->srq->wq;
+	uint32_t idx, prod = __atomic_load_n(&wq->prod_tail, __ATOMIC_ACQUIRE);
+	uint8_t *old = wq->slots;
+
+	RTE_SET_USED(dev);
+	if (prod - a->srq->cons > a->max_wr)
+		return EINVAL;          /* more outstanding than that */
+	for (idx = a->srq->cons; idx != prod; idx++)
+		memcpy(a->slots + (size_t)(idx & a->mask) * wq->stride,
+		       old + (size_t)(idx & wq->mask) * wq->stride,
+		       wq->stride);
+	wq->slots = a->slots;
+	wq->mask = a->mask;
+	wq->max_wr = a->max_wr;
+	a->slots = old;
+	return 0;
+}
+
+static int
+resize(struct droce_srq *srq, uint32_t max_wr)
+{
+	struct resize_args a = { .srq = &srq->eng, .max_wr = max_wr };
+	uint32_t n = rte_align32pow2(max_wr);
+	int ret;
+
+	if (max_wr == 0 || max_wr > DROCE_MAX_SRQ_WR ||
+	    max_wr < __atomic_load_n(&srq->eng.limit, __ATOMIC_ACQUIRE))
+		return EINVAL;
+	a.mask = n - 1;
+	a.slots = rte_zmalloc("droce_wq", (size_t)n * srq->eng.wq.stride,
+			      RTE_CACHE_LINE_SIZE);
+	if (a.slots == NULL)
+		return ENOMEM;
+	rte_rwlock_write_lock(&srq->post_lock);
+	ret = droce_dev_call(srq->ctx->dev, srq_resize, &a);
+	rte_rwlock_write_unlock(&srq->post_lock);
+	rte_free(a.slots);      /* the old ring, or the unused new one */
+	return ret;
+}
+
 int
 ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 	       int attr_mask)
 {
 	struct droce_srq *srq = to_srq(ibsrq);
+	int ret;
 
-	/* resizing is not offered (no IBV_DEVICE_SRQ_RESIZE) */
-	if (attr_mask & ~IBV_SRQ_LIMIT || (attr_mask & IBV_SRQ_MAX_WR))
+	if (attr_mask & ~(IBV_SRQ_LIMIT | IBV_SRQ_MAX_WR))
 		return EINVAL;
+	if (attr_mask & IBV_SRQ_MAX_WR) {
+		ret = resize(srq, attr->max_wr);
+		if (ret != 0)
+			return ret;
+	}
 	if (attr_mask & IBV_SRQ_LIMIT) {
 		if (attr->srq_limit > srq->eng.wq.max_wr)
 			return EINVAL;
@@ -220,7 +282,13 @@ int
 droce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr)
 {
-	return droce_wq_post_recv(&to_srq(ibsrq)->eng.wq, wr, bad_wr);
+	struct droce_srq *srq = to_srq(ibsrq);
+	int ret;
+
+	rte_rwlock_read_lock(&srq->post_lock);
+	ret = droce_wq_post_recv(&srq->eng.wq, wr, bad_wr);
+	rte_rwlock_read_unlock(&srq->post_lock);
+	return ret;
 }
 
 int

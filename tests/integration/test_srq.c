@@ -22,8 +22,11 @@
  *    with IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN, no event;
  *  - with WORKDIR FAULT_ARGS, both ports behind net_fault: three peers'
  *    streams through the SRQ, every message once, in order, whole.
+ *  - a resize (IBV_SRQ_MAX_WR) with WQEs posted: they stay, in order,
+ *    the SRQ takes as many more as it now holds, and a size below what
+ *    is posted, or the limit, is refused;
  *  - the rules: ibv_post_recv on an SRQ QP, too many SGEs, a full SRQ,
- *    resizing, a limit above max_wr, destroying an SRQ in use, XRC and
+ *    a limit above max_wr, destroying an SRQ in use, XRC and
  *    tag matching types, what ibv_query_device says.
  */
 
@@ -116,8 +119,9 @@ teardown(void **state)
 	return 0;
 }
 
+/* Post one receive of srv's buffer [off, off + len) to @p s. */
 static int
-post_srq(uint64_t wr_id, size_t off, uint32_t len)
+post_to(struct ibv_srq *s, uint64_t wr_id, size_t off, uint32_t len)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(srv.buf + off),
@@ -128,7 +132,13 @@ post_srq(uint64_t wr_id, size_t off, uint32_t len)
 				  .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
-	return ibv_post_srq_recv(srq, &wr, &bad);
+	return ibv_post_srq_recv(s, &wr, &bad);
+}
+
+static int
+post_srq(uint64_t wr_id, size_t off, uint32_t len)
+{
+	return post_to(srq, wr_id, off, len);
 }
 
 /* The next asynchronous event of @p ctx within @p ms, or -1. */
@@ -324,7 +334,6 @@ test_srq_rules(void **state)
 	assert_true(da.max_srq > 0);
 	assert_true(da.max_srq_wr >= 64);
 	assert_true(da.max_srq_sge >= 2);
-	assert_int_equal(da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE, 0);
 
 	/* an SRQ QP has no receive queue of its own */
 	memset(wr, 0, sizeof(wr));
@@ -351,10 +360,8 @@ test_srq_rules(void **state)
 	assert_int_equal(ibv_post_srq_recv(small, wr, &bad), ENOMEM);
 	assert_ptr_equal(bad, &wr[3]);
 
-	/* no resizing; a limit within max_wr */
+	/* a limit within max_wr */
 	memset(&attr, 0, sizeof(attr));
-	attr.max_wr = 8;
-	assert_int_equal(ibv_modify_srq(small, &attr, IBV_SRQ_MAX_WR), EINVAL);
 	attr.srq_limit = 5;
 	assert_int_equal(ibv_modify_srq(small, &attr, IBV_SRQ_LIMIT), EINVAL);
 	attr.srq_limit = 4;
@@ -585,6 +592,74 @@ test_srq_loss(void **state)
 	assert_true(k > 0);
 }
 
+/* Resizing an SRQ with WQEs in it. */
+static void
+test_srq_resize(void **state)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq_attr attr;
+	struct ibv_srq *s = ibv_create_srq(srv.pd, &sa);
+	struct ibv_qp_init_attr qa = {
+		.send_cq = srv.scq, .recv_cq = srv.rcq, .srq = s,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct ibv_device_attr da;
+	struct ibv_wc wc;
+	struct ep c, q;
+	uint64_t i;
+
+	(void)state;
+	assert_int_equal(ibv_query_device(srv.ctx, &da), 0);
+	assert_true(da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE);
+	assert_non_null(s);
+	assert_int_equal(ep_open(&c, 0, LEN, &opts), 0);
+	q = srv;
+	q.qp = ibv_create_qp(srv.pd, &qa);
+	assert_non_null(q.qp);
+	q.psn = 0x777;
+	assert_int_equal(ep_connect(&c, &q, &opts), 0);
+	assert_int_equal(ep_connect(&q, &c, &opts), 0);
+
+	for (i = 0; i < 4; i++)
+		assert_int_equal(post_to(s, i, i * 1024, 1024), 0);
+	assert_int_equal(post_to(s, 4, 4 * 1024, 1024), ENOMEM);
+	/* smaller than what is posted: no */
+	memset(&attr, 0, sizeof(attr));
+	attr.max_wr = 3;
+	assert_int_equal(ibv_modify_srq(s, &attr, IBV_SRQ_MAX_WR), EINVAL);
+	attr.max_wr = 20;
+	assert_int_equal(ibv_modify_srq(s, &attr, IBV_SRQ_MAX_WR), 0);
+	assert_int_equal(ibv_query_srq(s, &attr), 0);
+	assert_int_equal(attr.max_wr, 20);
+	for (i = 4; i < 20; i++)
+		assert_int_equal(post_to(s, i, i * 1024, 1024), 0);
+	assert_int_equal(post_to(s, 20, 20 * 1024, 1024), ENOMEM);
+	/* a limit of 15, then a size below it: no */
+	attr.srq_limit = 15;
+	assert_int_equal(ibv_modify_srq(s, &attr, IBV_SRQ_LIMIT), 0);
+	attr.max_wr = 10;
+	assert_int_equal(ibv_modify_srq(s, &attr, IBV_SRQ_MAX_WR), EINVAL);
+	attr.srq_limit = 0;
+	assert_int_equal(ibv_modify_srq(s, &attr, IBV_SRQ_LIMIT), 0);
+
+	/* every WQE, those from before the resize first, in order */
+	for (i = 0; i < 20; i++) {
+		fill_pattern(c.buf, 1000, (uint32_t)i);
+		assert_int_equal(ep_post(&c, IBV_WR_SEND, i, 0, 1000, NULL, 0,
+					 IBV_SEND_SIGNALED), 0);
+		assert_int_equal(ep_poll(c.scq, &wc, 1, 5000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(ep_poll(srv.rcq, &wc, 1, 5000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, i);
+		assert_memory_equal(srv.buf + i * 1024, c.buf, 1000);
+	}
+	assert_int_equal(ibv_destroy_qp(q.qp), 0);
+	assert_int_equal(ibv_destroy_srq(s), 0);
+	ep_close(&c);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -595,6 +670,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_srq_shared),
 		cmocka_unit_test(test_srq_limit),
 		cmocka_unit_test(test_srq_rules),
+		cmocka_unit_test(test_srq_resize),
 		cmocka_unit_test(test_srq_last_wqe),
 		cmocka_unit_test(test_qp_fatal),
 		cmocka_unit_test(test_port_events),
