@@ -22,6 +22,13 @@
  * In the last two cases the WR ahead of it was posted and completes.
  * The XRC_SEND and RAW_PACKET columns, whose QPs are set up otherwise,
  * are in test_xrc.c and test_raw.c.
+ *
+ * Send flags, per QP type: an unsignalled SEND completes nothing and a
+ * signalled one after it completes (both arrive); an inline SEND's buffer
+ * is the caller's again when the post returns (overwritten then, the
+ * receiver still gets what was posted); FENCE on RC and UC, not on UD
+ * (EINVAL); IP_CSUM on none of them (EINVAL: it is raw packet QPs'); a
+ * flag that does not exist is EINVAL.
  */
 
 #include <errno.h>
@@ -422,6 +429,103 @@ test_ud(void **state)
 	run_column(IBV_QPT_UD);
 }
 
+/* A SEND of a's [off, off + len) with @p flags (addressed on UD). */
+static int
+post_send_flags(uint64_t wr_id, void *addr, uint32_t len, unsigned int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, len, a.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = flags,
+	}, *bad;
+
+	if (is_ud())
+		ud_to_b(&wr);
+	return ibv_post_send(a.qp, &wr, &bad);
+}
+
+static void
+flags_column(enum ibv_qp_type type)
+{
+	uint32_t grh = type == IBV_QPT_UD ? GRH : 0;
+	uint8_t inl[48];
+	struct ibv_wc wc[2];
+
+	pair(type);
+	/* unsignalled, then signalled: one completion, two messages */
+	assert_int_equal(ep_post_recv(&b, 1, 0x4000, 4096), 0);
+	assert_int_equal(ep_post_recv(&b, 2, 0x6000, 4096), 0);
+	fill_pattern(a.buf, 200, 1);
+	assert_int_equal(post_send_flags(1, a.buf, 100, 0), 0);
+	assert_int_equal(post_send_flags(2, a.buf + 100, 100,
+					 IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(a.scq, wc, 1, 2000), 1);
+	assert_int_equal(wc[0].wr_id, 2);
+	assert_int_equal(ep_poll(a.scq, wc, 1, 200), 0);
+	assert_int_equal(ep_poll(b.rcq, wc, 2, 2000), 2);
+	assert_memory_equal(b.buf + 0x4000 + grh, a.buf, 100);
+	assert_memory_equal(b.buf + 0x6000 + grh, a.buf + 100, 100);
+
+	/* inline from a buffer of the stack (no lkey needed), overwritten
+	 * as soon as the post returns */
+	assert_int_equal(ep_post_recv(&b, 3, 0x4000, 4096), 0);
+	memset(inl, 0x5a, sizeof(inl));
+	{
+		struct ibv_sge sge = { (uintptr_t)inl, sizeof(inl), 0 };
+		struct ibv_send_wr wr = {
+			.wr_id = 3, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+		}, *bad;
+
+		if (is_ud())
+			ud_to_b(&wr);
+		assert_int_equal(ibv_post_send(a.qp, &wr, &bad), 0);
+	}
+	memset(inl, 0, sizeof(inl));
+	assert_int_equal(ep_poll(a.scq, wc, 1, 2000), 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(ep_poll(b.rcq, wc, 1, 2000), 1);
+	assert_int_equal(wc[0].byte_len, grh + sizeof(inl));
+	memset(inl, 0x5a, sizeof(inl));
+	assert_memory_equal(b.buf + 0x4000 + grh, inl, sizeof(inl));
+
+	/* FENCE: RC's (and accepted on UC, where it orders nothing), not
+	 * UD's */
+	assert_int_equal(ep_post_recv(&b, 4, 0x4000, 4096), 0);
+	if (type == IBV_QPT_UD) {
+		assert_int_equal(post_send_flags(4, a.buf, 10,
+						 IBV_SEND_SIGNALED |
+						 IBV_SEND_FENCE), EINVAL);
+		assert_int_equal(post_send_flags(4, a.buf, 10,
+						 IBV_SEND_SIGNALED), 0);
+	} else {
+		assert_int_equal(post_send_flags(4, a.buf, 10,
+						 IBV_SEND_SIGNALED |
+						 IBV_SEND_FENCE), 0);
+	}
+	assert_int_equal(ep_poll(a.scq, wc, 1, 2000), 1);
+	assert_int_equal(ep_poll(b.rcq, wc, 1, 2000), 1);
+	/* IP_CSUM is raw packet QPs'; a flag that does not exist */
+	assert_int_equal(post_send_flags(5, a.buf, 10, IBV_SEND_IP_CSUM),
+			 EINVAL);
+	assert_int_equal(post_send_flags(5, a.buf, 10, 1u << 20), EINVAL);
+	assert_int_equal(ep_poll(a.scq, wc, 1, 100), 0);
+	if (type == IBV_QPT_UD)
+		ibv_destroy_ah(ah);
+	ep_close(&a);
+	ep_close(&b);
+}
+
+static void
+test_flags(void **state)
+{
+	(void)state;
+	flags_column(IBV_QPT_RC);
+	flags_column(IBV_QPT_UC);
+	flags_column(IBV_QPT_UD);
+}
+
 int
 main(void)
 {
@@ -429,6 +533,7 @@ main(void)
 		cmocka_unit_test(test_rc),
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_ud),
+		cmocka_unit_test(test_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
