@@ -230,6 +230,34 @@ droce_flow_rx(struct droce_dev *dev, const struct rte_mbuf *m)
 	return taken && !engine_frame(&v);
 }
 
+/*
+ * Fill the IPv4 header checksum, and the TCP or UDP checksum over IPv4
+ * or IPv6, of the packet whose IP header is at @p l3 and TCP/UDP header
+ * (of protocol @p proto) at @p l4, if any.
+ */
+static void
+fill_csums(uint8_t *l3, uint8_t *l4, uint8_t proto)
+{
+	bool v4 = (l3[0] >> 4) == 4;
+	uint8_t *c;
+	uint16_t sum;
+
+	if (v4) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
+
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+	if (l4 == NULL)
+		return;
+	c = l4 + (proto == IPPROTO_TCP_ ? 16 : 6);
+	c[0] = 0;
+	c[1] = 0;
+	sum = v4 ? rte_ipv4_udptcp_cksum((const struct rte_ipv4_hdr *)l3, l4) :
+		rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)l3, l4);
+	memcpy(c, &sum, 2);
+}
+
 /* Fill the IPv4 header and TCP/UDP checksums of a frame to send. */
 static void
 raw_csum(uint8_t *f, uint32_t len)
@@ -237,33 +265,10 @@ raw_csum(uint8_t *f, uint32_t len)
 	struct frame_view v;
 
 	frame_view(f, len, &v);
-	if (v.ip4 != NULL) {
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(uintptr_t)v.ip4;
-
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		if (v.l4 != NULL) {
-			uint8_t *c = (uint8_t *)(uintptr_t)v.l4 +
-				(v.proto == IPPROTO_TCP_ ? 16 : 6);
-			uint16_t sum;
-
-			c[0] = 0;
-			c[1] = 0;
-			sum = rte_ipv4_udptcp_cksum(ip, v.l4);
-			memcpy(c, &sum, 2);
-		}
-	} else if (v.ip6 != NULL && v.l4 != NULL) {
-		const struct rte_ipv6_hdr *ip =
-			(const struct rte_ipv6_hdr *)v.ip6;
-		uint8_t *c = (uint8_t *)(uintptr_t)v.l4 +
-			(v.proto == IPPROTO_TCP_ ? 16 : 6);
-		uint16_t sum;
-
-		c[0] = 0;
-		c[1] = 0;
-		sum = rte_ipv6_udptcp_cksum(ip, v.l4);
-		memcpy(c, &sum, 2);
-	}
+	if (v.ip4 != NULL || v.ip6 != NULL)
+		fill_csums((uint8_t *)(uintptr_t)(v.ip4 != NULL ? v.ip4 :
+						  v.ip6),
+			   (uint8_t *)(uintptr_t)v.l4, v.proto);
 }
 
 /* ------------------------------------------------------------------------
@@ -296,25 +301,9 @@ droce_tso_header(uint8_t *hdr, uint32_t l3, uint32_t hdr_len, uint32_t off,
 void
 droce_tso_csum(uint8_t *l3)
 {
-	uint8_t *tcp;
-	uint16_t sum;
+	uint32_t hlen = (l3[0] >> 4) == 4 ? (l3[0] & 0xfu) * 4u : 40;
 
-	if ((l3[0] >> 4) == 4) {
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
-
-		tcp = l3 + rte_ipv4_hdr_len(ip);
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		tcp[16] = 0;
-		tcp[17] = 0;
-		sum = rte_ipv4_udptcp_cksum(ip, tcp);
-	} else {
-		tcp = l3 + 40;
-		tcp[16] = 0;
-		tcp[17] = 0;
-		sum = rte_ipv6_udptcp_cksum((struct rte_ipv6_hdr *)l3, tcp);
-	}
-	memcpy(tcp + 16, &sum, 2);
+	fill_csums(l3, l3 + hlen, IPPROTO_TCP_);
 }
 
 /* Where the IP header of a raw frame's header starts (after VLAN). */

@@ -190,25 +190,36 @@ ep_ah(struct ep *e, const struct ep *to, const struct ep_opts *o)
 	return ibv_create_ah(e->pd, &ah);
 }
 
+/* A send WR of e->buf[off, off + len) in @p wr, its SGE in @p sge. */
+static void
+wr_init(struct ep *e, struct ibv_send_wr *wr, struct ibv_sge *sge,
+	enum ibv_wr_opcode op, uint64_t wr_id, size_t off, uint32_t len,
+	unsigned int flags, uint32_t imm)
+{
+	*sge = (struct ibv_sge) {
+		.addr = (uintptr_t)(e->buf + off),
+		.length = len,
+		.lkey = e->mr->lkey,
+	};
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = wr_id;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = op;
+	wr->send_flags = flags;
+	wr->imm_data = htobe32(imm);
+}
+
 int
 ep_post_ud(struct ep *e, uint64_t wr_id, size_t off, uint32_t len,
 	   struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, bool with_imm,
 	   uint32_t imm, unsigned int flags)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)(e->buf + off),
-		.length = len,
-		.lkey = e->mr->lkey,
-	};
 	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
-	wr.send_flags = flags;
-	wr.imm_data = htobe32(imm);
+	wr_init(e, &wr, &sge, with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+		wr_id, off, len, flags, imm);
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = qpn;
 	wr.wr.ud.remote_qkey = qkey;
@@ -299,20 +310,10 @@ ep_post_imm(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
 	    uint32_t len, const struct ep *remote, size_t roff,
 	    unsigned int flags, uint32_t imm)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)(e->buf + off),
-		.length = len,
-		.lkey = e->mr->lkey,
-	};
 	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = flags;
-	wr.imm_data = htobe32(imm);
+	wr_init(e, &wr, &sge, op, wr_id, off, len, flags, imm);
 	if (remote != NULL) {
 		if (op == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
