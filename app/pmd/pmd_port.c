@@ -143,6 +143,7 @@ port_counters(struct ibv_context *ctx)
 	counter("tx_bytes", c.tx_bytes);
 	counter("tx_drop", c.tx_drop);
 	counter("no_mbuf", c.no_mbuf);
+	counter("tx_csum_offload", c.tx_csum_offload);
 }
 
 /* A stopped port is opened for the look and closed again. */

@@ -237,6 +237,11 @@ port_start(struct droce_dev *dev)
 	if (ret < 0)
 		return ret;
 	conf.rxmode.mtu = dev->eth_mtu;
+	/* checksums the port can fill for raw QPs' frames */
+	dev->tx_offloads = info.tx_offload_capa &
+		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
+		 RTE_ETH_TX_OFFLOAD_TCP_CKSUM);
+	conf.txmode.offloads = dev->tx_offloads;
 	if (info.max_mtu < dev->eth_mtu) {
 		DROCE_LOG(WARNING, "%s: port MTU at most %u", dev->name,
 			  info.max_mtu);

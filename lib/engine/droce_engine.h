@@ -641,6 +641,7 @@ struct droce_dev_stats {
 	uint64_t rx_arp;
 	uint64_t tx_drop;         /**< the port refused them */
 	uint64_t no_mbuf;
+	uint64_t tx_csum_offload; /**< frames whose checksums the port fills */
 };
 
 /**

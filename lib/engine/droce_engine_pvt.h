@@ -181,6 +181,9 @@ struct droce_dev {
 	struct rte_mbuf *tx[DROCE_TX_BUF];
 	struct droce_dev_stats stats;
 	struct droce_pcap_mirror *mirror;
+	/** What the port computes for us: RTE_ETH_TX_OFFLOAD_IPV4_CKSUM,
+	 * _UDP_CKSUM, _TCP_CKSUM where it has them */
+	uint64_t tx_offloads;
 	uint64_t link_check_at;       /**< next look at the link */
 	bool link_up;                 /**< as last seen */
 };
@@ -224,13 +227,11 @@ bool droce_raw_qp_send(struct droce_qp *qp, struct droce_send_wqe *wqe);
  * Make @p hdr (a copy of a TSO header) the header of the segment at byte
  * @p off of @p len payload bytes, the @p seg'th: the IP lengths and ID,
  * the TCP sequence number, FIN and PSH on the last only; the IP and TCP
- * headers start at @p l3 in it. Checksums are left to droce_tso_csum().
+ * headers start at @p l3 in it. Checksums are filled afterwards.
  */
 void droce_tso_header(uint8_t *hdr, uint32_t l3, uint32_t hdr_len,
 		      uint32_t off, uint32_t len, uint32_t seg, bool last);
 
-/** Fill the IP and TCP checksums of a segment whose IP header is @p l3. */
-void droce_tso_csum(uint8_t *l3);
 
 /** Queue @p m for transmission on @p dev (mirrored, flushed per burst). */
 void droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m);

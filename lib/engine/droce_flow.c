@@ -15,6 +15,7 @@
 
 #include <errno.h>
 
+#include <rte_ethdev.h>
 #include <rte_ip.h>
 
 #include "droce_engine_pvt.h"
@@ -258,17 +259,64 @@ fill_csums(uint8_t *l3, uint8_t *l4, uint8_t proto)
 	memcpy(c, &sum, 2);
 }
 
-/* Fill the IPv4 header and TCP/UDP checksums of a frame to send. */
-static void
-raw_csum(uint8_t *f, uint32_t len)
+/*
+ * Have the port fill the checksums of frame @p m (IP header at @p l3,
+ * TCP/UDP at @p l4 if any), if it can fill every one of them: the IPv4
+ * header checksum is zeroed and the TCP/UDP one seeded with the pseudo
+ * header's, as DPDK wants. @return false if the port cannot.
+ */
+static bool
+csum_offload(struct droce_dev *dev, struct rte_mbuf *m, uint8_t *l3,
+	     uint8_t *l4, uint8_t proto)
 {
-	struct frame_view v;
+	bool v4 = (l3[0] >> 4) == 4;
+	uint64_t need = v4 ? RTE_ETH_TX_OFFLOAD_IPV4_CKSUM : 0;
+	uint64_t flags = v4 ? RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM :
+		RTE_MBUF_F_TX_IPV6;
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint16_t sum;
 
-	frame_view(f, len, &v);
-	if (v.ip4 != NULL || v.ip6 != NULL)
-		fill_csums((uint8_t *)(uintptr_t)(v.ip4 != NULL ? v.ip4 :
-						  v.ip6),
-			   (uint8_t *)(uintptr_t)v.l4, v.proto);
+	if (l4 != NULL) {
+		need |= proto == IPPROTO_TCP_ ? RTE_ETH_TX_OFFLOAD_TCP_CKSUM :
+			RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+		flags |= proto == IPPROTO_TCP_ ? RTE_MBUF_F_TX_TCP_CKSUM :
+			RTE_MBUF_F_TX_UDP_CKSUM;
+	}
+	if (need == 0 || (dev->tx_offloads & need) != need)
+		return false;
+	m->l2_len = (uint64_t)(l3 - f);
+	m->l3_len = v4 ? (l3[0] & 0xfu) * 4u : 40;
+	m->ol_flags |= flags;
+	if (v4)
+		((struct rte_ipv4_hdr *)l3)->hdr_checksum = 0;
+	if (l4 != NULL) {
+		sum = v4 ? rte_ipv4_phdr_cksum((struct rte_ipv4_hdr *)l3,
+					       flags) :
+			rte_ipv6_phdr_cksum((struct rte_ipv6_hdr *)l3, flags);
+		memcpy(l4 + (proto == IPPROTO_TCP_ ? 16 : 6), &sum, 2);
+	}
+	dev->stats.tx_csum_offload++;
+	return true;
+}
+
+/*
+ * Fill the IPv4 header and TCP/UDP checksums of frame @p m to send: the
+ * port does if it can, else droce.
+ */
+static void
+raw_csum(struct droce_dev *dev, struct rte_mbuf *m)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	struct frame_view v;
+	uint8_t *l3, *l4;
+
+	frame_view(f, m->data_len, &v);
+	if (v.ip4 == NULL && v.ip6 == NULL)
+		return;
+	l3 = (uint8_t *)(uintptr_t)(v.ip4 != NULL ? v.ip4 : v.ip6);
+	l4 = (uint8_t *)(uintptr_t)v.l4;
+	if (!csum_offload(dev, m, l3, l4, v.proto))
+		fill_csums(l3, l4, v.proto);
 }
 
 /* ------------------------------------------------------------------------
@@ -296,14 +344,6 @@ droce_tso_header(uint8_t *hdr, uint32_t l3, uint32_t hdr_len, uint32_t off,
 	droce_put_be32(tcp + 4, seq);
 	if (!last)
 		tcp[13] &= (uint8_t)~0x09;      /* FIN and PSH: the last one */
-}
-
-void
-droce_tso_csum(uint8_t *l3)
-{
-	uint32_t hlen = (l3[0] >> 4) == 4 ? (l3[0] & 0xfu) * 4u : 40;
-
-	fill_csums(l3, l3 + hlen, IPPROTO_TCP_);
 }
 
 /* Where the IP header of a raw frame's header starts (after VLAN). */
@@ -341,7 +381,7 @@ raw_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
 				 off + n >= wqe->length);
 		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
 			       f + hlen, n);
-		droce_tso_csum(f + l3);
+		raw_csum(qp->dev, m);
 		qp->stats.tx_pkts++;
 		droce_dev_tx(qp->dev, m);
 		qp->req.offset = off + n;
@@ -375,7 +415,7 @@ droce_raw_qp_send(struct droce_qp *qp, struct droce_send_wqe *wqe)
 		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, 0, f,
 			       wqe->length);
 	if (wqe->flags & DROCE_WQE_IP_CSUM)
-		raw_csum(f, wqe->length);
+		raw_csum(qp->dev, m);
 	qp->stats.tx_pkts++;
 	droce_dev_tx(qp->dev, m);
 	return true;

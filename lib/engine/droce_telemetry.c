@@ -148,6 +148,7 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "rx_arp", s.rx_arp);
 	rte_tel_data_add_dict_u64(d, "tx_drop", s.tx_drop);
 	rte_tel_data_add_dict_u64(d, "no_mbuf", s.no_mbuf);
+	rte_tel_data_add_dict_u64(d, "tx_csum_offload", s.tx_csum_offload);
 	return 0;
 }
 

@@ -36,6 +36,8 @@ struct droce_counters {
 	uint64_t rx_arp;
 	uint64_t tx_drop;         /**< the port refused them */
 	uint64_t no_mbuf;
+	uint64_t tx_csum_offload;  /**< raw frames whose checksums the port
+				    * filled (IBV_SEND_IP_CSUM, TSO) */
 };
 
 /** Counters of a QP. */

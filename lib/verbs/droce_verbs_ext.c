@@ -26,6 +26,7 @@ droce_query_counters(struct ibv_context *ctx, struct droce_counters *c)
 	c->rx_arp = s.rx_arp;
 	c->tx_drop = s.tx_drop;
 	c->no_mbuf = s.no_mbuf;
+	c->tx_csum_offload = s.tx_csum_offload;
 	return 0;
 }
 

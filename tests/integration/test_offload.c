@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Checksums a port can fill: droce0 on a net_tap port (which offers IPv4,
+ * UDP and TCP checksum offload), a raw QP sending with IBV_SEND_IP_CSUM
+ * and TSO. The frames are read back from the tap's kernel side through
+ * an AF_PACKET socket: their checksums are right (computed here), and the
+ * device's tx_csum_offload counter says the port filled them, not droce.
+ * Needs root (a tap, CAP_NET_RAW).
+ *
+ * Usage: test_offload WORKDIR
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <droce.h>
+
+#include "harness.h"
+
+#define IFACE "dtcsum0"
+#define BUF (1u << 20)
+
+static struct ep_opts opts;
+static struct ep a;
+static uint8_t mac[6];
+static int sock = -1;
+
+static int
+setup(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	struct ifreq ifr;
+	int fd;
+
+	(void)state;
+	ep_opts_default(&opts);
+	opts.qp_type = IBV_QPT_RAW_PACKET;
+	if (ep_open(&a, 0, BUF, &opts) != 0)
+		return -1;
+	if (ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_PORT) != 0)
+		return -1;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(a.qp, &attr, IBV_QP_STATE) != 0)
+		return -1;
+	attr.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(a.qp, &attr, IBV_QP_STATE) != 0)
+		return -1;
+	if (droce_query_mac(a.ctx, mac) != 0)
+		return -1;
+	/* the tap's kernel side, up, every frame it gets */
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", IFACE);
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) != 0)
+		return -1;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
+		return -1;
+	close(fd);
+	sock = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = (int)if_nametoindex(IFACE);
+	if (sock < 0 || sll.sll_ifindex == 0 ||
+	    bind(sock, (struct sockaddr *)&sll, sizeof(sll)) != 0)
+		return -1;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	if (sock >= 0)
+		close(sock);
+	ep_close(&a);
+	return 0;
+}
+
+static uint16_t
+csum16(const uint8_t *p, size_t n, uint32_t sum)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		sum += (uint32_t)p[n - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* Are the checksums of the IPv4 or IPv6 frame at @p f right? */
+static bool
+csums_right(const uint8_t *f, bool *tcp)
+{
+	const uint8_t *ip = f + 14, *l4;
+	uint32_t l4len, pseudo;
+	uint8_t proto;
+
+	if ((ip[0] >> 4) == 6) {
+		l4 = ip + 40;
+		l4len = (uint32_t)ip[4] << 8 | ip[5];
+		proto = ip[6];
+		pseudo = csum16(ip + 8, 32, 0) + l4len + proto;
+	} else {
+		if (csum16(ip, 20, 0) != 0xffff)
+			return false;
+		l4 = ip + 20;
+		l4len = ((uint32_t)ip[2] << 8 | ip[3]) - 20;
+		proto = ip[9];
+		pseudo = csum16(ip + 12, 8, 0) + l4len + proto;
+	}
+	*tcp = proto == 6;
+	return csum16(l4, l4len, pseudo) == 0xffff;
+}
+
+/* The next frame from droce0 on port @p dport, within 2 s; its length. */
+static ssize_t
+next_frame(uint8_t *f, size_t cap, uint16_t dport)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+
+	while (poll(&p, 1, 2000) == 1) {
+		ssize_t n = recv(sock, f, cap, 0);
+		uint32_t l4;
+
+		if (n < 14 + 40 + 8 || memcmp(f + 6, mac, 6) != 0)
+			continue;
+		l4 = ((f[12] << 8 | f[13]) == 0x86dd) ? 14 + 40 :
+			14 + (f[14] & 0xfu) * 4u;
+		if ((f[l4 + 2] << 8 | f[l4 + 3]) == dport)
+			return n;
+	}
+	return -1;
+}
+
+/* A frame to the tap's side: IPv4 or IPv6, UDP or TCP, to @p dport. */
+static uint32_t
+build(bool v6, bool tcp, uint16_t dport, uint32_t payload)
+{
+	uint8_t *f = a.buf, *ip = f + 14, *l4;
+	uint32_t l4len = (tcp ? 20 : 8) + payload;
+
+	memset(f, 0, 14 + 40 + 20);
+	memset(f, 0xff, 6);                     /* broadcast */
+	memcpy(f + 6, mac, 6);
+	f[12] = v6 ? 0x86 : 0x08;
+	f[13] = v6 ? 0xdd : 0x00;
+	if (v6) {
+		ip[0] = 0x60;
+		ip[4] = (uint8_t)(l4len >> 8);
+		ip[5] = (uint8_t)l4len;
+		ip[6] = tcp ? 6 : 17;
+		ip[7] = 64;
+		memcpy(ip + 8, a.gid.raw, 16);
+		ip[24] = 0xfe;
+		ip[25] = 0x80;
+		ip[39] = 1;
+		l4 = ip + 40;
+	} else {
+		uint16_t tot = (uint16_t)(20 + l4len);
+
+		ip[0] = 0x45;
+		ip[2] = (uint8_t)(tot >> 8);
+		ip[3] = (uint8_t)tot;
+		ip[8] = 64;
+		ip[9] = tcp ? 6 : 17;
+		memcpy(ip + 12, a.gid.raw + 12, 4);
+		ip[16] = 10;
+		ip[17] = 0;
+		ip[18] = 78;
+		ip[19] = 2;
+		l4 = ip + 20;
+	}
+	l4[0] = 0x0f;
+	l4[1] = 0xa0;
+	l4[2] = (uint8_t)(dport >> 8);
+	l4[3] = (uint8_t)dport;
+	if (tcp) {
+		l4[12] = 5 << 4;
+		l4[13] = 0x18;
+	} else {
+		l4[4] = (uint8_t)(l4len >> 8);
+		l4[5] = (uint8_t)l4len;
+	}
+	fill_pattern(l4 + (tcp ? 20 : 8), payload, dport);
+	return (uint32_t)(l4 + l4len - f);
+}
+
+static uint64_t
+offloaded(void)
+{
+	struct droce_counters c;
+
+	assert_int_equal(droce_query_counters(a.ctx, &c), 0);
+	return c.tx_csum_offload;
+}
+
+static void
+test_ip_csum(void **state)
+{
+	static const struct { bool v6, tcp; } cases[] = {
+		{ false, false }, { false, true }, { true, false }, { true, true },
+	};
+	uint8_t f[2048];
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint16_t dport = (uint16_t)(7000 + i);
+		uint32_t len = build(cases[i].v6, cases[i].tcp, dport, 300);
+		uint64_t before = offloaded();
+		struct ibv_wc wc;
+		ssize_t n;
+		bool tcp;
+
+		assert_int_equal(ep_post(&a, IBV_WR_SEND, i, 0, len, NULL, 0,
+					 IBV_SEND_SIGNALED | IBV_SEND_IP_CSUM),
+				 0);
+		assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		n = next_frame(f, sizeof(f), dport);
+		assert_int_equal(n, len);
+		assert_true(csums_right(f, &tcp));
+		assert_int_equal(tcp, cases[i].tcp);
+		/* the port filled them */
+		assert_int_equal(offloaded(), before + 1);
+	}
+}
+
+static void
+test_tso(void **state)
+{
+	const uint32_t payload = 5000, mss = 1200;
+	uint32_t hlen = build(false, true, 7100, 0), off;
+	struct ibv_sge sge = { (uintptr_t)a.buf + 65536, payload,
+			       a.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_TSO, .send_flags = IBV_SEND_SIGNALED,
+		.tso = { .hdr = a.buf, .hdr_sz = (uint16_t)hlen,
+			 .mss = (uint16_t)mss },
+	}, *bad;
+	uint64_t before = offloaded();
+	uint8_t f[2048];
+	struct ibv_wc wc;
+
+	(void)state;
+	fill_pattern(a.buf + 65536, payload, 77);
+	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), 0);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	for (off = 0; off < payload; off += mss) {
+		uint32_t n = payload - off < mss ? payload - off : mss;
+		bool tcp;
+
+		assert_int_equal(next_frame(f, sizeof(f), 7100), hlen + n);
+		assert_true(csums_right(f, &tcp));
+		assert_memory_equal(f + hlen, a.buf + 65536 + off, n);
+	}
+	/* each segment's checksums, by the port */
+	assert_int_equal(offloaded(), before + (payload + mss - 1) / mss);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ip_csum),
+		cmocka_unit_test(test_tso),
+	};
+	char path[512];
+	FILE *cfg;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_offload WORKDIR\n");
+		return 2;
+	}
+	mkdir(argv[1], 0755);
+	snprintf(path, sizeof(path), "%s/offload.ini", argv[1]);
+	cfg = fopen(path, "w");
+	if (cfg == NULL) {
+		perror(path);
+		return 1;
+	}
+	fprintf(cfg, "[eal]\nargs = --no-huge -m 512 --no-pci --no-shconf "
+		"--vdev=net_tap0,iface=%s\n"
+		"[engine]\nidle_sleep_us = 20\nlink_wait_s = 5\n"
+		"[device droce0]\nport = net_tap0\n"
+		"mac = 02:d7:0c:e0:4e:01\nipv4 = 10.0.78.1/24\n", IFACE);
+	fclose(cfg);
+	setenv("DROCE_CONFIG", path, 1);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
