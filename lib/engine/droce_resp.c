@@ -189,6 +189,20 @@ recv_wqe(struct droce_qp *qp, bool *fatal)
 	return wqe;
 }
 
+/*
+ * A message longer than the receive WQE in use: the WQE completes with
+ * IBV_WC_LOC_LEN_ERR and the QP fails (RC and XRC NAK it).
+ */
+static void
+too_long(struct droce_qp *qp, const struct droce_recv_wqe *wqe)
+{
+	droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_LOC_LEN_ERR,
+			  IBV_WC_RECV, 0, 0, 0, false);
+	qp->resp.rq_cons = qp->resp.rwqe + 1;
+	qp->resp.has_rwqe = false;
+	nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+}
+
 /* Complete the message of a TM SRQ in its tagged or ordinary buffer. */
 static void
 tm_recv_done(struct droce_qp *qp, uint32_t byte_len)
@@ -362,12 +376,7 @@ do_send(struct droce_qp *qp, const uint8_t *bth,
 	}
 	if (qp->resp.roffset + len - RTE_MIN((uint32_t)qp->resp.tm_skip, len) >
 	    wqe->length) {
-		droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id,
-				  IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0,
-				  false);
-		qp->resp.rq_cons = qp->resp.rwqe + 1;
-		qp->resp.has_rwqe = false;
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		too_long(qp, wqe);
 		return;
 	}
 	/* SEND with invalidate: the key goes as the message completes; a
@@ -713,14 +722,8 @@ ud_rx(struct droce_qp *qp, const uint8_t *frame, const uint8_t *bth,
 		return;
 	}
 	if (len + DROCE_GRH_LEN > wqe->length) {
-		/* the WQE completes in error and the QP fails, as a
-		 * too-long message does on the other transports */
-		droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id,
-				  IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, 0,
-				  false);
-		qp->resp.rq_cons = qp->resp.rwqe + 1;
-		qp->resp.has_rwqe = false;
-		nak_fatal(qp, 0);
+		/* as a too-long message does on the other transports */
+		too_long(qp, wqe);
 		return;
 	}
 	ud_grh(frame + meta->l3_off, meta->ip_version, grh);
