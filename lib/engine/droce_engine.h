@@ -180,6 +180,24 @@ droce_wq_publish(struct droce_wq *wq, uint32_t head, uint32_t n)
 	__atomic_store_n(&wq->prod_tail, head + n, __ATOMIC_RELEASE);
 }
 
+/**
+ * Free the slots of @p wq before @p next for posting again. retired
+ * only moves forward: pollers retire the slots of the completions they
+ * read, the engine those of the WQEs it posted itself (tag matching's
+ * rendezvous), in either order.
+ */
+static inline void
+droce_wq_retire(struct droce_wq *wq, uint32_t next)
+{
+	uint32_t cur = __atomic_load_n(&wq->retired, __ATOMIC_RELAXED);
+
+	while ((int32_t)(next - cur) > 0 &&
+	       !__atomic_compare_exchange_n(&wq->retired, &cur, next, false,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 /** Send WQE flags (DROCE_WQE_*). */
 #define DROCE_WQE_SIGNALED  (1u << 0)
 #define DROCE_WQE_FENCE     (1u << 1)

@@ -226,7 +226,6 @@ droce_tm_wqe_done(struct droce_qp *qp, uint32_t idx,
 {
 	struct droce_wq *sq = qp->cfg.sq;
 	const struct droce_send_wqe *w = droce_wq_slot(sq, idx);
-	uint32_t cur;
 
 	if (w->flags & DROCE_WQE_TM_RNDV) {
 		/* imm and compare_add keep the TMH's app_ctx and tag, both
@@ -241,12 +240,6 @@ droce_tm_wqe_done(struct droce_qp *qp, uint32_t idx,
 		if (status == IBV_WC_SUCCESS)
 			send_fin(qp, w->compare_add, w->imm);
 	}
-	/* every WQE before it is complete: its slot is free (pollers
-	 * move retired forward only, as the engine does here) */
-	cur = __atomic_load_n(&sq->retired, __ATOMIC_RELAXED);
-	while ((int32_t)(idx + 1 - cur) > 0 &&
-	       !__atomic_compare_exchange_n(&sq->retired, &cur, idx + 1, false,
-					    __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
-		;
+	/* every WQE before it is complete: its slot is free */
+	droce_wq_retire(sq, idx + 1);
 }

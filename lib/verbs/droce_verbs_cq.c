@@ -191,24 +191,12 @@ cq_peek(struct droce_cq *cq, uint32_t *cons)
 	return NULL;
 }
 
-/*
- * The slots a completion retires are free for posting again. retired
- * only moves forward: the engine retires the WQEs it posted itself (tag
- * matching's rendezvous) past completions not polled yet.
- */
+/* The slots a completion retires are free for posting again. */
 static inline void
 cq_retire(const struct droce_cqe *cqe)
 {
-	uint32_t next = cqe->wqe_idx + 1, cur;
-
-	if (cqe->flags & DROCE_CQE_SRQ)
-		return;
-	cur = __atomic_load_n(&cqe->wq->retired, __ATOMIC_RELAXED);
-	while ((int32_t)(next - cur) > 0 &&
-	       !__atomic_compare_exchange_n(&cqe->wq->retired, &cur, next,
-					    false, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
-		;
+	if (!(cqe->flags & DROCE_CQE_SRQ))
+		droce_wq_retire(cqe->wq, cqe->wqe_idx + 1);
 }
 
 int
