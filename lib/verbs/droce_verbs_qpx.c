@@ -51,6 +51,14 @@ batch_of(struct ibv_qp_ex *qpx)
 	return container_of(qpx, struct droce_qp_v, qpx)->batch;
 }
 
+/* Note a mistake in the batch: ibv_wr_complete reports the first one. */
+static void
+mistake(struct droce_qpx_batch *b, int err)
+{
+	if (b->err == 0)
+		b->err = err;
+}
+
 /* Stage a new WR of @p opcode (allowed by @p flag) from wr_id/wr_flags. */
 static struct ibv_send_wr *
 wr_new(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint64_t flag)
@@ -59,13 +67,11 @@ wr_new(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint64_t flag)
 	struct ibv_send_wr *w;
 
 	if (!(b->ops & flag)) {
-		if (b->err == 0)
-			b->err = EINVAL;
+		mistake(b, EINVAL);
 		return NULL;
 	}
 	if (b->n == b->cap) {
-		if (b->err == 0)
-			b->err = ENOMEM;
+		mistake(b, ENOMEM);
 		return NULL;
 	}
 	w = &b->wr[b->n];
@@ -87,11 +93,23 @@ wr_cur(struct ibv_qp_ex *qpx)
 	struct droce_qpx_batch *b = batch_of(qpx);
 
 	if (b->n == 0) {
-		if (b->err == 0)
-			b->err = EINVAL;
+		mistake(b, EINVAL);
 		return NULL;
 	}
 	return &b->wr[b->n - 1];
+}
+
+/* wr_cur(), for a setter of QP type @p type only (else a mistake). */
+static struct ibv_send_wr *
+wr_cur_on(struct ibv_qp_ex *qpx, enum ibv_qp_type type)
+{
+	struct ibv_send_wr *w = wr_cur(qpx);
+
+	if (w != NULL && qpx->qp_base.qp_type != type) {
+		mistake(batch_of(qpx), EINVAL);
+		return NULL;
+	}
+	return w;
 }
 
 static void
@@ -229,8 +247,7 @@ wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 	if (w == NULL)
 		return;
 	if (num_sge > b->max_sge) {
-		if (b->err == 0)
-			b->err = EINVAL;
+		mistake(b, EINVAL);
 		return;
 	}
 	memcpy(w->sg_list, sg_list, num_sge * sizeof(*sg_list));
@@ -251,8 +268,7 @@ wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 	for (i = 0; i < num_buf; i++)
 		len += buf_list[i].length;
 	if (len > b->max_inline) {
-		if (b->err == 0)
-			b->err = EINVAL;
+		mistake(b, EINVAL);
 		return;
 	}
 	/* copied now, as the caller may reuse the buffers at once; the post
@@ -282,10 +298,7 @@ wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
 static void
 wr_unsupported(struct ibv_qp_ex *qpx)
 {
-	struct droce_qpx_batch *b = batch_of(qpx);
-
-	if (b->err == 0)
-		b->err = EOPNOTSUPP;
+	mistake(batch_of(qpx), EOPNOTSUPP);
 }
 
 static void
@@ -338,17 +351,10 @@ static void
 wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn,
 	       uint32_t qkey)
 {
-	struct ibv_send_wr *w = wr_cur(qpx);
+	struct ibv_send_wr *w = wr_cur_on(qpx, IBV_QPT_UD);
 
 	if (w == NULL)
 		return;
-	if (qpx->qp_base.qp_type != IBV_QPT_UD) {
-		struct droce_qpx_batch *b = batch_of(qpx);
-
-		if (b->err == 0)
-			b->err = EINVAL;
-		return;
-	}
 	w->wr.ud.ah = ah;
 	w->wr.ud.remote_qpn = qpn;
 	w->wr.ud.remote_qkey = qkey;
@@ -357,17 +363,10 @@ wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn,
 static void
 wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 {
-	struct ibv_send_wr *w = wr_cur(qpx);
+	struct ibv_send_wr *w = wr_cur_on(qpx, IBV_QPT_XRC_SEND);
 
 	if (w == NULL)
 		return;
-	if (qpx->qp_base.qp_type != IBV_QPT_XRC_SEND) {
-		struct droce_qpx_batch *b = batch_of(qpx);
-
-		if (b->err == 0)
-			b->err = EINVAL;
-		return;
-	}
 	w->qp_type.xrc.remote_srqn = srqn;
 }
 
