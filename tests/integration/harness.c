@@ -4,11 +4,14 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -353,6 +356,58 @@ ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 	if (fclose(f) != 0)
 		return -1;
 	return setenv("DROCE_CONFIG", path, 1);
+}
+
+static uint16_t
+csum16(const uint8_t *p, size_t n, uint32_t sum)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		sum += (uint32_t)p[n - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+bool
+frame_csums_ok(const uint8_t *f, bool *tcp)
+{
+	const uint8_t *ip = f + 14, *l4;
+	uint32_t l4len, pseudo;
+	uint8_t proto;
+
+	if ((ip[0] >> 4) == 6) {
+		l4 = ip + 40;
+		l4len = (uint32_t)ip[4] << 8 | ip[5];
+		proto = ip[6];
+		pseudo = csum16(ip + 8, 32, 0) + l4len + proto;
+	} else {
+		if (csum16(ip, 20, 0) != 0xffff)
+			return false;
+		l4 = ip + 20;
+		l4len = ((uint32_t)ip[2] << 8 | ip[3]) - 20;
+		proto = ip[9];
+		pseudo = csum16(ip + 12, 8, 0) + l4len + proto;
+	}
+	*tcp = proto == 6;
+	return csum16(l4, l4len, pseudo) == 0xffff;
+}
+
+int
+ep_drop_net_raw(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return -1;
+	data[CAP_TO_INDEX(CAP_NET_RAW)].effective &= ~CAP_TO_MASK(CAP_NET_RAW);
+	return syscall(SYS_capset, &hdr, data) == 0 ? 0 : -1;
 }
 
 void

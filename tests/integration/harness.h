@@ -119,6 +119,16 @@ int ep_post_imm(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id,
 int ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 		    const char *fault, unsigned int seed);
 
+/**
+ * Are the checksums of the Ethernet frame at @p f right: the IPv4 header
+ * checksum (if IPv4), and the TCP or UDP checksum over IPv4 or IPv6
+ * (computed here, independently of droce)? *tcp says which it carried.
+ */
+bool frame_csums_ok(const uint8_t *f, bool *tcp);
+
+/** Drop CAP_NET_RAW from this process for good. @return 0 or -1. */
+int ep_drop_net_raw(void);
+
 /** Fill @p p with a pattern depending on @p seed. */
 void fill_pattern(uint8_t *p, size_t len, uint32_t seed);
 

@@ -97,45 +97,6 @@ teardown(void **state)
 	return 0;
 }
 
-static uint16_t
-csum16(const uint8_t *p, size_t n, uint32_t sum)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		sum += (uint32_t)p[n - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-/* Are the checksums of the IPv4 or IPv6 frame at @p f right? */
-static bool
-csums_right(const uint8_t *f, bool *tcp)
-{
-	const uint8_t *ip = f + 14, *l4;
-	uint32_t l4len, pseudo;
-	uint8_t proto;
-
-	if ((ip[0] >> 4) == 6) {
-		l4 = ip + 40;
-		l4len = (uint32_t)ip[4] << 8 | ip[5];
-		proto = ip[6];
-		pseudo = csum16(ip + 8, 32, 0) + l4len + proto;
-	} else {
-		if (csum16(ip, 20, 0) != 0xffff)
-			return false;
-		l4 = ip + 20;
-		l4len = ((uint32_t)ip[2] << 8 | ip[3]) - 20;
-		proto = ip[9];
-		pseudo = csum16(ip + 12, 8, 0) + l4len + proto;
-	}
-	*tcp = proto == 6;
-	return csum16(l4, l4len, pseudo) == 0xffff;
-}
-
 /* The next frame from droce0 on port @p dport, within 2 s; its length. */
 static ssize_t
 next_frame(uint8_t *f, size_t cap, uint16_t dport)
@@ -243,7 +204,7 @@ test_ip_csum(void **state)
 		assert_int_equal(wc.status, IBV_WC_SUCCESS);
 		n = next_frame(f, sizeof(f), dport);
 		assert_int_equal(n, len);
-		assert_true(csums_right(f, &tcp));
+		assert_true(frame_csums_ok(f, &tcp));
 		assert_int_equal(tcp, cases[i].tcp);
 		/* the port filled them */
 		assert_int_equal(offloaded(), before + 1);
@@ -277,7 +238,7 @@ test_tso(void **state)
 		bool tcp;
 
 		assert_int_equal(next_frame(f, sizeof(f), 7100), hlen + n);
-		assert_true(csums_right(f, &tcp));
+		assert_true(frame_csums_ok(f, &tcp));
 		assert_memory_equal(f + hlen, a.buf + 65536 + off, n);
 	}
 	/* each segment's checksums, by the port */

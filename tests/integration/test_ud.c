@@ -33,7 +33,6 @@
  */
 
 #include <errno.h>
-#include <linux/capability.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,8 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -778,27 +775,14 @@ test_ud_multicast(void **state)
 	assert_int_equal(ibv_attach_mcast(b.qp, &b.gid, 0), EINVAL);
 }
 
-/* Drop CAP_NET_RAW from this process (the last test: it stays dropped). */
-static void
-drop_net_raw(void)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-
-	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
-	data[CAP_TO_INDEX(CAP_NET_RAW)].effective &= ~CAP_TO_MASK(CAP_NET_RAW);
-	assert_int_equal(syscall(SYS_capset, &hdr, data), 0);
-}
-
 static void
 test_ud_privileged_qkey(void **state)
 {
 	struct ibv_qp_attr attr = { .qkey = 0x80010000u };
 
 	(void)state;
-	drop_net_raw();
+	/* (the last test: it stays dropped) */
+	assert_int_equal(ep_drop_net_raw(), 0);
 	assert_int_equal(ibv_modify_qp(b.qp, &attr, IBV_QP_QKEY), EPERM);
 	attr.qkey = 0x00010000u;
 	assert_int_equal(ibv_modify_qp(b.qp, &attr, IBV_QP_QKEY), 0);
