@@ -419,6 +419,8 @@ qp_modify(struct droce_dev *dev, void *arg)
 	case IBV_QPS_RTR:
 		if (qp->state == IBV_QPS_INIT) {
 			qp->resp.psn = qp->rq_psn;
+			qp->resp.done_psn = droce_psn_add(qp->rq_psn,
+							  DROCE_PSN_MASK);
 			qp->resp.opcode = 0xff;
 			if (qp->path.mac_ok)
 				path_build_header(dev, &qp->path);

@@ -97,6 +97,7 @@ static void
 in_order_done(struct droce_qp *qp, const uint8_t *bth, uint32_t psn)
 {
 	qp->resp.psn = droce_psn_add(psn, 1);
+	qp->resp.done_psn = psn;
 	if ((bth[8] & 0x80) && droce_tr_reliable(qp->tr)) {
 		qp->resp.ack_pending = true;
 		qp->resp.ack_psn = psn;
@@ -635,9 +636,18 @@ duplicate(struct droce_qp *qp, const uint8_t *bth,
 		}
 		return;
 	}
-	/* SEND or WRITE: acknowledge everything received so far */
-	qp->resp.ack_pending = true;
-	qp->resp.ack_psn = droce_psn_add(qp->resp.psn, DROCE_PSN_MASK);
+	/* SEND or WRITE: acknowledge the SENDs and WRITEs received so far,
+	 * if the packet asks (the last of a message always does): a
+	 * requester going back over its messages gets an ACK per message
+	 * it resends, not one per packet. The PSN is the last SEND's or
+	 * WRITE's, not that of a READ or atomic after it: an ACK ending
+	 * where a READ ends would say nothing of the READ's data, yet
+	 * soft-RoCE (Linux 6.1) completes the READ on it, without the data
+	 * of a response still on its way or lost. */
+	if (bth[8] & 0x80) {
+		qp->resp.ack_pending = true;
+		qp->resp.ack_psn = qp->resp.done_psn;
+	}
 }
 
 /*
