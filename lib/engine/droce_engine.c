@@ -237,6 +237,7 @@ port_start(struct droce_dev *dev)
 	if (ret < 0)
 		return ret;
 	conf.rxmode.mtu = dev->eth_mtu;
+	dev->stop_at_exit = strcmp(info.driver_name, "net_memif") != 0;
 	/* checksums the port can fill for raw QPs' frames */
 	dev->tx_offloads = info.tx_offload_capa &
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
@@ -583,7 +584,8 @@ engine_stop(void)
 	for (i = 0; i < droce_eng.ndevs; i++) {
 		struct droce_dev *dev = droce_eng.devs[i];
 
-		rte_eth_dev_stop(dev->port_id);
+		if (dev->stop_at_exit)
+			rte_eth_dev_stop(dev->port_id);
 		if (dev->mirror != NULL)
 			droce_mirror_close(dev->mirror);
 	}

@@ -186,6 +186,11 @@ struct droce_dev {
 	uint64_t tx_offloads;
 	uint64_t link_check_at;       /**< next look at the link */
 	bool link_up;                 /**< as last seen */
+	/** Stop the port when the process exits (not net_memif: its stop
+	 * races its own interrupt thread, which tears the same connection
+	 * down when the peer leaves at that moment; its socket closes with
+	 * the process anyway) */
+	bool stop_at_exit;
 };
 
 /** The engine's global state. */
