@@ -33,7 +33,8 @@ with no warning, agrees with droce-dump and carries the ICRC of the
 reference computation. If the guest cannot boot, that is a failure.
 
 Usage: test_softroce.py --lib DIR --check RDMA_CHECK --dump DROCE_DUMP
-                        --tshark TSHARK_ROCE --workdir DIR [--only SUBSTRING]
+                        --tshark TSHARK_ROCE --workdir DIR [--only SUBSTRINGS]
+                        [--repeat N]
 """
 
 import argparse
@@ -54,6 +55,7 @@ GUEST_IP = '10.0.9.2'       # the guest's eth0, rxe0
 DROCE_IP = '10.0.9.3'       # droce0, on the tap through af_packet
 DROCE_MAC = '02:d7:0c:e0:09:03'
 GUEST_MAC = '52:54:00:09:00:02'
+RXE_COUNTERS = '/sys/class/infiniband/rxe0/ports/1/hw_counters'
 
 HOST_INI = """[eal]
 args = --no-huge -m 512 --no-pci --no-shconf --file-prefix=softroce-{name} \
@@ -112,15 +114,21 @@ def check(cond, what):
         failures.append(what)
 
 
-def steps():
-    """(name, tool, args, loss, server side) for every run, both ways."""
+def steps(only, repeat):
+    """(name, tool, args, loss, server side) for every run, both ways,
+    of those whose names hold one of the comma-separated only, each
+    repeat times."""
     out = []
-    for tool, args, loss in RUNS:
-        for server in ('guest', 'droce'):
-            name = '%s%s%s-%s-server' % (tool, ''.join(args),
-                                         '-loss' if loss else '', server)
-            name = re.sub(r'[^A-Za-z0-9_.-]', '_', name)
-            out.append((name, tool, args, loss, server))
+    for r in range(repeat):
+        for tool, args, loss in RUNS:
+            for server in ('guest', 'droce'):
+                name = '%s%s%s-%s-server' % (tool, ''.join(args),
+                                             '-loss' if loss else '', server)
+                name = re.sub(r'[^A-Za-z0-9_.-]', '_', name)
+                if not any(o in name for o in only.split(',')):
+                    continue
+                out.append((name + ('.%d' % r if r else ''), tool, args,
+                            loss, server))
     return out
 
 
@@ -143,6 +151,10 @@ def guest_script(plan):
                          'grep -q "Couldn.t connect\\|Unable to init" out '
                          '|| break; n=$((n+1)); [ $n -ge 60 ] && break; '
                          'sleep 1; done' % (' '.join(cmd), HOST_IP))
+        # on failure, soft-RoCE's own view: its counters and its log
+        lines.append('[ $rc -eq 0 ] || { grep -H . %s/* | grep -v ":0$"; '
+                     'dmesg | grep -m1 -A30 "cut here"; dmesg | tail -5; '
+                     '} >>out 2>&1' % RXE_COUNTERS)
         lines.append('sed "s/^/guest[%s]> /" out' % name)
         lines.append('echo "guest: end %s rc=$rc"' % name)
     return '\n'.join(lines) + '\n'
@@ -305,6 +317,9 @@ def main():
     ap.add_argument('--only', default='',
                     help='run only the steps whose names hold one of these '
                     '(comma-separated)')
+    ap.add_argument('--repeat', type=int, default=1,
+                    help='run the steps this many times (to chase a rare '
+                    'failure)')
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -322,8 +337,7 @@ def main():
     sh(os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver, base,
        os.path.abspath(args.check))
 
-    plan = [s for s in steps()
-            if any(o in s[0] for o in args.only.split(","))]
+    plan = steps(args.only, args.repeat)
     script_dir = os.path.join(args.workdir, 'script')
     os.makedirs(script_dir)
     with open(os.path.join(script_dir, 'test.sh'), 'w') as f:
