@@ -144,6 +144,8 @@ port_counters(struct ibv_context *ctx)
 	counter("tx_drop", c.tx_drop);
 	counter("no_mbuf", c.no_mbuf);
 	counter("tx_csum_offload", c.tx_csum_offload);
+	counter("tx_tso_offload", c.tx_tso_offload);
+	counter("tx_gso", c.tx_gso);
 }
 
 /* A stopped port is opened for the look and closed again. */

@@ -238,10 +238,11 @@ port_start(struct droce_dev *dev)
 		return ret;
 	conf.rxmode.mtu = dev->eth_mtu;
 	dev->stop_at_exit = strcmp(info.driver_name, "net_memif") != 0;
-	/* checksums the port can fill for raw QPs' frames */
+	/* checksums and segments the port can make of raw QPs' frames */
 	dev->tx_offloads = info.tx_offload_capa &
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
-		 RTE_ETH_TX_OFFLOAD_TCP_CKSUM);
+		 RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO |
+		 RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = dev->tx_offloads;
 	if (info.max_mtu < dev->eth_mtu) {
 		DROCE_LOG(WARNING, "%s: port MTU at most %u", dev->name,

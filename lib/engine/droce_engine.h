@@ -270,6 +270,9 @@ struct droce_bind {
 
 /** The largest TSO payload, and the header room a raw QP has by default. */
 #define DROCE_MAX_TSO (256u * 1024)
+/** Most segments a TSO WR is cut into by DPDK's GSO library (more: by
+ * droce) */
+#define DROCE_GSO_SEGS 256
 #define DROCE_TSO_HDR 128
 
 /** @return the header of TSO @p wqe. */
@@ -660,6 +663,8 @@ struct droce_dev_stats {
 	uint64_t tx_drop;         /**< the port refused them */
 	uint64_t no_mbuf;
 	uint64_t tx_csum_offload; /**< frames whose checksums the port fills */
+	uint64_t tx_tso_offload;  /**< TSO WRs the port segments */
+	uint64_t tx_gso;          /**< TSO WRs DPDK's GSO library segments */
 };
 
 /**

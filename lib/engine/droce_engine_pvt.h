@@ -181,8 +181,9 @@ struct droce_dev {
 	struct rte_mbuf *tx[DROCE_TX_BUF];
 	struct droce_dev_stats stats;
 	struct droce_pcap_mirror *mirror;
-	/** What the port computes for us: RTE_ETH_TX_OFFLOAD_IPV4_CKSUM,
-	 * _UDP_CKSUM, _TCP_CKSUM where it has them */
+	/** What the port does for us: RTE_ETH_TX_OFFLOAD_IPV4_CKSUM,
+	 * _UDP_CKSUM, _TCP_CKSUM, _TCP_TSO where it has them, and
+	 * _MULTI_SEGS (it takes chained mbufs) */
 	uint64_t tx_offloads;
 	uint64_t link_check_at;       /**< next look at the link */
 	bool link_up;                 /**< as last seen */

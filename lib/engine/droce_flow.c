@@ -16,6 +16,7 @@
 #include <errno.h>
 
 #include <rte_ethdev.h>
+#include <rte_gso.h>
 #include <rte_ip.h>
 
 #include "droce_engine_pvt.h"
@@ -353,9 +354,12 @@ l3_offset(const uint8_t *f)
 	return droce_get_be16(f + 12) == ETH_P_VLAN ? 18 : 14;
 }
 
-/* The segments of a raw TSO WQE from qp->req.offset on. */
+/*
+ * The segments of a raw TSO WQE from qp->req.offset on, cut by droce:
+ * each one a frame of its own, its checksums filled as raw_csum does.
+ */
 static bool
-raw_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
+tso_soft(struct droce_qp *qp, struct droce_send_wqe *wqe)
 {
 	uint32_t mss = wqe->imm >> 16, hlen = wqe->imm & 0xffff;
 	const uint8_t *hdr = droce_send_wqe_tso_hdr(wqe);
@@ -387,6 +391,144 @@ raw_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
 		qp->req.offset = off + n;
 	} while (qp->req.offset < wqe->length);
 	qp->req.offset = 0;
+	return true;
+}
+
+/*
+ * The whole of a TSO WQE over IPv4 as one packet for segmentation: its
+ * header then the payload, in as many mbufs as it takes, with the
+ * offload fields DPDK's TSO and GSO read (the IPv4 checksum zeroed, the
+ * TCP one seeded with the pseudo header's, without the length).
+ * @return NULL if the mbufs ran out.
+ */
+static struct rte_mbuf *
+tso_packet(struct droce_dev *dev, struct droce_send_wqe *wqe)
+{
+	uint32_t mss = wqe->imm >> 16, hlen = wqe->imm & 0xffff;
+	const uint8_t *hdr = droce_send_wqe_tso_hdr(wqe);
+	struct rte_mbuf *head = NULL, *m;
+	uint32_t off = 0;
+	uint8_t *f, *ip, *tcp;
+	uint16_t sum;
+
+	while (head == NULL || off < wqe->length) {
+		uint32_t room, n;
+
+		m = rte_pktmbuf_alloc(dev->pool);
+		if (m == NULL || (head != NULL && rte_pktmbuf_chain(head, m))) {
+			rte_pktmbuf_free(m);
+			rte_pktmbuf_free(head);
+			dev->stats.no_mbuf++;
+			return NULL;
+		}
+		room = rte_pktmbuf_tailroom(m);
+		f = rte_pktmbuf_mtod(m, uint8_t *);
+		if (head == NULL) {
+			memcpy(f, hdr, hlen);
+			room -= hlen;
+			m->data_len = (uint16_t)hlen;
+			m->pkt_len = hlen;
+			head = m;
+		}
+		n = RTE_MIN(room, wqe->length - off);
+		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
+			       rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len),
+			       n);
+		m->data_len = (uint16_t)(m->data_len + n);
+		if (m != head)
+			head->pkt_len += n;
+		else
+			head->pkt_len = m->data_len;
+		off += n;
+	}
+	f = rte_pktmbuf_mtod(head, uint8_t *);
+	ip = f + l3_offset(f);
+	tcp = ip + (ip[0] & 0xfu) * 4u;
+	head->l2_len = (uint64_t)(ip - f);
+	head->l3_len = (uint64_t)(tcp - ip);
+	head->l4_len = (uint64_t)(tcp[12] >> 4) * 4u;
+	head->tso_segsz = (uint16_t)mss;
+	head->ol_flags |= RTE_MBUF_F_TX_TCP_SEG | RTE_MBUF_F_TX_IPV4 |
+		RTE_MBUF_F_TX_IP_CKSUM;
+	((struct rte_ipv4_hdr *)ip)->hdr_checksum = 0;
+	sum = rte_ipv4_phdr_cksum((struct rte_ipv4_hdr *)ip, head->ol_flags);
+	memcpy(tcp + 16, &sum, 2);
+	return head;
+}
+
+/*
+ * Send a segment DPDK's GSO library made (a header mbuf, then the
+ * payload's), as one mbuf (it fits: it is no larger than the MTU) with
+ * its checksums filled as raw_csum does.
+ */
+static void
+gso_send(struct droce_dev *dev, struct rte_mbuf *m)
+{
+	m->ol_flags &= ~RTE_MBUF_F_TX_OFFLOAD_MASK;
+	if (rte_pktmbuf_linearize(m) != 0) {
+		dev->stats.tx_drop++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	raw_csum(dev, m);
+	droce_dev_tx(dev, m);
+}
+
+/*
+ * A raw TSO WQE: TCP over IPv4 whole to the port if it segments (TSO),
+ * else through DPDK's GSO library; TCP over IPv6 by droce (ethdev's TSO
+ * capability does not say it covers IPv6, and the GSO library has no
+ * TCP over IPv6), as is whatever the others cannot take.
+ */
+static bool
+raw_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
+{
+	const uint64_t port_tso = RTE_ETH_TX_OFFLOAD_TCP_TSO |
+		RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_IPV4_CKSUM |
+		RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+	uint32_t mss = wqe->imm >> 16, hlen = wqe->imm & 0xffff;
+	const uint8_t *hdr = droce_send_wqe_tso_hdr(wqe);
+	struct droce_dev *dev = qp->dev;
+	struct rte_mbuf *segs[DROCE_GSO_SEGS];
+	struct rte_gso_ctx gso = {
+		.direct_pool = dev->pool,
+		.indirect_pool = dev->pool,
+		.gso_types = RTE_ETH_TX_OFFLOAD_TCP_TSO,
+		.gso_size = (uint16_t)(hlen + mss),
+	};
+	uint32_t nseg = (wqe->length + mss - 1) / mss;
+	struct rte_mbuf *m;
+	int i, n;
+
+	if (qp->req.offset != 0 || (hdr[l3_offset(hdr)] >> 4) != 4 ||
+	    nseg < 2)
+		return tso_soft(qp, wqe);
+	if ((dev->tx_offloads & port_tso) == port_tso &&
+	    hlen + wqe->length <= UINT16_MAX) {
+		m = tso_packet(dev, wqe);
+		if (m == NULL)
+			return false;
+		dev->stats.tx_tso_offload++;
+		qp->stats.tx_pkts += nseg;
+		droce_dev_tx(dev, m);
+		return true;
+	}
+	if (nseg > DROCE_GSO_SEGS || gso.gso_size < RTE_GSO_SEG_SIZE_MIN)
+		return tso_soft(qp, wqe);
+	m = tso_packet(dev, wqe);
+	if (m == NULL)
+		return false;
+	n = rte_gso_segment(m, &gso, segs, DROCE_GSO_SEGS);
+	/* the segments hold their own references to the payload */
+	rte_pktmbuf_free(m);
+	if (n < 0) {
+		dev->stats.no_mbuf++;
+		return false;
+	}
+	dev->stats.tx_gso++;
+	qp->stats.tx_pkts += (uint64_t)n;
+	for (i = 0; i < n; i++)
+		gso_send(dev, segs[i]);
 	return true;
 }
 

@@ -149,6 +149,8 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "tx_drop", s.tx_drop);
 	rte_tel_data_add_dict_u64(d, "no_mbuf", s.no_mbuf);
 	rte_tel_data_add_dict_u64(d, "tx_csum_offload", s.tx_csum_offload);
+	rte_tel_data_add_dict_u64(d, "tx_tso_offload", s.tx_tso_offload);
+	rte_tel_data_add_dict_u64(d, "tx_gso", s.tx_gso);
 	return 0;
 }
 

@@ -38,6 +38,9 @@ struct droce_counters {
 	uint64_t no_mbuf;
 	uint64_t tx_csum_offload;  /**< raw frames whose checksums the port
 				    * filled (IBV_SEND_IP_CSUM, TSO) */
+	uint64_t tx_tso_offload;   /**< TSO WRs the port segmented */
+	uint64_t tx_gso;           /**< TSO WRs DPDK's GSO library
+				    * segmented (the port has no TSO) */
 };
 
 /** Counters of a QP. */

@@ -27,6 +27,8 @@ droce_query_counters(struct ibv_context *ctx, struct droce_counters *c)
 	c->tx_drop = s.tx_drop;
 	c->no_mbuf = s.no_mbuf;
 	c->tx_csum_offload = s.tx_csum_offload;
+	c->tx_tso_offload = s.tx_tso_offload;
+	c->tx_gso = s.tx_gso;
 	return 0;
 }
 

@@ -22,7 +22,8 @@ RE_COUNTER = re.compile(r'^  (\w+)\s+(\d+)$')
 
 DEV_COUNTERS = ['rx_frames', 'rx_bytes', 'rx_roce', 'rx_icrc_err',
                 'rx_malformed', 'rx_not_ours', 'rx_arp', 'tx_frames',
-                'tx_bytes', 'tx_drop', 'no_mbuf', 'tx_csum_offload']
+                'tx_bytes', 'tx_drop', 'no_mbuf', 'tx_csum_offload',
+                'tx_tso_offload', 'tx_gso']
 QP_COUNTERS = ['tx_pkts', 'rx_pkts', 'retransmits', 'timeouts', 'naks_sent',
                'naks_rcvd', 'rnr_naks_sent', 'rnr_naks_rcvd', 'dup_reqs',
                'rx_dropped']

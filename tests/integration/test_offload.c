@@ -7,7 +7,10 @@
  * UDP and TCP checksum offload), a raw QP sending with IBV_SEND_IP_CSUM
  * and TSO. The frames are read back from the tap's kernel side through
  * an AF_PACKET socket: their checksums are right (computed here), and the
- * device's tx_csum_offload counter says the port filled them, not droce.
+ * device's tx_csum_offload counter says the port filled them, not droce;
+ * TCP over IPv4 is segmented by the port (which offers TSO: the
+ * tx_tso_offload counter), over IPv6 by droce, each segment as it must
+ * be.
  * Needs root (a tap, CAP_NET_RAW).
  *
  * Usage: test_offload WORKDIR
@@ -170,13 +173,13 @@ build(bool v6, bool tcp, uint16_t dport, uint32_t payload)
 	return (uint32_t)(l4 + l4len - f);
 }
 
-static uint64_t
-offloaded(void)
+static struct droce_counters
+counters(void)
 {
 	struct droce_counters c;
 
 	assert_int_equal(droce_query_counters(a.ctx, &c), 0);
-	return c.tx_csum_offload;
+	return c;
 }
 
 static void
@@ -192,7 +195,7 @@ test_ip_csum(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint16_t dport = (uint16_t)(7000 + i);
 		uint32_t len = build(cases[i].v6, cases[i].tcp, dport, 300);
-		uint64_t before = offloaded();
+		uint64_t before = counters().tx_csum_offload;
 		struct ibv_wc wc;
 		ssize_t n;
 		bool tcp;
@@ -207,15 +210,21 @@ test_ip_csum(void **state)
 		assert_true(frame_csums_ok(f, &tcp));
 		assert_int_equal(tcp, cases[i].tcp);
 		/* the port filled them */
-		assert_int_equal(offloaded(), before + 1);
+		assert_int_equal(counters().tx_csum_offload, before + 1);
 	}
 }
 
+/*
+ * A TSO WR of 5000 bytes in segments of 1200 to @p dport: each segment
+ * as the kernel sees it, with its lengths, IPv4 ID, sequence number,
+ * PSH on the last only, checksums and payload right.
+ */
 static void
-test_tso(void **state)
+tso_case(bool v6, uint16_t dport)
 {
 	const uint32_t payload = 5000, mss = 1200;
-	uint32_t hlen = build(false, true, 7100, 0), off;
+	const uint32_t nseg = (payload + mss - 1) / mss;
+	uint32_t hlen = build(v6, true, dport, 0), off, i;
 	struct ibv_sge sge = { (uintptr_t)a.buf + 65536, payload,
 			       a.mr->lkey };
 	struct ibv_send_wr wr = {
@@ -224,25 +233,53 @@ test_tso(void **state)
 		.tso = { .hdr = a.buf, .hdr_sz = (uint16_t)hlen,
 			 .mss = (uint16_t)mss },
 	}, *bad;
-	uint64_t before = offloaded();
+	struct droce_counters c0 = counters(), c1;
 	uint8_t f[2048];
 	struct ibv_wc wc;
 
-	(void)state;
 	fill_pattern(a.buf + 65536, payload, 77);
 	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), 0);
 	assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
-	for (off = 0; off < payload; off += mss) {
+	for (i = 0, off = 0; i < nseg; i++, off += mss) {
 		uint32_t n = payload - off < mss ? payload - off : mss;
-		bool tcp;
+		const uint8_t *ip = f + 14, *tcp = ip + (v6 ? 40 : 20);
+		bool is_tcp;
 
-		assert_int_equal(next_frame(f, sizeof(f), 7100), hlen + n);
-		assert_true(frame_csums_ok(f, &tcp));
+		assert_int_equal(next_frame(f, sizeof(f), dport), hlen + n);
+		assert_true(frame_csums_ok(f, &is_tcp));
+		assert_true(is_tcp);
+		if (v6) {
+			assert_int_equal(ip[4] << 8 | ip[5], 20 + n);
+		} else {
+			assert_int_equal(ip[2] << 8 | ip[3], 40 + n);
+			assert_int_equal(ip[4] << 8 | ip[5], i);
+		}
+		assert_int_equal((uint32_t)tcp[4] << 24 | tcp[5] << 16 |
+				 tcp[6] << 8 | tcp[7], off);
+		assert_int_equal(tcp[13] & 0x08, i == nseg - 1 ? 0x08 : 0);
 		assert_memory_equal(f + hlen, a.buf + 65536 + off, n);
 	}
-	/* each segment's checksums, by the port */
-	assert_int_equal(offloaded(), before + (payload + mss - 1) / mss);
+	c1 = counters();
+	if (v6) {
+		/* droce cut them; the port filled each one's checksums */
+		assert_int_equal(c1.tx_tso_offload, c0.tx_tso_offload);
+		assert_int_equal(c1.tx_csum_offload,
+				 c0.tx_csum_offload + nseg);
+	} else {
+		/* the port cut them (and filled their checksums) */
+		assert_int_equal(c1.tx_tso_offload, c0.tx_tso_offload + 1);
+		assert_int_equal(c1.tx_csum_offload, c0.tx_csum_offload);
+	}
+	assert_int_equal(c1.tx_gso, c0.tx_gso);
+}
+
+static void
+test_tso(void **state)
+{
+	(void)state;
+	tso_case(false, 7100);
+	tso_case(true, 7101);
 }
 
 int
