@@ -268,12 +268,15 @@ struct droce_bind {
  * header, copied at post time, after them.
  */
 
-/** The largest TSO payload, and the header room a raw QP has by default. */
+/** The largest TSO payload. */
 #define DROCE_MAX_TSO (256u * 1024)
+/** The TSO header room a raw packet QP has by default. */
+#define DROCE_TSO_HDR 128
 /** Most segments a TSO WR is cut into by DPDK's GSO library (more: by
  * droce) */
 #define DROCE_GSO_SEGS 256
-#define DROCE_TSO_HDR 128
+/** A UD TSO header starts with IPoIB's: Ethernet type, two zero bytes. */
+#define DROCE_IPOIB_HDR_LEN 4
 
 /** @return the header of TSO @p wqe. */
 static inline uint8_t *

@@ -238,12 +238,40 @@ bool droce_raw_qp_send(struct droce_qp *qp, struct droce_send_wqe *wqe);
 void droce_tso_header(uint8_t *hdr, uint32_t l3, uint32_t hdr_len,
 		      uint32_t off, uint32_t len, uint32_t seg, bool last);
 
+/**
+ * Fill, in software, the IPv4 header checksum and the TCP or UDP checksum
+ * of the @p len bytes at @p p: an IPoIB header (a UD QP's TSO segment or
+ * IBV_SEND_IP_CSUM datagram), then IPv4 or IPv6. Anything else is left
+ * as it is.
+ */
+void droce_ipoib_csum(uint8_t *p, uint32_t len);
+
+/**
+ * @return IBV_WC_IP_CSUM_OK if the @p len bytes at @p p (a UD datagram
+ * received) are an IPoIB header, IPv4 and TCP or UDP whose checksums are
+ * right, else 0.
+ */
+uint16_t droce_ipoib_csum_ok(const uint8_t *p, uint32_t len);
+
 
 /** Queue @p m for transmission on @p dev (mirrored, flushed per burst). */
 void droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m);
 
 /** Send what is queued on @p dev. */
 void droce_dev_tx_flush(struct droce_dev *dev);
+
+/**
+ * Is there room to queue a burst more on @p dev (flushing first if not)?
+ * A sender finding none waits for the port rather than lose frames, and
+ * leaves the room to the responder's answers.
+ */
+static inline bool
+droce_dev_tx_room(struct droce_dev *dev)
+{
+	if (unlikely(dev->ntx >= DROCE_TX_BUF - DROCE_BURST))
+		droce_dev_tx_flush(dev);
+	return dev->ntx < DROCE_TX_BUF - DROCE_BURST;
+}
 
 /** Handle one received frame (lib/engine/droce_rx.c). */
 void droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now);

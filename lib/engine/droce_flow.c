@@ -36,38 +36,53 @@ struct frame_view {
 	uint8_t proto;
 };
 
+/*
+ * The layers of @p len bytes at @p f from the Ethernet type at @p off
+ * on, the IP header (if any) at @p l3. A TCP or UDP header counts only
+ * if the IP header's length stays within the bytes there are (checksums
+ * are computed over that length).
+ */
+static void
+view_from_type(const uint8_t *f, uint32_t off, uint32_t l3, uint32_t len,
+	       struct frame_view *v)
+{
+	uint16_t type = droce_get_be16(f + off);
+	uint32_t ip_len;
+
+	v->ether_type = f + off;
+	if (type == RTE_ETHER_TYPE_IPV4 && len >= l3 + 20 &&
+	    (f[l3] >> 4) == 4 && len >= l3 + (f[l3] & 0xfu) * 4u) {
+		v->ip4 = f + l3;
+		v->proto = f[l3 + 9];
+		ip_len = droce_get_be16(f + l3 + 2);
+		off = l3 + (f[l3] & 0xfu) * 4u;
+	} else if (type == RTE_ETHER_TYPE_IPV6 && len >= l3 + 40) {
+		v->ip6 = f + l3;
+		v->proto = f[l3 + 6];
+		ip_len = 40u + droce_get_be16(f + l3 + 4);
+		off = l3 + 40;
+	} else {
+		return;
+	}
+	if (l3 + ip_len > len)
+		return;
+	if ((v->proto == IPPROTO_UDP_ && ip_len >= off - l3 + 8) ||
+	    (v->proto == IPPROTO_TCP_ && ip_len >= off - l3 + 20))
+		v->l4 = f + off;
+}
+
 static void
 frame_view(const uint8_t *f, uint32_t len, struct frame_view *v)
 {
 	uint32_t off = 12;
-	uint16_t type;
 
 	memset(v, 0, sizeof(*v));
 	if (len < 14)
 		return;
 	v->eth = f;
-	type = droce_get_be16(f + off);
-	if (type == ETH_P_VLAN && len >= 18) {
+	if (droce_get_be16(f + off) == ETH_P_VLAN && len >= 18)
 		off += 4;
-		type = droce_get_be16(f + off);
-	}
-	v->ether_type = f + off;
-	off += 2;
-	if (type == RTE_ETHER_TYPE_IPV4 && len >= off + 20 &&
-	    (f[off] >> 4) == 4 && len >= off + (f[off] & 0xfu) * 4u) {
-		v->ip4 = f + off;
-		v->proto = f[off + 9];
-		off += (f[off] & 0xfu) * 4u;
-	} else if (type == RTE_ETHER_TYPE_IPV6 && len >= off + 40) {
-		v->ip6 = f + off;
-		v->proto = f[off + 6];
-		off += 40;
-	} else {
-		return;
-	}
-	if ((v->proto == IPPROTO_UDP_ && len >= off + 8) ||
-	    (v->proto == IPPROTO_TCP_ && len >= off + 20))
-		v->l4 = f + off;
+	view_from_type(f, off, off + 2, len, v);
 }
 
 static bool
@@ -148,19 +163,18 @@ engine_frame(const struct frame_view *v)
  * its checksum in is all ones.
  */
 static uint16_t
-csum_flags(const struct frame_view *v, uint32_t frame_len)
+csum_flags(const struct frame_view *v)
 {
 	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)v->ip4;
 	uint32_t hlen, l4_len, sum;
 
+	/* (a TCP or UDP header is there only if the IP length fits) */
 	if (ip == NULL || v->l4 == NULL)
 		return 0;
 	hlen = rte_ipv4_hdr_len(ip);
-	l4_len = rte_be_to_cpu_16(ip->total_length);
-	if (l4_len < hlen || v->l4 + (l4_len - hlen) > v->eth + frame_len ||
-	    rte_raw_cksum(ip, hlen) != 0xffff)
+	if (rte_raw_cksum(ip, hlen) != 0xffff)
 		return 0;
-	l4_len -= hlen;
+	l4_len = rte_be_to_cpu_16(ip->total_length) - hlen;
 	if (v->proto == IPPROTO_UDP_ && v->l4[6] == 0 && v->l4[7] == 0)
 		return 0;
 	sum = (uint32_t)rte_ipv4_phdr_cksum(ip, 0) +
@@ -222,7 +236,7 @@ droce_flow_rx(struct droce_dev *dev, const struct rte_mbuf *m)
 		if ((!fl->sniffer && taken) || !flow_match(fl, &v))
 			continue;
 		if (!flags_done) {
-			flags = csum_flags(&v, m->data_len);
+			flags = csum_flags(&v);
 			flags_done = true;
 		}
 		raw_deliver(fl->qp, f, m->data_len, flags);
@@ -258,6 +272,35 @@ fill_csums(uint8_t *l3, uint8_t *l4, uint8_t proto)
 	sum = v4 ? rte_ipv4_udptcp_cksum((const struct rte_ipv4_hdr *)l3, l4) :
 		rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)l3, l4);
 	memcpy(c, &sum, 2);
+}
+
+/* The layers of a UD payload that starts with an IPoIB header. */
+static void
+ipoib_view(const uint8_t *p, uint32_t len, struct frame_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (len >= DROCE_IPOIB_HDR_LEN && p[2] == 0 && p[3] == 0)
+		view_from_type(p, 0, DROCE_IPOIB_HDR_LEN, len, v);
+}
+
+void
+droce_ipoib_csum(uint8_t *p, uint32_t len)
+{
+	struct frame_view v;
+
+	ipoib_view(p, len, &v);
+	if (v.ip4 != NULL || v.ip6 != NULL)
+		fill_csums((uint8_t *)(uintptr_t)(v.ip4 != NULL ? v.ip4 : v.ip6),
+			   (uint8_t *)(uintptr_t)v.l4, v.proto);
+}
+
+uint16_t
+droce_ipoib_csum_ok(const uint8_t *p, uint32_t len)
+{
+	struct frame_view v;
+
+	ipoib_view(p, len, &v);
+	return csum_flags(&v);
 }
 
 /*
@@ -368,9 +411,12 @@ tso_soft(struct droce_qp *qp, struct droce_send_wqe *wqe)
 	do {
 		uint32_t off = qp->req.offset;
 		uint32_t n = RTE_MIN(mss, wqe->length - off);
-		struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
+		struct rte_mbuf *m;
 		uint8_t *f;
 
+		if (!droce_dev_tx_room(qp->dev))
+			return false;
+		m = rte_pktmbuf_alloc(qp->dev->pool);
 		if (m == NULL) {
 			qp->dev->stats.no_mbuf++;
 			return false;

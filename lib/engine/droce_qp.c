@@ -563,6 +563,8 @@ send_wc_opcode(uint8_t opcode)
 		return IBV_WC_BIND_MW;
 	case IBV_WR_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
+	case IBV_WR_TSO:
+		return IBV_WC_TSO;
 	default:
 		return IBV_WC_SEND;
 	}

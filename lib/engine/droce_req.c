@@ -196,15 +196,16 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 }
 
 /*
- * Send a UD datagram: one packet to the WR's address handle and QP, with
- * a DETH carrying the Q_Key (the QP's own when the WR's has its high bit
- * set, ibv_post_send(3)). @return false if it cannot go yet.
+ * A UD datagram of @p len payload bytes to the WR's address handle and
+ * QP, with a DETH carrying the Q_Key (the QP's own when the WR's has its
+ * high bit set, ibv_post_send(3)), and the next PSN: its payload is to be
+ * written at *payload, then droce_pkt_send(). @return NULL if out of
+ * mbufs.
  */
-static bool
-send_ud(struct droce_qp *qp, struct droce_send_wqe *wqe,
-	struct droce_swqe *st, uint64_t now)
+static struct rte_mbuf *
+ud_packet(struct droce_qp *qp, const struct droce_send_wqe *wqe,
+	  uint32_t len, bool se, uint8_t **payload)
 {
-	struct droce_path *path = &wqe->ah->path;
 	uint8_t opcode = DROCE_TR_UD | (wqe->opcode == IBV_WR_SEND_WITH_IMM ?
 		DROCE_OP_SEND_ONLY_IMM : DROCE_OP_SEND_ONLY);
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
@@ -213,32 +214,94 @@ send_ud(struct droce_qp *qp, struct droce_send_wqe *wqe,
 			wqe->remote_qkey,
 		.srcqp = qp->cfg.qp_num,
 	};
-	uint32_t psn = qp->req.psn;
 	struct rte_mbuf *m;
 	uint8_t *bth;
 
-	if (!droce_path_ready(qp->dev, path, now))
-		return false;
-	m = droce_pkt_alloc_to(qp, path, wqe->remote_qpn, opcode, psn, false,
-			       (wqe->flags & DROCE_WQE_SOLICITED) != 0,
-			       wqe->length, &bth);
+	m = droce_pkt_alloc_to(qp, &wqe->ah->path, wqe->remote_qpn, opcode,
+			       qp->req.psn, false, se, len, &bth);
 	if (m == NULL)
-		return false;
+		return NULL;
 	/* flows spread as a connected QP's do: by the pair of QPs */
 	droce_put_be16(bth - 8, droce_udp_sport(qp->cfg.qp_num,
 						wqe->remote_qpn));
 	droce_deth_encode(bth + op->offset[DROCE_EXT_DETH], &deth);
 	if (op->flags & DROCE_OPF_IMMDT)
 		memcpy(bth + op->offset[DROCE_EXT_IMMDT], &wqe->imm, 4);
-	if (wqe->flags & DROCE_WQE_INLINE)
-		rte_memcpy(bth + op->hdr_len, droce_send_wqe_sge(wqe),
-			   wqe->length);
-	else
-		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, 0,
-			       bth + op->hdr_len, wqe->length);
-	droce_pkt_send(qp, m, wqe->length);
-	qp->req.psn = droce_psn_add(psn, 1);
+	qp->req.psn = droce_psn_add(qp->req.psn, 1);
 	qp->req.sent_psn = qp->req.psn;
+	*payload = bth + op->hdr_len;
+	return m;
+}
+
+/*
+ * The datagrams of a UD TSO WQE from qp->req.offset on: each one the
+ * header (IPoIB's four bytes, IP, TCP) made that segment's, checksums
+ * filled, then up to an MSS of the payload, as a hardware provider cuts
+ * IPoIB's large sends. @return false if out of mbufs (qp->req.offset
+ * says where to go on).
+ */
+static bool
+send_ud_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
+{
+	uint32_t mss = wqe->imm >> 16, hlen = wqe->imm & 0xffff;
+	const uint8_t *hdr = droce_send_wqe_tso_hdr(wqe);
+
+	do {
+		uint32_t off = qp->req.offset;
+		uint32_t n = RTE_MIN(mss, wqe->length - off);
+		bool last = off + n >= wqe->length;
+		struct rte_mbuf *m;
+		uint8_t *p;
+
+		if (!droce_dev_tx_room(qp->dev))
+			return false;
+		m = ud_packet(qp, wqe, hlen + n,
+			      last && (wqe->flags & DROCE_WQE_SOLICITED), &p);
+		if (m == NULL)
+			return false;
+		memcpy(p, hdr, hlen);
+		droce_tso_header(p, DROCE_IPOIB_HDR_LEN, hlen, off, n,
+				 off / mss, last);
+		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
+			       p + hlen, n);
+		droce_ipoib_csum(p, hlen + n);
+		droce_pkt_send(qp, m, hlen + n);
+		qp->req.offset = off + n;
+	} while (qp->req.offset < wqe->length);
+	qp->req.offset = 0;
+	return true;
+}
+
+/*
+ * Send a UD WQE: one datagram, or a TSO WQE's segments.
+ * @return false if it cannot go yet.
+ */
+static bool
+send_ud(struct droce_qp *qp, struct droce_send_wqe *wqe,
+	struct droce_swqe *st, uint64_t now)
+{
+	struct rte_mbuf *m;
+	uint8_t *p;
+
+	if (!droce_path_ready(qp->dev, &wqe->ah->path, now))
+		return false;
+	if (wqe->opcode == IBV_WR_TSO) {
+		if (!send_ud_tso(qp, wqe))
+			return false;
+	} else {
+		m = ud_packet(qp, wqe, wqe->length,
+			      (wqe->flags & DROCE_WQE_SOLICITED) != 0, &p);
+		if (m == NULL)
+			return false;
+		if (wqe->flags & DROCE_WQE_INLINE)
+			rte_memcpy(p, droce_send_wqe_sge(wqe), wqe->length);
+		else
+			droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge,
+				       0, p, wqe->length);
+		if (wqe->flags & DROCE_WQE_IP_CSUM)
+			droce_ipoib_csum(p, wqe->length);
+		droce_pkt_send(qp, m, wqe->length);
+	}
 	/* nothing will answer: sent is done */
 	st->state = DROCE_WQE_DONE;
 	qp->req.cons++;
@@ -459,13 +522,9 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 		bool ok;
 
 		/* the port is not taking frames: wait for it rather than
-		 * lose them (UC could not get them back), and leave room for
-		 * the responder's answers */
-		if (unlikely(qp->dev->ntx >= DROCE_TX_BUF - DROCE_BURST)) {
-			droce_dev_tx_flush(qp->dev);
-			if (qp->dev->ntx >= DROCE_TX_BUF - DROCE_BURST)
-				break;
-		}
+		 * lose them (UC could not get them back) */
+		if (!droce_dev_tx_room(qp->dev))
+			break;
 
 		if (unlikely(qp->req.halted) &&
 		    (int32_t)(qp->req.cons - qp->req.halt_idx) >= 0) {

@@ -745,6 +745,10 @@ ud_rx(struct droce_qp *qp, const uint8_t *frame, const uint8_t *bth,
 		memcpy(&imm, bth + op->offset[DROCE_EXT_IMMDT], 4);
 		wc_flags |= IBV_WC_WITH_IMM;
 	}
+	/* IPoIB's checksums, as a provider with IBV_DEVICE_UD_IP_CSUM
+	 * checks them (the first byte: IPv4's Ethernet type) */
+	if (len >= DROCE_IPOIB_HDR_LEN + 20 && bth[op->hdr_len] == 0x08)
+		wc_flags |= droce_ipoib_csum_ok(bth + op->hdr_len, len);
 	droce_qp_recv_cqe_from(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
 			       IBV_WC_RECV, len + DROCE_GRH_LEN, wc_flags, imm,
 			       (bth[1] & 0x80) != 0, deth.srcqp);

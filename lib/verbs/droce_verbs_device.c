@@ -221,6 +221,7 @@ fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
 		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
 		IBV_DEVICE_XRC | IBV_DEVICE_RAW_IP_CSUM |
+		IBV_DEVICE_UD_IP_CSUM |
 		IBV_DEVICE_SRQ_RESIZE;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
@@ -278,7 +279,8 @@ droce_query_device_ex(struct ibv_context *context,
 	a.tm_caps.max_ops = DROCE_TM_MAX_TAGS;
 	a.tm_caps.max_sge = DROCE_TM_MAX_SGE;
 	a.tso_caps.max_tso = DROCE_MAX_TSO;
-	a.tso_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	a.tso_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET |
+		1u << IBV_QPT_UD;
 	a.max_dm_size = 0;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	return 0;

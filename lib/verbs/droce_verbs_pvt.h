@@ -145,6 +145,9 @@ struct droce_qp_v {
 	struct droce_qpx_batch *batch;  /**< with send_ops_flags: ibv_wr_* */
 	struct droce_xrcd *xrcd;        /**< XRC_RECV: its domain */
 	uint32_t flows;                 /**< raw: rules steering to it */
+	/** the largest TSO header its WQEs hold (raw: DROCE_TSO_HDR at
+	 * least; UD: what ibv_create_qp_ex asked, 0 for no TSO) */
+	uint16_t max_tso_header;
 };
 
 /** Does this process have CAP_NET_RAW (raw QPs, privileged Q_Keys)? */

@@ -267,8 +267,8 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	send_payload = RTE_MAX(cap->max_send_sge, 1u) *
 		(uint32_t)sizeof(struct ibv_sge);
 	send_payload = RTE_MAX(send_payload, cap->max_inline_data);
-	/* a raw QP's TSO header goes after the SGEs */
-	if (attr->qp_type == IBV_QPT_RAW_PACKET) {
+	/* a TSO header goes after the SGEs */
+	if (tso_hdr != 0) {
 		uint32_t sges = RTE_MAX(cap->max_send_sge, 1u);
 		uint32_t tso = sges * (uint32_t)sizeof(struct ibv_sge) +
 			tso_hdr;
@@ -295,6 +295,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	qp->xrcd = tgt ? xrcd : NULL;
 	qp->cap = *cap;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
+	qp->max_tso_header = (uint16_t)tso_hdr;
 	pthread_mutex_init(&qp->modify_lock, NULL);
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -358,7 +359,9 @@ nomem:
 struct ibv_qp *
 ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	return create_qp(pd->context, pd, attr, NULL, DROCE_TSO_HDR);
+	return create_qp(pd->context, pd, attr, NULL,
+			 attr->qp_type == IBV_QPT_RAW_PACKET ? DROCE_TSO_HDR :
+			 0);
 }
 
 struct ibv_qp *
@@ -373,6 +376,7 @@ droce_create_qp_ex(struct ibv_context *context,
 		IBV_QP_INIT_ATTR_XRCD : IBV_QP_INIT_ATTR_PD;
 	struct droce_xrcd *xrcd = NULL;
 	struct ibv_qp_init_attr a;
+	uint32_t tso_hdr = 0;
 	struct ibv_qp *ibqp;
 	int err;
 
@@ -395,15 +399,19 @@ droce_create_qp_ex(struct ibv_context *context,
 	a.cap = attr->cap;
 	a.qp_type = attr->qp_type;
 	a.sq_sig_all = attr->sq_sig_all;
-	if ((attr->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) &&
-	    attr->qp_type != IBV_QPT_RAW_PACKET) {
-		errno = EINVAL;         /* TSO is raw packet QPs' only */
-		return NULL;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) {
+		/* TSO is for raw packet and UD QPs only */
+		if (attr->qp_type != IBV_QPT_RAW_PACKET &&
+		    attr->qp_type != IBV_QPT_UD) {
+			errno = EINVAL;
+			return NULL;
+		}
+		tso_hdr = attr->max_tso_header;
 	}
+	if (attr->qp_type == IBV_QPT_RAW_PACKET)
+		tso_hdr = RTE_MAX(tso_hdr, (uint32_t)DROCE_TSO_HDR);
 	ibqp = create_qp(context, xrcd != NULL ? NULL : attr->pd, &a, xrcd,
-			 (attr->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) ?
-			 RTE_MAX(attr->max_tso_header, DROCE_TSO_HDR) :
-			 DROCE_TSO_HDR);
+			 tso_hdr);
 	if (ibqp == NULL)
 		return NULL;
 	attr->cap = a.cap;
@@ -595,6 +603,50 @@ is_atomic(enum ibv_wr_opcode op)
 		op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/*
+ * A TSO WR: its header is, on a raw packet QP, Ethernet (a VLAN tag
+ * allowed), on a UD QP IPoIB's four bytes (Ethernet type, two reserved),
+ * then IPv4 or IPv6 and TCP, exactly, and fits the QP's header room; a
+ * segment fits the MTU (on UD, one datagram each, the header with it);
+ * the payload is at most DROCE_MAX_TSO bytes, not inline.
+ * @return 0 or EINVAL.
+ */
+static int
+tso_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+	     uint64_t len)
+{
+	bool ud = qp->qpx.qp_base.qp_type == IBV_QPT_UD;
+	const uint8_t *h = wr->tso.hdr;
+	uint32_t hsz = wr->tso.hdr_sz, l3 = ud ? 4 : 14, l4;
+	uint32_t seg_max = ud ? 128u << qp->ctx->attr.active_mtu :
+		qp->ctx->attr.eth_mtu + 18u;
+	uint16_t type;
+
+	if (h == NULL || wr->tso.mss == 0 || len > DROCE_MAX_TSO ||
+	    (wr->send_flags & (IBV_SEND_INLINE | IBV_SEND_FENCE)) ||
+	    hsz > qp->max_tso_header ||
+	    hsz + (uint32_t)wr->num_sge * sizeof(struct ibv_sge) >
+	    qp->sq.stride - sizeof(struct droce_send_wqe) ||
+	    hsz + wr->tso.mss > seg_max || hsz < l3)
+		return EINVAL;
+	type = ud ? (uint16_t)(h[0] << 8 | h[1]) :
+		(uint16_t)(h[12] << 8 | h[13]);
+	if (!ud && type == 0x8100 && hsz >= 18) {
+		l3 = 18;
+		type = (uint16_t)(h[16] << 8 | h[17]);
+	}
+	if (type == 0x0800 && hsz >= l3 + 20 && (h[l3] >> 4) == 4 &&
+	    h[l3 + 9] == IPPROTO_TCP)
+		l4 = l3 + (h[l3] & 0xfu) * 4;
+	else if (type == 0x86dd && hsz >= l3 + 40 && h[l3 + 6] == IPPROTO_TCP)
+		l4 = l3 + 40;
+	else
+		return EINVAL;
+	if (hsz < l4 + 20 || hsz != l4 + (h[l4 + 12] >> 4) * 4u)
+		return EINVAL;
+	return 0;
+}
+
 /* @return 0, or why the WR cannot be posted on a UD QP. */
 static int
 ud_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
@@ -605,14 +657,19 @@ ud_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	case IBV_WR_SEND_WITH_IMM:
 		break;
 	case IBV_WR_TSO:
-		return EOPNOTSUPP;      /* not there yet */
+		break;
 	default:
 		return EINVAL;
 	}
-	/* one packet of at most the port's MTU, to a handle of this device */
-	if (len > (128u << qp->ctx->attr.active_mtu) || wr->wr.ud.ah == NULL ||
+	/* to a handle of this device */
+	if (wr->wr.ud.ah == NULL ||
 	    wr->wr.ud.ah->context != qp->qpx.qp_base.context ||
 	    (wr->send_flags & IBV_SEND_FENCE))
+		return EINVAL;
+	if (wr->opcode == IBV_WR_TSO)
+		return tso_wr_check(qp, wr, len);
+	/* one packet of at most the port's MTU */
+	if (len > (128u << qp->ctx->attr.active_mtu))
 		return EINVAL;
 	return 0;
 }
@@ -632,44 +689,6 @@ bind_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 	if ((mw->type == IBV_MW_TYPE_1) != type1_bind)
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE)
-		return EINVAL;
-	return 0;
-}
-
-/*
- * A TSO WR on a raw packet QP: its header is Ethernet (a VLAN tag
- * allowed), IPv4 or IPv6 and TCP, exactly; a segment fits the MTU; the
- * header fits the QP's WQEs beside the SGEs; the payload is at most
- * DROCE_MAX_TSO bytes, not inline.
- * @return 0 or EINVAL.
- */
-static int
-tso_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
-	     uint64_t len)
-{
-	const uint8_t *h = wr->tso.hdr;
-	uint32_t hsz = wr->tso.hdr_sz, l3 = 14, l4;
-	uint16_t type;
-
-	if (h == NULL || wr->tso.mss == 0 || len > DROCE_MAX_TSO ||
-	    (wr->send_flags & (IBV_SEND_INLINE | IBV_SEND_FENCE)) ||
-	    hsz + (uint32_t)wr->num_sge * sizeof(struct ibv_sge) >
-	    qp->sq.stride - sizeof(struct droce_send_wqe) ||
-	    hsz + wr->tso.mss > qp->ctx->attr.eth_mtu + 18u || hsz < 14)
-		return EINVAL;
-	type = (uint16_t)(h[12] << 8 | h[13]);
-	if (type == 0x8100 && hsz >= 18) {
-		l3 = 18;
-		type = (uint16_t)(h[16] << 8 | h[17]);
-	}
-	if (type == 0x0800 && hsz >= l3 + 20 && (h[l3] >> 4) == 4 &&
-	    h[l3 + 9] == IPPROTO_TCP)
-		l4 = l3 + (h[l3] & 0xfu) * 4;
-	else if (type == 0x86dd && hsz >= l3 + 40 && h[l3 + 6] == IPPROTO_TCP)
-		l4 = l3 + 40;
-	else
-		return EINVAL;
-	if (hsz < l4 + 20 || hsz != l4 + (h[l4 + 12] >> 4) * 4u)
 		return EINVAL;
 	return 0;
 }
@@ -743,7 +762,7 @@ send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 common:
 	if ((wr->send_flags & ~(unsigned int)KNOWN_SEND_FLAGS) ||
 	    ((wr->send_flags & IBV_SEND_IP_CSUM) &&
-	     type != IBV_QPT_RAW_PACKET))
+	     type != IBV_QPT_RAW_PACKET && type != IBV_QPT_UD))
 		return EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;

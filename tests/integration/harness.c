@@ -83,7 +83,21 @@ ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o)
 	qa.cap.max_send_sge = o->max_sge;
 	qa.cap.max_recv_sge = o->max_sge;
 	qa.cap.max_inline_data = o->max_inline;
-	e->qp = ibv_create_qp(e->pd, &qa);
+	if (o->max_tso_header != 0) {
+		struct ibv_qp_init_attr_ex qx = {
+			.qp_context = qa.qp_context, .send_cq = qa.send_cq,
+			.recv_cq = qa.recv_cq, .cap = qa.cap,
+			.qp_type = qa.qp_type, .sq_sig_all = qa.sq_sig_all,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
+			.pd = e->pd,
+			.max_tso_header = o->max_tso_header,
+		};
+
+		e->qp = ibv_create_qp_ex(e->ctx, &qx);
+	} else {
+		e->qp = ibv_create_qp(e->pd, &qa);
+	}
 	if (e->qp == NULL)
 		return -1;
 	/* near the top of the 24-bit space: every test crosses the wrap */
@@ -394,6 +408,46 @@ frame_csums_ok(const uint8_t *f, bool *tcp)
 	}
 	*tcp = proto == 6;
 	return csum16(l4, l4len, pseudo) == 0xffff;
+}
+
+uint32_t
+ip_l4_header(uint8_t *ip, bool v6, bool tcp, const uint8_t *src,
+	     const uint8_t *dst, uint16_t dport, uint32_t payload)
+{
+	uint32_t alen = v6 ? 16 : 4, l3len = v6 ? 40 : 20;
+	uint32_t l4len = (tcp ? 20 : 8) + payload;
+	uint8_t *l4 = ip + l3len;
+
+	memset(ip, 0, l3len + (tcp ? 20 : 8));
+	if (v6) {
+		ip[0] = 0x60;
+		ip[4] = (uint8_t)(l4len >> 8);
+		ip[5] = (uint8_t)l4len;
+		ip[6] = tcp ? 6 : 17;
+		ip[7] = 64;
+	} else {
+		ip[0] = 0x45;
+		ip[2] = (uint8_t)((20 + l4len) >> 8);
+		ip[3] = (uint8_t)(20 + l4len);
+		ip[8] = 64;
+		ip[9] = tcp ? 6 : 17;
+	}
+	if (src != NULL)
+		memcpy(ip + l3len - 2 * alen, src, alen);
+	if (dst != NULL)
+		memcpy(ip + l3len - alen, dst, alen);
+	l4[0] = 4000 >> 8;
+	l4[1] = 4000 & 0xff;
+	l4[2] = (uint8_t)(dport >> 8);
+	l4[3] = (uint8_t)dport;
+	if (tcp) {
+		l4[12] = 5 << 4;
+		l4[13] = 0x18;
+	} else {
+		l4[4] = (uint8_t)(l4len >> 8);
+		l4[5] = (uint8_t)l4len;
+	}
+	return l3len + (tcp ? 20 : 8);
 }
 
 int

@@ -47,6 +47,7 @@ struct ep_opts {
 	bool recv_cq_ex;         /* the receive CQ from ibv_create_cq_ex */
 	int gid_index;
 	enum ibv_qp_type qp_type;   /* RC (default), UC or UD */
+	uint16_t max_tso_header;    /* not 0: the QP from ibv_create_qp_ex */
 };
 
 /** Defaults for @p o. */
@@ -125,6 +126,16 @@ int ep_fault_config(const char *dir, const char *name, unsigned int subnet,
  * (computed here, independently of droce)? *tcp says which it carried.
  */
 bool frame_csums_ok(const uint8_t *f, bool *tcp);
+
+/**
+ * Write at @p ip an IPv4 (20 bytes, TTL 64) or IPv6 (hop limit 64) header
+ * from @p src to @p dst (4 or 16 bytes each, NULL: zeros), then a TCP
+ * (20 bytes, PSH and ACK) or UDP header from port 4000 to @p dport, for
+ * @p payload bytes after them; checksums, IPv4 ID and TCP sequence
+ * number zero. @return the length of the two headers.
+ */
+uint32_t ip_l4_header(uint8_t *ip, bool v6, bool tcp, const uint8_t *src,
+		      const uint8_t *dst, uint16_t dport, uint32_t payload);
 
 /** Drop CAP_NET_RAW from this process for good. @return 0 or -1. */
 int ep_drop_net_raw(void);

@@ -124,53 +124,19 @@ next_frame(uint8_t *f, size_t cap, uint16_t dport)
 static uint32_t
 build(bool v6, bool tcp, uint16_t dport, uint32_t payload)
 {
-	uint8_t *f = a.buf, *ip = f + 14, *l4;
-	uint32_t l4len = (tcp ? 20 : 8) + payload;
+	static const uint8_t dst4[4] = { 10, 0, 78, 2 };
+	static const uint8_t dst6[16] = { 0xfe, 0x80, [15] = 1 };
+	uint8_t *f = a.buf;
+	uint32_t hlen;
 
-	memset(f, 0, 14 + 40 + 20);
 	memset(f, 0xff, 6);                     /* broadcast */
 	memcpy(f + 6, mac, 6);
 	f[12] = v6 ? 0x86 : 0x08;
 	f[13] = v6 ? 0xdd : 0x00;
-	if (v6) {
-		ip[0] = 0x60;
-		ip[4] = (uint8_t)(l4len >> 8);
-		ip[5] = (uint8_t)l4len;
-		ip[6] = tcp ? 6 : 17;
-		ip[7] = 64;
-		memcpy(ip + 8, a.gid.raw, 16);
-		ip[24] = 0xfe;
-		ip[25] = 0x80;
-		ip[39] = 1;
-		l4 = ip + 40;
-	} else {
-		uint16_t tot = (uint16_t)(20 + l4len);
-
-		ip[0] = 0x45;
-		ip[2] = (uint8_t)(tot >> 8);
-		ip[3] = (uint8_t)tot;
-		ip[8] = 64;
-		ip[9] = tcp ? 6 : 17;
-		memcpy(ip + 12, a.gid.raw + 12, 4);
-		ip[16] = 10;
-		ip[17] = 0;
-		ip[18] = 78;
-		ip[19] = 2;
-		l4 = ip + 20;
-	}
-	l4[0] = 0x0f;
-	l4[1] = 0xa0;
-	l4[2] = (uint8_t)(dport >> 8);
-	l4[3] = (uint8_t)dport;
-	if (tcp) {
-		l4[12] = 5 << 4;
-		l4[13] = 0x18;
-	} else {
-		l4[4] = (uint8_t)(l4len >> 8);
-		l4[5] = (uint8_t)l4len;
-	}
-	fill_pattern(l4 + (tcp ? 20 : 8), payload, dport);
-	return (uint32_t)(l4 + l4len - f);
+	hlen = ip_l4_header(f + 14, v6, tcp, a.gid.raw + (v6 ? 0 : 12),
+			    v6 ? dst6 : dst4, dport, payload);
+	fill_pattern(f + 14 + hlen, payload, dport);
+	return 14 + hlen + payload;
 }
 
 static struct droce_counters

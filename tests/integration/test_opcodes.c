@@ -11,10 +11,12 @@
  *    what it says (SEND and SEND with immediate received, WRITEs placed,
  *    READ read, compare-and-swap and fetch-and-add applied once, a type 2
  *    window bound and written through, invalidated locally or by the
- *    peer's SEND with invalidate so that it binds again);
- *  - allowed but not yet in droce (ATOMIC_WRITE on RC; TSO on UD), or
- *    with no wire opcode to carry it (SEND_WITH_INV on UC: InfiniBand
- *    gives UC no opcode with an IETH): EOPNOTSUPP with bad_wr on it;
+ *    peer's SEND with invalidate so that it binds again, TSO on UD cut
+ *    into datagrams of an MSS each);
+ *  - allowed but not yet in droce (ATOMIC_WRITE on RC, which
+ *    ibv_post_send(3)'s table does not list), or with no wire opcode to
+ *    carry it (SEND_WITH_INV on UC: InfiniBand gives UC no opcode with
+ *    an IETH): EOPNOTSUPP with bad_wr on it;
  *  - not allowed on the type (READ and atomics on UC, all but SEND and
  *    TSO on UD, TSO on RC and UC, an opcode that does not exist): EINVAL
  *    with bad_wr on it.
@@ -27,7 +29,8 @@
  * signalled one after it completes (both arrive); an inline SEND's buffer
  * is the caller's again when the post returns (overwritten then, the
  * receiver still gets what was posted); FENCE on RC and UC, not on UD
- * (EINVAL); IP_CSUM on none of them (EINVAL: it is raw packet QPs'); a
+ * (EINVAL); IP_CSUM on UD only (EINVAL on RC and UC: it is raw packet
+ * and UD QPs'); a
  * flag that does not exist is EINVAL.
  */
 
@@ -68,9 +71,19 @@ static const struct cell table[] = {
 	{ IBV_WR_LOCAL_INV, WORKS, WORKS, REFUSED },
 	{ IBV_WR_BIND_MW, WORKS, WORKS, REFUSED },
 	{ IBV_WR_SEND_WITH_INV, WORKS, NOT_YET, REFUSED },
-	{ IBV_WR_TSO, REFUSED, REFUSED, NOT_YET },
+	{ IBV_WR_TSO, REFUSED, REFUSED, WORKS },
 	{ IBV_WR_ATOMIC_WRITE, NOT_YET, REFUSED, REFUSED },
 	{ (enum ibv_wr_opcode)77, REFUSED, REFUSED, REFUSED },
+};
+
+/* A UD TSO header: IPoIB's four bytes, IPv4, TCP (checksums: droce's) */
+#define TSO_MSS 400
+static uint8_t tso_hdr[4 + 20 + 20] = {
+	0x08, 0x00, 0, 0,
+	0x45, 0, 0, 40, 0, 1, 0, 0, 64, 6, 0, 0,
+	10, 0, 0, 1, 10, 0, 0, 2,
+	0x30, 0x39, 0, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 0xff, 0xff,
+	0, 0, 0, 0,
 };
 
 static struct ep_opts opts;
@@ -85,6 +98,9 @@ pair(enum ibv_qp_type type)
 	ep_opts_default(&opts);
 	opts.qp_type = type;
 	opts.access |= IBV_ACCESS_MW_BIND;
+	/* UD: room for a TSO header, IPoIB's, IPv4's and TCP's */
+	if (type == IBV_QPT_UD)
+		opts.max_tso_header = 64;
 	assert_int_equal(ep_open(&a, 0, BUF, &opts), 0);
 	assert_int_equal(ep_open(&b, 1, BUF, &opts), 0);
 	if (type == IBV_QPT_UD) {
@@ -175,6 +191,10 @@ post_pair(enum ibv_wr_opcode opcode, struct ibv_send_wr *wr,
 	} else if (is_ud()) {
 		sge[1].length = 1000;   /* within the MTU */
 		ud_to_b(&wr[1]);
+		if (opcode == IBV_WR_TSO)
+			/* IPoIB, IPv4, TCP: the 1000 bytes in three */
+			wr[1].tso = (typeof(wr[1].tso)){ tso_hdr,
+				sizeof(tso_hdr), TSO_MSS };
 	} else {
 		if (opcode == IBV_WR_SEND_WITH_INV)
 			wr[1].invalidate_rkey = mw_rkey;
@@ -242,12 +262,13 @@ check_works(enum ibv_wr_opcode opcode)
 		[IBV_WR_LOCAL_INV] = IBV_WC_LOCAL_INV,
 		[IBV_WR_BIND_MW] = IBV_WC_BIND_MW,
 		[IBV_WR_SEND_WITH_INV] = IBV_WC_SEND,
+		[IBV_WR_TSO] = IBV_WC_TSO,
 	};
 	uint64_t *target = (uint64_t *)(void *)(b.buf + 0x3000);
 	uint64_t *result = (uint64_t *)(void *)(a.buf + 0x1000);
 	bool recv = opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM ||
 		opcode == IBV_WR_SEND_WITH_INV ||
-		opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		opcode == IBV_WR_RDMA_WRITE_WITH_IMM || opcode == IBV_WR_TSO;
 	uint32_t len = is_ud() ? 1000 : 1500;
 	uint32_t grh = is_ud() ? GRH : 0;
 	struct ibv_send_wr wr[2], *bad = NULL;
@@ -274,6 +295,11 @@ check_works(enum ibv_wr_opcode opcode)
 	post_head_recv();
 	if (recv)
 		assert_int_equal(ep_post_recv(&b, 9, 0x4000, 4096), 0);
+	if (opcode == IBV_WR_TSO) {
+		/* the other two segments */
+		assert_int_equal(ep_post_recv(&b, 10, 0x5000, 4096), 0);
+		assert_int_equal(ep_post_recv(&b, 11, 0x6000, 4096), 0);
+	}
 	assert_int_equal(post_pair(opcode, wr, &bad), 0);
 	assert_int_equal(ep_poll(a.scq, wc, 2, 5000), 2);
 	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
@@ -307,6 +333,25 @@ check_works(enum ibv_wr_opcode opcode)
 			assert_int_equal(ibv_dealloc_mw(mw), 0);
 		}
 		break;
+	case IBV_WR_TSO: {
+		uint32_t i, off;
+
+		for (i = 0, off = 0; i < 3; i++, off += TSO_MSS) {
+			uint32_t n = len - off < TSO_MSS ? len - off : TSO_MSS;
+			const uint8_t *got = b.buf + 0x4000 + 0x1000 * i + grh;
+
+			assert_int_equal(ep_poll(b.rcq, wc, 1, 5000), 1);
+			assert_int_equal(wc[0].wr_id, 9 + i);
+			assert_int_equal(wc[0].byte_len,
+					 grh + sizeof(tso_hdr) + n);
+			assert_true(wc[0].wc_flags & IBV_WC_IP_CSUM_OK);
+			/* the TCP sequence number: 1 + the offset */
+			assert_int_equal(got[4 + 20 + 7], (1 + off) & 0xff);
+			assert_memory_equal(got + sizeof(tso_hdr),
+					    a.buf + 0x1000 + off, n);
+		}
+		break;
+	}
 	case IBV_WR_BIND_MW: {
 		/* b writes through the window into a */
 		struct ibv_sge s = { (uintptr_t)b.buf + 0x2000, 1500,
@@ -506,9 +551,20 @@ flags_column(enum ibv_qp_type type)
 	}
 	assert_int_equal(ep_poll(a.scq, wc, 1, 2000), 1);
 	assert_int_equal(ep_poll(b.rcq, wc, 1, 2000), 1);
-	/* IP_CSUM is raw packet QPs'; a flag that does not exist */
-	assert_int_equal(post_send_flags(5, a.buf, 10, IBV_SEND_IP_CSUM),
-			 EINVAL);
+	/* IP_CSUM is raw packet and UD QPs' (UD: IPoIB datagrams, in
+	 * test_ud.c); a flag that does not exist */
+	if (type == IBV_QPT_UD) {
+		assert_int_equal(ep_post_recv(&b, 5, 0x4000, 4096), 0);
+		assert_int_equal(post_send_flags(5, a.buf, 10,
+						 IBV_SEND_SIGNALED |
+						 IBV_SEND_IP_CSUM), 0);
+		assert_int_equal(ep_poll(a.scq, wc, 1, 2000), 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		assert_int_equal(ep_poll(b.rcq, wc, 1, 2000), 1);
+	} else {
+		assert_int_equal(post_send_flags(5, a.buf, 10,
+						 IBV_SEND_IP_CSUM), EINVAL);
+	}
 	assert_int_equal(post_send_flags(5, a.buf, 10, 1u << 20), EINVAL);
 	assert_int_equal(ep_poll(a.scq, wc, 1, 100), 0);
 	if (type == IBV_QPT_UD)

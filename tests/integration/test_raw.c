@@ -207,46 +207,12 @@ ip_frame(bool v6, bool tcp, uint16_t dport, uint32_t payload)
 {
 	uint8_t *f = a.buf;
 	size_t l3 = eth(f, v6 ? 0x86dd : 0x0800);
-	uint32_t l4len = (tcp ? 20 : 8) + payload;
-	uint8_t *ip = f + l3, *l4;
+	uint32_t hlen = ip_l4_header(f + l3, v6, tcp,
+				     a.gid.raw + (v6 ? 0 : 12),
+				     b.gid.raw + (v6 ? 0 : 12), dport, payload);
 
-	if (v6) {
-		memset(ip, 0, 40);
-		ip[0] = 0x60;
-		ip[4] = (uint8_t)(l4len >> 8);
-		ip[5] = (uint8_t)l4len;
-		ip[6] = tcp ? 6 : 17;
-		ip[7] = 64;
-		memcpy(ip + 8, a.gid.raw, 16);
-		memcpy(ip + 24, b.gid.raw, 16);
-		l4 = ip + 40;
-	} else {
-		uint16_t tot = (uint16_t)(20 + l4len);
-
-		memset(ip, 0, 20);
-		ip[0] = 0x45;
-		ip[2] = (uint8_t)(tot >> 8);
-		ip[3] = (uint8_t)tot;
-		ip[8] = 64;
-		ip[9] = tcp ? 6 : 17;
-		memcpy(ip + 12, a.gid.raw + 12, 4);
-		memcpy(ip + 16, b.gid.raw + 12, 4);
-		l4 = ip + 20;
-	}
-	memset(l4, 0, tcp ? 20 : 8);
-	l4[0] = 4000 >> 8;
-	l4[1] = 4000 & 0xff;
-	l4[2] = (uint8_t)(dport >> 8);
-	l4[3] = (uint8_t)dport;
-	if (tcp) {
-		l4[12] = 5 << 4;
-		l4[13] = 0x18;
-	} else {
-		l4[4] = (uint8_t)(l4len >> 8);
-		l4[5] = (uint8_t)l4len;
-	}
-	fill_pattern(l4 + (tcp ? 20 : 8), payload, dport);
-	return (uint32_t)(l4 + l4len - f);
+	fill_pattern(f + l3 + hlen, payload, dport);
+	return (uint32_t)(l3 + hlen + payload);
 }
 
 /* Check the checksums of the frame at @p f as an independent party. */
@@ -401,6 +367,7 @@ tso_case(bool v6, uint32_t payload, uint16_t mss, bool qpx)
 	}
 	assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.opcode, IBV_WC_TSO);
 	assert_int_equal(wc.wr_id, 9);
 	for (i = 0; i < nseg; i++) {
 		uint32_t n = payload - off < mss ? payload - off : mss;

@@ -25,7 +25,16 @@
  *  - multicast, IPv4 and IPv6 groups: a datagram to a group and QPN
  *    0xFFFFFF reaches every QP attached to it and no other; detach, and
  *    a QP destroyed while attached, stop it;
- *  - a privileged Q_Key needs CAP_NET_RAW (EPERM without it).
+ *  - a privileged Q_Key needs CAP_NET_RAW (EPERM without it);
+ *  - TSO (IBV_WR_TSO, as IPoIB uses it): a header of IPoIB's four bytes,
+ *    IPv4 or IPv6 and TCP, and a payload of several MSS arrive as that
+ *    many datagrams, each the header made that segment's (IP length,
+ *    IPv4 ID, TCP sequence number, PSH on the last only, checksums right:
+ *    IBV_WC_IP_CSUM_OK over IPv4) and its piece of the payload; through
+ *    ibv_wr_send_tso() too; a QP made without max_tso_header, a header
+ *    that is not IPoIB/IP/TCP, a segment over the MTU refused;
+ *  - IBV_SEND_IP_CSUM on a UD SEND of an IPoIB datagram fills its IPv4
+ *    and UDP checksums.
  *
  * With WORKDIR FAULT_ARGS, both ports behind net_fault: a stream of
  * datagrams loses whole ones only: every completion names a datagram
@@ -574,6 +583,27 @@ test_ud_srq(void **state)
 	assert_int_equal(ibv_destroy_srq(srq), 0);
 }
 
+/* A UD QP on a from @p qa (Q_Key QKEY), brought to RTS. */
+static struct ibv_qp *
+ud_qp_ex_up(struct ibv_qp_init_attr_ex *qa)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
+	};
+	struct ibv_qp *q = ibv_create_qp_ex(a.ctx, qa);
+
+	assert_non_null(q);
+	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
+				       IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_QKEY), 0);
+	attr.qp_state = IBV_QPS_RTR;
+	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE), 0);
+	attr.qp_state = IBV_QPS_RTS;
+	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
+				       IBV_QP_SQ_PSN), 0);
+	return q;
+}
+
 static void
 test_ud_qp_ex(void **state)
 {
@@ -588,25 +618,13 @@ test_ud_qp_ex(void **state)
 		.send_ops_flags = IBV_QP_EX_WITH_SEND |
 			IBV_QP_EX_WITH_SEND_WITH_IMM,
 	};
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
-	};
 	struct ibv_qp *q;
 	struct ibv_qp_ex *x;
 	struct ibv_wc wc[2];
 	int i;
 
 	(void)state;
-	q = ibv_create_qp_ex(a.ctx, &qa);
-	assert_non_null(q);
-	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
-				       IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_QKEY), 0);
-	attr.qp_state = IBV_QPS_RTR;
-	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE), 0);
-	attr.qp_state = IBV_QPS_RTS;
-	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
-				       IBV_QP_SQ_PSN), 0);
+	q = ud_qp_ex_up(&qa);
 	x = ibv_qp_to_qp_ex(q);
 	assert_non_null(x);
 
@@ -788,6 +806,240 @@ test_ud_privileged_qkey(void **state)
 	assert_int_equal(ibv_modify_qp(b.qp, &attr, IBV_QP_QKEY), 0);
 }
 
+/* ------------------------------------------------------------------------
+ * TSO and checksums, IPoIB style.
+ */
+
+#define TSO_HDR_MAX 96
+
+/* A UD QP on a with TSO headers of up to @p max_tso_header bytes, at RTS. */
+static struct ibv_qp *
+tso_qp(uint32_t max_tso_header)
+{
+	struct ibv_qp_init_attr_ex qa = {
+		.send_cq = a.scq, .recv_cq = a.rcq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1,
+			 .max_send_sge = 2, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			(max_tso_header ? IBV_QP_INIT_ATTR_MAX_TSO_HEADER : 0),
+		.pd = a.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO,
+		.max_tso_header = (uint16_t)max_tso_header,
+	};
+
+	return ud_qp_ex_up(&qa);
+}
+
+/*
+ * An IPoIB header (Ethernet type, two zero bytes), IPv4 (ID 0x1234) or
+ * IPv6 and TCP (sequence number 0x10203040) or UDP into @p h, for
+ * @p payload bytes after it; checksums zero. @return its length.
+ */
+static uint32_t
+ipoib_header(uint8_t *h, bool v6, bool tcp, uint32_t payload)
+{
+	uint32_t hlen;
+
+	memset(h, 0, TSO_HDR_MAX);
+	h[0] = v6 ? 0x86 : 0x08;
+	h[1] = v6 ? 0xdd : 0x00;
+	hlen = 4 + ip_l4_header(h + 4, v6, tcp, a.gid.raw + (v6 ? 0 : 12),
+				b.gid.raw + (v6 ? 0 : 12), 80, payload);
+	if (!v6) {
+		h[4 + 4] = 0x12;
+		h[4 + 5] = 0x34;
+	}
+	if (tcp)
+		memcpy(h + hlen - 20 + 4, "\x10\x20\x30\x40", 4);
+	return hlen;
+}
+
+/*
+ * Are the checksums of the IPoIB datagram at @p p right? It becomes an
+ * Ethernet frame for the harness's checker (the IPoIB header's two
+ * reserved bytes dropped).
+ */
+static bool
+ipoib_csums_ok(const uint8_t *p, uint32_t len, bool *tcp)
+{
+	static uint8_t f[GRH + 8192];
+
+	memset(f, 0, 12);
+	memcpy(f + 12, p, 2);
+	memcpy(f + 14, p + 4, len - 4);
+	return frame_csums_ok(f, tcp);
+}
+
+/*
+ * A TSO WR of @p payload bytes in segments of @p mss to b, through
+ * ibv_post_send or the extended API: each segment arrives as a datagram
+ * of its own with its header right.
+ */
+static void
+tso_case(struct ibv_qp *q, bool v6, uint32_t payload, uint16_t mss,
+	 bool qpx)
+{
+	const uint32_t nseg = (payload + mss - 1) / mss;
+	static uint8_t hdr[TSO_HDR_MAX];
+	uint32_t hlen = ipoib_header(hdr, v6, true, 0);
+	uint8_t *data = a.buf + 65536;
+	struct ibv_sge sge = { (uintptr_t)data, payload, a.mr->lkey };
+	struct ibv_wc wc;
+	uint32_t i;
+
+	fill_pattern(data, payload, mss + v6);
+	for (i = 0; i < nseg; i++)
+		assert_int_equal(ep_post_recv(&b, 100 + i,
+					      RECV_OFF + (size_t)i * 4096,
+					      GRH + mtu), 0);
+	if (qpx) {
+		struct ibv_qp_ex *x = ibv_qp_to_qp_ex(q);
+
+		ibv_wr_start(x);
+		x->wr_id = 9;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send_tso(x, hdr, (uint16_t)hlen, mss);
+		ibv_wr_set_ud_addr(x, ah_ab, b.qp->qp_num, QKEY);
+		ibv_wr_set_sge_list(x, 1, &sge);
+		assert_int_equal(ibv_wr_complete(x), 0);
+	} else {
+		struct ibv_send_wr wr = {
+			.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_TSO, .send_flags = IBV_SEND_SIGNALED,
+			.wr.ud = { ah_ab, b.qp->qp_num, QKEY },
+			.tso = { hdr, (uint16_t)hlen, mss },
+		}, *bad;
+
+		assert_int_equal(ibv_post_send(q, &wr, &bad), 0);
+	}
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 9);
+	assert_int_equal(wc.opcode, IBV_WC_TSO);
+	for (i = 0; i < nseg; i++) {
+		uint32_t off = i * mss;
+		uint32_t n = payload - off < mss ? payload - off : mss;
+		const uint8_t *got = b.buf + RECV_OFF + (size_t)i * 4096 + GRH;
+		const uint8_t *ip = got + 4, *tcp = ip + (v6 ? 40 : 20);
+		bool is_tcp;
+
+		assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, 100 + i);
+		assert_int_equal(wc.byte_len, GRH + hlen + n);
+		assert_int_equal(wc.src_qp, q->qp_num);
+		/* IPoIB's header as it was */
+		assert_memory_equal(got, hdr, 4);
+		if (v6) {
+			assert_int_equal(ip[4] << 8 | ip[5], 20 + n);
+			assert_false(wc.wc_flags & IBV_WC_IP_CSUM_OK);
+		} else {
+			assert_int_equal(ip[2] << 8 | ip[3], 40 + n);
+			assert_int_equal(ip[4] << 8 | ip[5], 0x1234 + i);
+			assert_true(wc.wc_flags & IBV_WC_IP_CSUM_OK);
+		}
+		assert_int_equal((uint32_t)tcp[4] << 24 | tcp[5] << 16 |
+				 tcp[6] << 8 | tcp[7],
+				 0x10203040u + off);
+		assert_int_equal(tcp[13], i == nseg - 1 ? 0x18 : 0x10);
+		assert_true(ipoib_csums_ok(got, hlen + n, &is_tcp));
+		assert_true(is_tcp);
+		assert_memory_equal(got + hlen, data + off, n);
+	}
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 50), 0);
+}
+
+static void
+test_ud_tso(void **state)
+{
+	struct ibv_device_attr_ex dev;
+	struct ibv_qp *q = tso_qp(TSO_HDR_MAX), *plain;
+	static uint8_t hdr[TSO_HDR_MAX];
+	uint8_t *data = a.buf + 65536;
+	struct ibv_sge sge = { (uintptr_t)data, 3000, a.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_TSO, .send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { ah_ab, b.qp->qp_num, QKEY },
+	}, *bad;
+	uint32_t hlen;
+
+	(void)state;
+	assert_int_equal(ibv_query_device_ex(a.ctx, NULL, &dev), 0);
+	assert_true(dev.tso_caps.supported_qpts & (1u << IBV_QPT_UD));
+	assert_true(dev.orig_attr.device_cap_flags & IBV_DEVICE_UD_IP_CSUM);
+
+	tso_case(q, false, 5000, (uint16_t)(mtu - 44 - 24), false);
+	tso_case(q, true, 4000, 700, false);
+	tso_case(q, false, 1000, 300, true);
+	/* one segment: the payload fits an MSS */
+	tso_case(q, true, 200, 500, true);
+
+	/* refused, bad_wr on it */
+	hlen = ipoib_header(hdr, false, true, 0);
+	wr.tso.hdr = hdr;
+	wr.tso.hdr_sz = (uint16_t)hlen;
+	wr.tso.mss = (uint16_t)(mtu - hlen + 1);          /* over the MTU */
+	bad = NULL;
+	assert_int_equal(ibv_post_send(q, &wr, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	wr.tso.mss = 500;
+	hlen = ipoib_header(hdr, false, false, 0);        /* UDP, not TCP */
+	wr.tso.hdr_sz = (uint16_t)hlen;
+	assert_int_equal(ibv_post_send(q, &wr, &bad), EINVAL);
+	hlen = ipoib_header(hdr, false, true, 0);
+	hdr[0] = 0x88;                                     /* not IP */
+	wr.tso.hdr_sz = (uint16_t)hlen;
+	assert_int_equal(ibv_post_send(q, &wr, &bad), EINVAL);
+	/* a UD QP made without max_tso_header has no room for one */
+	plain = tso_qp(0);
+	hdr[0] = 0x08;
+	assert_int_equal(ibv_post_send(plain, &wr, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	assert_int_equal(ep_poll(a.scq, (struct ibv_wc[1]){ 0 }, 1, 50), 0);
+	assert_int_equal(ibv_destroy_qp(plain), 0);
+	assert_int_equal(ibv_destroy_qp(q), 0);
+}
+
+/* IBV_SEND_IP_CSUM: an IPoIB IPv4/UDP datagram's checksums filled. */
+static void
+test_ud_ip_csum(void **state)
+{
+	const uint32_t payload = 300;
+	uint8_t *d = a.buf + 65536;
+	uint32_t hlen = ipoib_header(d, false, false, payload);
+	const uint8_t *got = b.buf + RECV_OFF + GRH;
+	struct ibv_wc wc;
+	bool tcp;
+
+	(void)state;
+	fill_pattern(d + hlen, payload, 55);
+	assert_int_equal(ep_post_recv(&b, 5, RECV_OFF, GRH + mtu), 0);
+	assert_int_equal(ep_post_ud(&a, 6, 65536, hlen + payload, ah_ab,
+				    b.qp->qp_num, QKEY, false, 0,
+				    IBV_SEND_SIGNALED | IBV_SEND_IP_CSUM), 0);
+	expect_send_done(&a, 6, hlen + payload);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_true(wc.wc_flags & IBV_WC_IP_CSUM_OK);
+	assert_true(ipoib_csums_ok(got, hlen + payload, &tcp));
+	assert_false(tcp);
+	/* the checksums were zero when posted: droce filled them */
+	assert_true(got[4 + 10] != 0 || got[4 + 11] != 0);
+	assert_memory_equal(got + hlen, d + hlen, payload);
+
+	/* without the flag, a datagram goes as it is: not CSUM_OK */
+	assert_int_equal(ep_post_recv(&b, 7, RECV_OFF, GRH + mtu), 0);
+	assert_int_equal(ep_post_ud(&a, 8, 65536, hlen + payload, ah_ab,
+				    b.qp->qp_num, QKEY, false, 0,
+				    IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 8, hlen + payload);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_false(wc.wc_flags & IBV_WC_IP_CSUM_OK);
+	assert_memory_equal(got, d, hlen + payload);
+}
+
 /*
  * Under loss: @p n datagrams of several sizes, each with its index as
  * immediate data; what arrives is whole, right and in order.
@@ -845,6 +1097,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ud_srq),
 		cmocka_unit_test(test_ud_qp_ex),
 		cmocka_unit_test(test_ud_multicast),
+		cmocka_unit_test(test_ud_tso),
+		cmocka_unit_test(test_ud_ip_csum),
 		cmocka_unit_test(test_ud_privileged_qkey),
 	};
 	const struct CMUnitTest loss_tests[] = {
