@@ -750,7 +750,7 @@ droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m, uint32_t payload_len)
 	}
 	droce_put_be16(udp + 4, (uint16_t)(f + len - udp));
 	droce_icrc_put(f + len - DROCE_ICRC_LEN,
-		       droce_icrc_calc_inplace(ip, len - 14 - DROCE_ICRC_LEN));
+		       droce_icrc_calc_frame(ip, len - 14 - DROCE_ICRC_LEN));
 	if (v6) {
 		udp[6] = 0;
 		udp[7] = 0;

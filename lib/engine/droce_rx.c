@@ -148,7 +148,7 @@ droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now)
 	ret = droce_wire_parse_meta(frame, m->data_len, DROCE_WIRE_NO_ICRC,
 				    &meta);
 	if (ret == 0 &&
-	    droce_icrc_calc_inplace((uint8_t *)(uintptr_t)frame + meta.l3_off,
+	    droce_icrc_calc_frame(frame + meta.l3_off,
 				    meta.frame_len - meta.l3_off -
 				    DROCE_ICRC_LEN) !=
 	    droce_icrc_get(frame + meta.frame_len - DROCE_ICRC_LEN))

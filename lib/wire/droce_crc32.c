@@ -65,6 +65,20 @@ droce_crc32_sw(uint32_t reg, const void *buf, size_t len)
 	return reg;
 }
 
+uint32_t
+droce_crc32_sw_masked64(uint32_t reg, const void *buf, size_t len,
+			const uint8_t set[64])
+{
+	uint8_t first[64];
+	unsigned int i;
+
+	memcpy(first, buf, sizeof(first));
+	for (i = 0; i < sizeof(first); i++)
+		first[i] |= set[i];
+	reg = droce_crc32_sw(reg, first, sizeof(first));
+	return droce_crc32_sw(reg, (const uint8_t *)buf + 64, len - 64);
+}
+
 #ifdef DROCE_HAVE_CLMUL_CODE
 
 /* Move lane x forward by the distance whose constants k holds, add next. */
@@ -141,10 +155,14 @@ lane_finish(__m128i x, const uint8_t *end, size_t r)
 	return lane_reduce(fold(head, k128, rest));
 }
 
-__attribute__((target("pclmul,sse4.1"))) uint32_t
-droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
+/*
+ * The CRC of lanes x0..x3 (the first 64 bytes, the seed in) followed by
+ * the @p len bytes at @p p.
+ */
+static inline __attribute__((target("pclmul,sse4.1"))) uint32_t
+clmul_from4(__m128i x0, __m128i x1, __m128i x2, __m128i x3,
+	    const uint8_t *p, size_t len)
 {
-	const uint8_t *p = buf;
 	const __m128i k512 = _mm_set_epi64x((long long)CRC32_FOLD512_LO,
 					    (long long)CRC32_FOLD512_HI);
 	const __m128i k384 = _mm_set_epi64x((long long)CRC32_FOLD384_LO,
@@ -153,22 +171,6 @@ droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 					    (long long)CRC32_FOLD256_HI);
 	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
 					    (long long)CRC32_FOLD128_HI);
-	__m128i x0, x1, x2, x3;
-
-	/* The seed enters as an XOR into the first four bytes. */
-	x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
-			   _mm_cvtsi32_si128((int)reg));
-	if (len < 64) {
-		/* short: one lane from the start */
-		p += 16;
-		len -= 16;
-		goto one_lane;
-	}
-	x1 = _mm_loadu_si128((const __m128i *)(p + 16));
-	x2 = _mm_loadu_si128((const __m128i *)(p + 32));
-	x3 = _mm_loadu_si128((const __m128i *)(p + 48));
-	p += 64;
-	len -= 64;
 
 	while (len >= 64) {
 		x0 = fold(x0, k512, _mm_loadu_si128((const __m128i *)p));
@@ -182,14 +184,55 @@ droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 	/* the four lanes into one, side by side rather than in a chain */
 	x0 = _mm_xor_si128(fold(x0, k384, fold(x2, k128, x3)),
 			   fold(x1, k256, _mm_setzero_si128()));
-one_lane:
 	while (len >= 16) {
 		x0 = fold(x0, k128, _mm_loadu_si128((const __m128i *)p));
 		p += 16;
 		len -= 16;
 	}
-
 	return lane_finish(x0, p + len, len);
+}
+
+__attribute__((target("pclmul,sse4.1"))) uint32_t
+droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
+					    (long long)CRC32_FOLD128_HI);
+	__m128i x0;
+
+	/* The seed enters as an XOR into the first four bytes. */
+	x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
+			   _mm_cvtsi32_si128((int)reg));
+	if (len >= 64)
+		return clmul_from4(x0,
+				   _mm_loadu_si128((const __m128i *)(p + 16)),
+				   _mm_loadu_si128((const __m128i *)(p + 32)),
+				   _mm_loadu_si128((const __m128i *)(p + 48)),
+				   p + 64, len - 64);
+	/* short: one lane from the start */
+	p += 16;
+	len -= 16;
+	while (len >= 16) {
+		x0 = fold(x0, k128, _mm_loadu_si128((const __m128i *)p));
+		p += 16;
+		len -= 16;
+	}
+	return lane_finish(x0, p + len, len);
+}
+
+__attribute__((target("pclmul,sse4.1"))) uint32_t
+droce_crc32_clmul_masked64(uint32_t reg, const void *buf, size_t len,
+			   const uint8_t set[64])
+{
+	const uint8_t *p = buf;
+	__m128i x[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		x[i] = _mm_or_si128(_mm_loadu_si128((const __m128i *)(p + 16 * i)),
+				    _mm_loadu_si128((const __m128i *)(set + 16 * i)));
+	x[0] = _mm_xor_si128(x[0], _mm_cvtsi32_si128((int)reg));
+	return clmul_from4(x[0], x[1], x[2], x[3], p + 64, len - 64);
 }
 
 /* Fold each 128-bit lane of a 512-bit register by the constants in k. */
@@ -211,10 +254,15 @@ k512(uint64_t k_hi, uint64_t k_lo)
 						     (long long)k_hi));
 }
 
-__attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) uint32_t
-droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len)
+/*
+ * The CRC of z0 (the first 64 bytes, the seed in) followed by the
+ * @p len bytes at @p p: four registers 256 bytes a step while there is
+ * that much, then one, then 128-bit lanes.
+ */
+static inline __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1")))
+uint32_t
+vclmul_from(__m512i z0, const uint8_t *p, size_t len)
 {
-	const uint8_t *p = buf;
 	const __m512i k2048 = k512(CRC32_FOLD2048_HI, CRC32_FOLD2048_LO);
 	const __m512i k4 = k512(CRC32_FOLD512_HI, CRC32_FOLD512_LO);
 	const __m128i k384 = _mm_set_epi64x((long long)CRC32_FOLD384_LO,
@@ -223,30 +271,33 @@ droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len)
 					    (long long)CRC32_FOLD256_HI);
 	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
 					    (long long)CRC32_FOLD128_HI);
-	__m512i z0, z1, z2, z3;
+	__m512i z1, z2, z3;
 	__m128i x;
 
-	/* four 512-bit registers, 256 bytes a step; the seed enters as an
-	 * XOR into the first four bytes */
-	z0 = _mm512_xor_si512(_mm512_loadu_si512(p),
-			      _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
-	z1 = _mm512_loadu_si512(p + 64);
-	z2 = _mm512_loadu_si512(p + 128);
-	z3 = _mm512_loadu_si512(p + 192);
-	p += 256;
-	len -= 256;
-	while (len >= 256) {
-		z0 = fold512(z0, k2048, _mm512_loadu_si512(p));
-		z1 = fold512(z1, k2048, _mm512_loadu_si512(p + 64));
-		z2 = fold512(z2, k2048, _mm512_loadu_si512(p + 128));
-		z3 = fold512(z3, k2048, _mm512_loadu_si512(p + 192));
-		p += 256;
-		len -= 256;
+	if (len >= 192 + 256) {
+		z1 = _mm512_loadu_si512(p);
+		z2 = _mm512_loadu_si512(p + 64);
+		z3 = _mm512_loadu_si512(p + 128);
+		p += 192;
+		len -= 192;
+		while (len >= 256) {
+			z0 = fold512(z0, k2048, _mm512_loadu_si512(p));
+			z1 = fold512(z1, k2048, _mm512_loadu_si512(p + 64));
+			z2 = fold512(z2, k2048, _mm512_loadu_si512(p + 128));
+			z3 = fold512(z3, k2048, _mm512_loadu_si512(p + 192));
+			p += 256;
+			len -= 256;
+		}
+		/* four registers into one, 512 bits apart */
+		z0 = fold512(z0, k4, z1);
+		z0 = fold512(z0, k4, z2);
+		z0 = fold512(z0, k4, z3);
 	}
-	/* four registers into one, 512 bits apart */
-	z0 = fold512(z0, k4, z1);
-	z0 = fold512(z0, k4, z2);
-	z0 = fold512(z0, k4, z3);
+	while (len >= 64) {
+		z0 = fold512(z0, k4, _mm512_loadu_si512(p));
+		p += 64;
+		len -= 64;
+	}
 	/* its four lanes into one, 384, 256 and 128 bits before the last */
 	x = _mm_xor_si128(fold(_mm512_extracti32x4_epi32(z0, 0), k384,
 			       _mm512_extracti32x4_epi32(z0, 3)),
@@ -259,6 +310,30 @@ droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len)
 		len -= 16;
 	}
 	return lane_finish(x, p + len, len);
+}
+
+__attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) uint32_t
+droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	/* the seed enters as an XOR into the first four bytes */
+	return vclmul_from(_mm512_xor_si512(_mm512_loadu_si512(p),
+			   _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg))),
+			   p + 64, len - 64);
+}
+
+__attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) uint32_t
+droce_crc32_vclmul_masked64(uint32_t reg, const void *buf, size_t len,
+			    const uint8_t set[64])
+{
+	const uint8_t *p = buf;
+	__m512i z0 = _mm512_or_si512(_mm512_loadu_si512(p),
+				     _mm512_loadu_si512(set));
+
+	return vclmul_from(_mm512_xor_si512(z0,
+			   _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg))),
+			   p + 64, len - 64);
 }
 
 static bool have_clmul;
@@ -295,6 +370,20 @@ droce_crc32_clmul(uint32_t reg, const void *buf, size_t len)
 }
 
 uint32_t
+droce_crc32_clmul_masked64(uint32_t reg, const void *buf, size_t len,
+			   const uint8_t set[64])
+{
+	return droce_crc32_sw_masked64(reg, buf, len, set);
+}
+
+uint32_t
+droce_crc32_vclmul_masked64(uint32_t reg, const void *buf, size_t len,
+			    const uint8_t set[64])
+{
+	return droce_crc32_sw_masked64(reg, buf, len, set);
+}
+
+uint32_t
 droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len)
 {
 	return droce_crc32_sw(reg, buf, len);
@@ -316,8 +405,23 @@ droce_crc32_have_vclmul(void)
 
 /* Below this many bytes the tables beat setting up a lane. */
 #define CLMUL_MIN_LEN 32
-/* From here four 512-bit registers pay off. */
+/* From here 512-bit registers pay off. */
 #define VCLMUL_MIN_LEN 512
+
+uint32_t
+droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
+		     const uint8_t set[64])
+{
+	uint32_t reg = ~crc;
+
+	if (droce_crc32_have_vclmul())
+		reg = droce_crc32_vclmul_masked64(reg, buf, len, set);
+	else if (droce_crc32_have_clmul())
+		reg = droce_crc32_clmul_masked64(reg, buf, len, set);
+	else
+		reg = droce_crc32_sw_masked64(reg, buf, len, set);
+	return ~reg;
+}
 
 uint32_t
 droce_crc32(uint32_t crc, const void *buf, size_t len)

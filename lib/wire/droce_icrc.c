@@ -62,60 +62,46 @@ droce_icrc_calc(const void *l3, uint32_t len)
 			   len - hlen);
 }
 
+/*
+ * The bits of the first 64 bytes of an ICRC's input (the LRH's eight
+ * bytes, then IP, UDP and BTH) that count as ones: the LRH, the variant
+ * fields. IPv4 without options: TOS, TTL, header checksum, the UDP
+ * checksum, BTH byte 4.
+ */
+static const uint8_t icrc_set_v4[64] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	[DROCE_ICRC_LRH_LEN + 1] = 0xff,
+	[DROCE_ICRC_LRH_LEN + 8] = 0xff,
+	[DROCE_ICRC_LRH_LEN + 10] = 0xff, 0xff,
+	[DROCE_ICRC_LRH_LEN + 20 + 6] = 0xff, 0xff,
+	[DROCE_ICRC_LRH_LEN + 20 + 8 + 4] = 0xff,
+};
+
+/* IPv6: traffic class and flow label, hop limit, UDP checksum, BTH 4. */
+static const uint8_t icrc_set_v6[64] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	[DROCE_ICRC_LRH_LEN] = 0x0f, 0xff, 0xff, 0xff,
+	[DROCE_ICRC_LRH_LEN + 7] = 0xff,
+	[DROCE_ICRC_LRH_LEN + 40 + 6] = 0xff, 0xff,
+	[DROCE_ICRC_LRH_LEN + 40 + 8 + 4] = 0xff,
+};
+
 uint32_t
-droce_icrc_calc_inplace(void *l3, uint32_t len)
+droce_icrc_calc_frame(const void *l3, uint32_t len)
 {
-	uint8_t *ip = l3;
-	uint8_t *lrh = ip - DROCE_ICRC_LRH_LEN;
-	bool v6 = (ip[0] >> 4) == 6;
-	uint8_t *udp = ip + (v6 ? 40 : (ip[0] & 0xf) * 4);
-	uint8_t save_lrh[DROCE_ICRC_LRH_LEN], save_ip[5], save_udp[2];
-	uint8_t save_bth;
-	uint32_t crc;
+	const uint8_t *ip = l3;
 
-	/* the LRH's ones go in front, the variant fields become ones, one
-	 * pass covers it all, then every byte is put back */
-	memcpy(save_lrh, lrh, sizeof(save_lrh));
-	memset(lrh, 0xff, DROCE_ICRC_LRH_LEN);
-	if (v6) {
-		memcpy(save_ip, ip, 4);
-		save_ip[4] = ip[7];
-		ip[0] |= 0x0f;          /* traffic class, flow label */
-		ip[1] = 0xff;
-		ip[2] = 0xff;
-		ip[3] = 0xff;
-		ip[7] = 0xff;           /* hop limit */
-	} else {
-		save_ip[0] = ip[1];
-		save_ip[1] = ip[8];
-		save_ip[2] = ip[10];
-		save_ip[3] = ip[11];
-		ip[1] = 0xff;           /* TOS */
-		ip[8] = 0xff;           /* TTL */
-		ip[10] = 0xff;          /* header checksum */
-		ip[11] = 0xff;
+	if (len + DROCE_ICRC_LRH_LEN >= 64) {
+		if (ip[0] == 0x45)
+			return droce_crc32_masked64(0, ip - DROCE_ICRC_LRH_LEN,
+						    len + DROCE_ICRC_LRH_LEN,
+						    icrc_set_v4);
+		if ((ip[0] >> 4) == 6)
+			return droce_crc32_masked64(0, ip - DROCE_ICRC_LRH_LEN,
+						    len + DROCE_ICRC_LRH_LEN,
+						    icrc_set_v6);
 	}
-	memcpy(save_udp, udp + 6, 2);
-	udp[6] = 0xff;                  /* UDP checksum */
-	udp[7] = 0xff;
-	save_bth = udp[8 + 4];
-	udp[8 + 4] = 0xff;              /* BTH FECN, BECN, reserved */
-
-	crc = droce_crc32(0, lrh, DROCE_ICRC_LRH_LEN + len);
-
-	udp[8 + 4] = save_bth;
-	memcpy(udp + 6, save_udp, 2);
-	if (v6) {
-		memcpy(ip, save_ip, 4);
-		ip[7] = save_ip[4];
-	} else {
-		ip[1] = save_ip[0];
-		ip[8] = save_ip[1];
-		ip[10] = save_ip[2];
-		ip[11] = save_ip[3];
-	}
-	memcpy(lrh, save_lrh, sizeof(save_lrh));
-	return crc;
+	return droce_icrc_calc(l3, len);
 }
 
 uint32_t

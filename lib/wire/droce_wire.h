@@ -592,6 +592,24 @@ droce_atomicacketh_encode(void *p, const struct droce_atomicacketh *h)
 uint32_t droce_crc32(uint32_t crc, const void *buf, size_t len);
 
 /**
+ * droce_crc32() of @p buf with its first 64 bytes taken OR @p set: the
+ * bytes where @p set has ones count as ones, without writing them.
+ *
+ * @param crc
+ *   CRC of the data before @p buf (0 for none).
+ * @param buf
+ *   Data; any alignment.
+ * @param len
+ *   Bytes at @p buf: at least 64.
+ * @param set
+ *   64 bytes: the bits that count as ones.
+ * @return
+ *   CRC of everything so far.
+ */
+uint32_t droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
+			      const uint8_t set[64]);
+
+/**
  * Start an ICRC: the CRC of the eight all-ones LRH bytes and of the masked
  * IP, UDP and BTH headers (IPv4 TOS, TTL and checksum; IPv6 traffic class,
  * flow label and hop limit; UDP checksum; BTH byte 4 all replaced by ones).
@@ -632,19 +650,20 @@ droce_icrc_hdr_len(const void *l3)
 uint32_t droce_icrc_calc(const void *l3, uint32_t len);
 
 /**
- * ICRC of a contiguous packet that may be written to: the eight bytes
- * before @p l3 (the end of the Ethernet header) and the variant fields
- * are overwritten for the time of a single CRC pass and put back. The
- * fastest way for a packet in an mbuf: no copy, one pass.
+ * ICRC of a contiguous packet in a frame, read only: the eight bytes
+ * before @p l3 (the end of the Ethernet header) must be readable. The
+ * fastest way for a packet in an mbuf: no copy, one pass, the all-ones
+ * LRH and variant fields put in as the bytes are read (for IPv4 without
+ * options and IPv6 packets of 56 bytes or more; others are copied).
  *
  * @param l3
- *   Start of the IP header; the 8 bytes before it must be writable.
+ *   Start of the IP header; the 8 bytes before it must be readable.
  * @param len
  *   Bytes from @p l3 up to (not including) the ICRC.
  * @return
  *   The ICRC, as droce_icrc_calc() computes it.
  */
-uint32_t droce_icrc_calc_inplace(void *l3, uint32_t len);
+uint32_t droce_icrc_calc_frame(const void *l3, uint32_t len);
 
 /**
  * ICRC of a packet held in an mbuf chain, segment by segment, no copy.

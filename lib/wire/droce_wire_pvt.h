@@ -24,11 +24,22 @@ uint32_t droce_crc32_clmul(uint32_t reg, const void *buf, size_t len);
 /* true if this CPU can run droce_crc32_clmul(). */
 bool droce_crc32_have_clmul(void);
 
-/* The same with 512-bit registers (AVX-512 VPCLMULQDQ); len >= 256 and
+/* The same with 512-bit registers (AVX-512 VPCLMULQDQ); len >= 64 and
  * droce_crc32_have_vclmul() required. */
 uint32_t droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len);
 
 /* true if this CPU can run droce_crc32_vclmul(). */
 bool droce_crc32_have_vclmul(void);
+
+/*
+ * Each implementation's update over @p len (>= 64) bytes whose first 64
+ * are taken OR @p set (droce_crc32_masked64()).
+ */
+uint32_t droce_crc32_sw_masked64(uint32_t reg, const void *buf, size_t len,
+				 const uint8_t set[64]);
+uint32_t droce_crc32_clmul_masked64(uint32_t reg, const void *buf,
+				    size_t len, const uint8_t set[64]);
+uint32_t droce_crc32_vclmul_masked64(uint32_t reg, const void *buf,
+				     size_t len, const uint8_t set[64]);
 
 #endif /* DROCE_WIRE_PVT_H */

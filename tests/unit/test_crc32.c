@@ -187,13 +187,57 @@ test_vclmul_matches_tables(void **state)
 	}
 	fill(buf, sizeof(buf), 5);
 	for (align = 0; align < 64; align += 7)
-		for (len = 256; len <= 3000; len++)
+		for (len = 64; len <= 3000; len++)
 			assert_int_equal(droce_crc32_vclmul(0x9abcdef0u,
 							    buf + align, len),
 					 droce_crc32_sw(0x9abcdef0u,
 							buf + align, len));
 	assert_int_equal(droce_crc32_vclmul(~0u, buf, BUF_LEN),
 			 droce_crc32_sw(~0u, buf, BUF_LEN));
+}
+
+/*
+ * The masked first block: each implementation equals the tables run over
+ * a copy whose first 64 bytes were ORed with the set bytes, and leaves
+ * the buffer as it was.
+ */
+static void
+test_masked64(void **state)
+{
+	static uint8_t copy[sizeof(buf)];
+	uint8_t set[64];
+	size_t len, align, i;
+
+	(void)state;
+	fill(buf, sizeof(buf), 6);
+	fill(set, sizeof(set), 7);
+	for (i = 0; i < sizeof(set); i++)
+		set[i] &= (uint8_t)(i % 3 == 0 ? 0xff : i % 3 == 1 ? 0x0f : 0);
+	for (align = 0; align < 64; align += 5)
+		for (len = 64; len <= 1100; len++) {
+			uint32_t want;
+
+			memcpy(copy, buf + align, len);
+			for (i = 0; i < 64; i++)
+				copy[i] |= set[i];
+			want = droce_crc32_sw(0x5a5a0ff0u, copy, len);
+			assert_int_equal(droce_crc32_sw_masked64(0x5a5a0ff0u,
+						buf + align, len, set), want);
+			if (droce_crc32_have_clmul())
+				assert_int_equal(droce_crc32_clmul_masked64(
+						0x5a5a0ff0u, buf + align, len,
+						set), want);
+			if (droce_crc32_have_vclmul())
+				assert_int_equal(droce_crc32_vclmul_masked64(
+						0x5a5a0ff0u, buf + align, len,
+						set), want);
+			assert_int_equal(droce_crc32_masked64(0, buf + align,
+							      len, set),
+					 droce_crc32(0, copy, len));
+		}
+	memcpy(copy, buf, sizeof(buf));
+	fill(buf, sizeof(buf), 6);
+	assert_memory_equal(copy, buf, sizeof(buf));
 }
 
 int
@@ -206,6 +250,7 @@ main(void)
 		cmocka_unit_test(test_chaining),
 		cmocka_unit_test(test_clmul_matches_tables),
 		cmocka_unit_test(test_vclmul_matches_tables),
+		cmocka_unit_test(test_masked64),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

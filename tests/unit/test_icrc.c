@@ -81,6 +81,12 @@ test_masked_fields_ipv4(void **state)
 			memcpy(f, send_only, sizeof(f));
 			f[byte] ^= (uint8_t)(1u << bit);
 			assert_int_equal(droce_icrc_verify(f + L3, len), masked);
+			/* read in place, without a copy */
+			assert_int_equal(droce_icrc_calc_frame(f + L3,
+						len - DROCE_ICRC_LEN) ==
+					 droce_icrc_get(f + sizeof(f) -
+							DROCE_ICRC_LEN),
+					 masked);
 		}
 	}
 }
@@ -130,6 +136,12 @@ test_masked_fields_ipv6(void **state)
 				masked = true;
 			assert_int_equal(droce_icrc_verify(g + L3,
 							   (uint32_t)len - L3),
+					 masked);
+			assert_int_equal(droce_icrc_calc_frame(g + L3,
+						(uint32_t)len - L3 -
+						DROCE_ICRC_LEN) ==
+					 droce_icrc_get(g + len -
+							DROCE_ICRC_LEN),
 					 masked);
 		}
 	}
@@ -198,9 +210,13 @@ test_mbuf_chain(void **state)
 	assert_int_equal(droce_icrc_calc_mbuf(&segs[0], L3, len), 0);
 }
 
-/* The in-place ICRC equals the copying one and leaves every byte as it was. */
+/*
+ * The ICRC read from the frame equals the copying one and leaves every
+ * byte as it was: IPv4 with and without options, IPv6, every length
+ * around the 64-byte first block.
+ */
 static void
-test_inplace(void **state)
+test_frame(void **state)
 {
 	static uint8_t payload[4096];
 	static uint8_t frame[4096 + 256], before[4096 + 256];
@@ -228,16 +244,31 @@ test_inplace(void **state)
 			len = droce_wire_build(frame, sizeof(frame), &p);
 			assert_true(len > 0);
 			memcpy(before, frame, (size_t)len);
-			assert_int_equal(droce_icrc_calc_inplace(frame + L3,
+			assert_int_equal(droce_icrc_calc_frame(frame + L3,
 					(uint32_t)len - L3 - DROCE_ICRC_LEN),
 					 droce_icrc_get(frame + len -
 							DROCE_ICRC_LEN));
+			assert_memory_equal(frame, before, (size_t)len);
+			if (ipv == 6)
+				continue;
+			/* IPv4 with 8 bytes of options (NOPs) after the
+			 * header: the copying ICRC is the reference */
+			memmove(frame + L3 + 28, frame + L3 + 20,
+				(size_t)len - L3 - 20);
+			memset(frame + L3 + 20, 1, 8);
+			frame[L3] = 0x47;
+			len += 8;
+			memcpy(before, frame, (size_t)len);
+			assert_int_equal(droce_icrc_calc_frame(frame + L3,
+					(uint32_t)len - L3 - DROCE_ICRC_LEN),
+					 droce_icrc_calc(frame + L3,
+					(uint32_t)len - L3 - DROCE_ICRC_LEN));
 			assert_memory_equal(frame, before, (size_t)len);
 		}
 	}
 	/* the golden frame too */
 	memcpy(frame, send_only, sizeof(send_only));
-	assert_int_equal(droce_icrc_calc_inplace(frame + L3,
+	assert_int_equal(droce_icrc_calc_frame(frame + L3,
 			 sizeof(send_only) - L3 - DROCE_ICRC_LEN),
 			 droce_icrc_get(send_only + sizeof(send_only) - 4));
 	assert_memory_equal(frame, send_only, sizeof(send_only));
@@ -251,7 +282,7 @@ main(void)
 		cmocka_unit_test(test_masked_fields_ipv4),
 		cmocka_unit_test(test_masked_fields_ipv6),
 		cmocka_unit_test(test_mbuf_chain),
-		cmocka_unit_test(test_inplace),
+		cmocka_unit_test(test_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
