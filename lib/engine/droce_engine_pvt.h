@@ -177,8 +177,12 @@ struct droce_dev {
 	struct droce_mcast mcast[DROCE_MAX_MCAST];
 	uint32_t neigh_pending;       /**< entries being resolved */
 	struct droce_neigh neigh[DROCE_MAX_NEIGH];
+	/* frames to send: [0, nready) finished (ICRC in, mirrored),
+	 * [nready, ntx) queued, roce[] saying which need an ICRC */
 	uint16_t ntx;
+	uint16_t nready;
 	struct rte_mbuf *tx[DROCE_TX_BUF];
+	bool tx_roce[DROCE_TX_BUF];
 	struct droce_dev_stats stats;
 	struct droce_pcap_mirror *mirror;
 	/** What the port does for us: RTE_ETH_TX_OFFLOAD_IPV4_CKSUM,
@@ -254,8 +258,22 @@ void droce_ipoib_csum(uint8_t *p, uint32_t len);
 uint16_t droce_ipoib_csum_ok(const uint8_t *p, uint32_t len);
 
 
-/** Queue @p m for transmission on @p dev (mirrored, flushed per burst). */
-void droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m);
+/**
+ * Queue @p m for transmission on @p dev; if @p roce, its ICRC (and an
+ * IPv6 UDP checksum, which covers it) is still to be computed: that is
+ * done for every queued frame together, just before they go, where the
+ * CPU can overlap one frame's CRC with the next (and the frame is
+ * mirrored then, as it goes).
+ */
+void droce_dev_tx_frame(struct droce_dev *dev, struct rte_mbuf *m,
+			bool roce);
+
+/** Queue frame @p m, complete, for transmission on @p dev. */
+static inline void
+droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m)
+{
+	droce_dev_tx_frame(dev, m, false);
+}
 
 /** Send what is queued on @p dev. */
 void droce_dev_tx_flush(struct droce_dev *dev);
@@ -274,7 +292,8 @@ droce_dev_tx_room(struct droce_dev *dev)
 }
 
 /** Handle one received frame (lib/engine/droce_rx.c). */
-void droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now);
+void droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
+			unsigned int n, uint64_t now);
 
 /** @return the table slot of a memory key. */
 static inline uint32_t
@@ -671,9 +690,16 @@ droce_pkt_alloc(struct droce_qp *qp, uint8_t opcode, uint32_t psn,
 				  ackreq, se, payload_len, ext);
 }
 
-/** Finish a packet: pad, lengths, checksums, ICRC; queue it. */
+/** Finish a packet: lengths, IPv4 checksum; queue it (the ICRC follows). */
 void droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m,
 		    uint32_t payload_len);
+
+/**
+ * Requester: take note of the WQEs posted since the last look, and fetch
+ * them into this core's cache (the application wrote them on another):
+ * early in a pass, so that they are here when droce_req_run() comes.
+ */
+void droce_req_fetch(struct droce_qp *qp);
 
 /** Requester: send what the send queue and the window allow. */
 void droce_req_run(struct droce_qp *qp, uint64_t now);

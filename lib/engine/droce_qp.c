@@ -729,37 +729,27 @@ void
 droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m, uint32_t payload_len)
 {
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-	uint8_t *ip = f + 14;
+	uint8_t *ip = f + RTE_ETHER_HDR_LEN;
 	uint32_t len = m->data_len;
 	uint16_t cksum;
 	uint8_t *udp;
 
-	bool v6 = f[12] == 0x86 && f[13] == 0xdd;
-
 	RTE_SET_USED(payload_len);
-	if (!v6) {
-		droce_put_be16(ip + 2, (uint16_t)(len - 14));
+	if ((ip[0] >> 4) == 4) {
+		droce_put_be16(ip + 2, (uint16_t)(len - RTE_ETHER_HDR_LEN));
 		ip[10] = 0;
 		ip[11] = 0;
 		cksum = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
 		memcpy(ip + 10, &cksum, 2);
 		udp = ip + 20;
 	} else {
-		droce_put_be16(ip + 4, (uint16_t)(len - 14 - 40));
+		droce_put_be16(ip + 4, (uint16_t)(len - RTE_ETHER_HDR_LEN - 40));
 		udp = ip + 40;
 	}
 	droce_put_be16(udp + 4, (uint16_t)(f + len - udp));
-	droce_icrc_put(f + len - DROCE_ICRC_LEN,
-		       droce_icrc_calc_frame(ip, len - 14 - DROCE_ICRC_LEN));
-	if (v6) {
-		udp[6] = 0;
-		udp[7] = 0;
-		cksum = rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)ip,
-					      udp);
-		memcpy(udp + 6, &cksum, 2);
-	}
 	qp->stats.tx_pkts++;
-	droce_dev_tx(qp->dev, m);
+	/* the ICRC (and IPv6's UDP checksum) as the burst goes */
+	droce_dev_tx_frame(qp->dev, m, true);
 }
 
 /* ------------------------------------------------------------------------

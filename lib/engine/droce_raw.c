@@ -32,7 +32,7 @@ drain_others(struct droce_lcore *lc, const struct droce_dev *skip)
 {
 	struct rte_mbuf *pkts[DROCE_BURST];
 	unsigned int d;
-	uint16_t n, i;
+	uint16_t n;
 
 	for (d = 0; d < lc->ndevs; d++) {
 		struct droce_dev *dev = lc->devs[d];
@@ -41,8 +41,8 @@ drain_others(struct droce_lcore *lc, const struct droce_dev *skip)
 			continue;
 		/* through the receive path, as any frame that is not ours */
 		n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
-		for (i = 0; i < n; i++)
-			droce_dev_rx(dev, pkts[i], 0);
+		if (n != 0)
+			droce_dev_rx_burst(dev, pkts, n, 0);
 	}
 }
 

@@ -490,6 +490,26 @@ droce_req_complete(struct droce_qp *qp)
 }
 
 void
+droce_req_fetch(struct droce_qp *qp)
+{
+	struct droce_wq *sq = qp->cfg.sq;
+	uint32_t prod;
+
+	if (sq == NULL)
+		return;
+	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
+	while (qp->req.seen != prod) {
+		const uint8_t *w = droce_wq_slot(sq, qp->req.seen);
+
+		droce_swqe(qp, qp->req.seen)->state = DROCE_WQE_POSTED;
+		rte_prefetch0(w);
+		if (sq->stride > RTE_CACHE_LINE_SIZE)
+			rte_prefetch0(w + RTE_CACHE_LINE_SIZE);
+		qp->req.seen++;
+	}
+}
+
+void
 droce_req_run(struct droce_qp *qp, uint64_t now)
 {
 	struct droce_wq *sq = qp->cfg.sq;
@@ -504,18 +524,9 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 	    (qp->tr != DROCE_TR_UD && qp->tr != DROCE_TR_NONE &&
 	     !droce_qp_path_ready(qp, now)))
 		return;
-	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
-	/* WQEs new since the last pass: fresh, and worth fetching early
-	 * (the application wrote them on another core) */
-	while (qp->req.seen != prod) {
-		const uint8_t *w = droce_wq_slot(sq, qp->req.seen);
-
-		droce_swqe(qp, qp->req.seen)->state = DROCE_WQE_POSTED;
-		rte_prefetch0(w);
-		if (sq->stride > RTE_CACHE_LINE_SIZE)
-			rte_prefetch0(w + RTE_CACHE_LINE_SIZE);
-		qp->req.seen++;
-	}
+	/* WQEs posted since the last look (droce_req_fetch() before the
+	 * pass's receive burst) */
+	prod = qp->req.seen;
 	while (budget > 0 && qp->req.cons != prod) {
 		struct droce_send_wqe *wqe = droce_wq_slot(sq, qp->req.cons);
 		struct droce_swqe *st = droce_swqe(qp, qp->req.cons);

@@ -96,15 +96,18 @@ rx_qp(struct droce_dev *dev, const uint8_t *bth, const uint8_t src_gid[16])
 	return qp;
 }
 
-void
-droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now)
+/*
+ * The first look at a frame: what is not RoCE goes where it belongs (raw
+ * QPs' rules, ARP, neighbour discovery) or is dropped; a RoCE frame is
+ * checked but for its ICRC. @return true if @p m is RoCE, @p meta
+ * filled, its ICRC still to check.
+ */
+static bool
+rx_first(struct droce_dev *dev, struct rte_mbuf *m,
+	 struct droce_wire_meta *meta)
 {
-	struct droce_wire_meta meta;
-	struct droce_mcast *group;
 	const struct rte_ether_hdr *eth;
 	const uint8_t *frame;
-	uint8_t src_gid[16];
-	struct droce_qp *qp;
 	uint16_t type;
 	int ret;
 
@@ -129,7 +132,7 @@ droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now)
 	if (type == RTE_ETHER_TYPE_ARP) {
 		dev->stats.rx_arp++;
 		droce_neigh_arp_input(dev, m);
-		return;
+		return false;
 	}
 	if (!rte_is_same_ether_addr(&eth->dst_addr, &dev->mac) &&
 	    !rte_is_multicast_ether_addr(&eth->dst_addr)) {
@@ -139,52 +142,95 @@ droce_dev_rx(struct droce_dev *dev, struct rte_mbuf *m, uint64_t now)
 	if (type == RTE_ETHER_TYPE_IPV6 && m->data_len >= 14 + 40 &&
 	    frame[14 + 6] == IP_PROTO_ICMPV6) {
 		if (droce_neigh_nd_input(dev, m))
-			return;
+			return false;
 		dev->stats.rx_not_ours++;
 		goto drop;
 	}
-
-	/* the ICRC is checked here, in place: the frame is ours to touch */
 	ret = droce_wire_parse_meta(frame, m->data_len, DROCE_WIRE_NO_ICRC,
-				    &meta);
-	if (ret == 0 &&
-	    droce_icrc_calc_frame(frame + meta.l3_off,
-				    meta.frame_len - meta.l3_off -
-				    DROCE_ICRC_LEN) !=
-	    droce_icrc_get(frame + meta.frame_len - DROCE_ICRC_LEN))
-		ret = -DROCE_WIRE_EICRC;
-	if (ret != 0) {
-		if (ret == -DROCE_WIRE_ENOTROCE)
-			dev->stats.rx_not_ours++;
-		else if (ret == -DROCE_WIRE_EICRC)
-			dev->stats.rx_icrc_err++;
-		else
-			dev->stats.rx_malformed++;
-		goto drop;
-	}
-	dev->stats.rx_roce++;
-	if (!our_ip(dev, frame, &meta, src_gid, &group)) {
+				    meta);
+	if (ret == 0)
+		return true;
+	if (ret == -DROCE_WIRE_ENOTROCE)
 		dev->stats.rx_not_ours++;
-		goto drop;
-	}
-	if (unlikely(group != NULL)) {
-		rx_group(dev, group, m, &meta, now);
-		goto drop;
-	}
-	if (meta.op->flags & DROCE_OPF_CNP) {
-		/* congestion control is not implemented: nothing to slow */
-		goto drop;
-	}
-	qp = rx_qp(dev, frame + meta.bth_off, src_gid);
-	if (qp == NULL) {
-		dev->stats.rx_not_ours++;
-		goto drop;
-	}
-	qp->stats.rx_pkts++;
-	if (meta.op->flags & DROCE_OPF_REQ)
-		droce_resp_rx(qp, m, &meta, now);
 	else
-		droce_comp_rx(qp, m, &meta, now);
+		dev->stats.rx_malformed++;
 drop:
 	rte_pktmbuf_free(m);
+	return false;
+}
+
+/* Is the ICRC of RoCE frame @p m right? Checked in place. */
+static inline bool
+rx_icrc_ok(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	return droce_icrc_calc_frame(frame + meta->l3_off,
+				     meta->frame_len - meta->l3_off -
+				     DROCE_ICRC_LEN) ==
+		droce_icrc_get(frame + meta->frame_len - DROCE_ICRC_LEN);
+}
+
+/* A RoCE frame with a good ICRC: to the QP (or group) it is for. */
+static void
+rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
+	const struct droce_wire_meta *meta, uint64_t now)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct droce_mcast *group;
+	uint8_t src_gid[16];
+	struct droce_qp *qp;
+
+	dev->stats.rx_roce++;
+	if (!our_ip(dev, frame, meta, src_gid, &group)) {
+		dev->stats.rx_not_ours++;
+		return;
+	}
+	if (unlikely(group != NULL)) {
+		rx_group(dev, group, m, meta, now);
+		return;
+	}
+	if (meta->op->flags & DROCE_OPF_CNP) {
+		/* congestion control is not implemented: nothing to slow */
+		return;
+	}
+	qp = rx_qp(dev, frame + meta->bth_off, src_gid);
+	if (qp == NULL) {
+		dev->stats.rx_not_ours++;
+		return;
+	}
+	qp->stats.rx_pkts++;
+	if (meta->op->flags & DROCE_OPF_REQ)
+		droce_resp_rx(qp, m, meta, now);
+	else
+		droce_comp_rx(qp, m, meta, now);
+}
+
+void
+droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
+		   unsigned int n, uint64_t now)
+{
+	struct droce_wire_meta meta[DROCE_BURST];
+	struct rte_mbuf *roce[DROCE_BURST];
+	bool ok[DROCE_BURST];
+	unsigned int i, k = 0;
+
+	RTE_ASSERT(n <= DROCE_BURST);
+	/* three passes: the ICRCs one after another, where the CPU can run
+	 * one frame's CRC alongside the next */
+	for (i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		if (rx_first(dev, pkts[i], &meta[k]))
+			roce[k++] = pkts[i];
+	}
+	for (i = 0; i < k; i++)
+		ok[i] = rx_icrc_ok(roce[i], &meta[i]);
+	for (i = 0; i < k; i++) {
+		if (ok[i])
+			rx_roce(dev, roce[i], &meta[i], now);
+		else
+			dev->stats.rx_icrc_err++;
+		rte_pktmbuf_free(roce[i]);
+	}
 }
