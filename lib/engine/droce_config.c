@@ -14,6 +14,7 @@
  *   [engine]
  *   cores = 1              ; CPUs of the engine lcores (default: the last)
  *   idle_sleep_us = 20     ; sleep when idle; 0 busy-polls
+ *   idle_yield_us = 1000   ; before sleeping, yield the CPU this long
  *   link_wait_s = 30       ; at start, wait up to this long for every link
  *                          ; to be up (a memif server's comes up when its
  *                          ; client connects); default 0
@@ -44,6 +45,7 @@
 #define DEFAULT_EAL_ARGS "--no-huge -m 512 --no-pci --no-shconf"
 #define DEFAULT_MBUFS 16384
 #define DEFAULT_IDLE_SLEEP_US 20
+#define DEFAULT_IDLE_YIELD_US 1000
 #define DEFAULT_MTU 1500
 
 static void
@@ -54,6 +56,7 @@ config_defaults(struct droce_cfg *cfg)
 	cfg->ncores = 1;
 	cfg->cores[0] = -1;
 	cfg->idle_sleep_us = DEFAULT_IDLE_SLEEP_US;
+	cfg->idle_yield_us = DEFAULT_IDLE_YIELD_US;
 	cfg->mbufs = DEFAULT_MBUFS;
 }
 
@@ -267,6 +270,15 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 			goto out;
 		}
 		cfg->idle_sleep_us = (unsigned int)n;
+	}
+	v = rte_cfgfile_get_entry(f, "engine", "idle_yield_us");
+	if (v != NULL) {
+		if (parse_uint(v, 1000000, &n) < 0) {
+			DROCE_LOG(ERR, "%s: bad idle_yield_us '%s'", path, v);
+			ret = -EINVAL;
+			goto out;
+		}
+		cfg->idle_yield_us = (unsigned int)n;
 	}
 	v = rte_cfgfile_get_entry(f, "engine", "link_wait_s");
 	if (v != NULL) {

@@ -82,6 +82,7 @@ struct droce_cfg {
 	unsigned int ncores;
 	int cores[DROCE_MAX_LCORES]; /**< CPUs for engine lcores; -1: pick */
 	unsigned int idle_sleep_us;  /**< 0: busy-poll */
+	unsigned int idle_yield_us;  /**< idle: yield so long, then sleep */
 	unsigned int link_wait_s;    /**< wait at start for links to be up */
 	char pcap[512];              /**< mirror every frame here if set */
 	unsigned int mbufs;
