@@ -19,8 +19,8 @@
 
 #include "droce_engine_pvt.h"
 
-/* Passes without work before an idle engine starts sleeping. */
-#define IDLE_PASSES 256
+/* Passes without work before an idle engine yields its CPU. */
+#define IDLE_PASSES 4
 
 static unsigned int
 run_control(struct droce_lcore *lc)
@@ -93,7 +93,7 @@ run_device(struct droce_dev *dev, uint64_t now)
 }
 
 /*
- * An idle engine spins IDLE_PASSES passes, then yields its CPU for
+ * An idle engine spins a few passes, then yields its CPU for
  * idle_yield_us (to an application thread or another engine sharing the
  * core, back at once if none), then sleeps idle_sleep_us at a time. The
  * yield keeps a pipeline of two engines and an application on two cores
@@ -125,9 +125,10 @@ droce_lcore_main(void *arg)
 			idle = 0;
 			continue;
 		}
-		if (++idle < IDLE_PASSES) {
-			rte_pause();
+		if (++idle == 1)
 			idle_since = now;
+		if (idle < IDLE_PASSES) {
+			rte_pause();
 		} else if (now - idle_since < yield_cycles) {
 			sched_yield();
 		} else {
