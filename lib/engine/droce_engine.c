@@ -126,6 +126,7 @@ droce_dev_call(struct droce_dev *dev,
 {
 	struct droce_ctl_req req = { .fn = fn, .dev = dev, .arg = arg };
 	unsigned int spins = 0;
+	long nap_ns = 5000;
 
 	if (rte_lcore_id() == dev->lc->lcore_id)
 		return fn(dev, arg);
@@ -135,9 +136,14 @@ droce_dev_call(struct droce_dev *dev,
 		if (++spins < 1000) {
 			rte_pause();
 		} else {
-			struct timespec ts = { 0, 5000 };
+			/* a long call (a raw run lasts seconds) is waited
+			 * for in longer naps, that wake the engines' cores
+			 * less often */
+			struct timespec ts = { 0, nap_ns };
 
 			nanosleep(&ts, NULL);
+			if (nap_ns < 1000000)
+				nap_ns *= 2;
 		}
 	}
 	return req.ret;
