@@ -30,7 +30,7 @@ usage(FILE *out)
 		"  -q, --qps N          QPs (default 1, at most %d)\n"
 		"  -t, --tx-depth N     WRs in flight per QP (default 128)\n"
 		"  -l, --post_list N    WRs per post call, chained (default 1)\n"
-		"  -m, --mtu N          path MTU 256..4096 (default 1024)\n"
+		"  -m, --mtu N          path MTU 256..4096 (default: the port's)\n"
 		"  -x, --gid-index N    GID index (default 0)\n"
 		"  -d, --ib-dev N       device index (two processes; default 0)\n"
 		"  -p, --port N         TCP port (default %d)\n"
@@ -180,7 +180,7 @@ main(int argc, char **argv)
 		.qps = 1,
 		.tx_depth = 128,
 		.post_list = 1,
-		.mtu = IBV_MTU_1024,
+		.mtu = 0,               /* the port's active MTU */
 		.port = PERF_DEFAULT_PORT,
 		.progress = true,
 	};
@@ -268,6 +268,9 @@ main(int argc, char **argv)
 		perf_report(&o, &r);
 		return 0;
 	}
+	/* as perftest: the port's active MTU unless told */
+	if (o.mtu == 0 && perf_port_mtu(&o) != 0)
+		return 1;
 	if (o.server || o.host != NULL)
 		return run_remote(&o) == 0 ? 0 : 1;
 	return run_local(&o) == 0 ? 0 : 1;

@@ -35,7 +35,7 @@ struct perf_opts {
 	unsigned int qps;
 	unsigned int tx_depth;
 	unsigned int post_list;    /* WRs per ibv_post_send call */
-	enum ibv_mtu mtu;
+	enum ibv_mtu mtu;          /* 0 until perf_port_mtu() */
 	int gid_index;
 	bool server;               /* two processes: this one waits */
 	const char *host;          /* two processes: connect to it */
@@ -80,6 +80,9 @@ struct perf_result {
 };
 
 /* perf_setup.c */
+/* Set o->mtu to the active MTU of the port of this side's device. */
+int perf_port_mtu(struct perf_opts *o);
+
 int perf_side_open(struct perf_side *s, int dev, const struct perf_opts *o);
 int perf_side_connect(struct perf_side *s, const struct perf_opts *o);
 void perf_side_close(struct perf_side *s);

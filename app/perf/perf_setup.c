@@ -45,6 +45,34 @@ max_inline(const struct perf_opts *o)
 }
 
 int
+perf_port_mtu(struct perf_opts *o)
+{
+	struct ibv_port_attr port;
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	int n, ret;
+
+	list = ibv_get_device_list(&n);
+	if (list == NULL || o->dev >= n) {
+		fprintf(stderr, "droce-perf: no device %d (%d found)\n", o->dev,
+			list ? n : 0);
+		if (list != NULL)
+			ibv_free_device_list(list);
+		return -1;
+	}
+	ctx = ibv_open_device(list[o->dev]);
+	ibv_free_device_list(list);
+	if (ctx == NULL)
+		return -1;
+	ret = ibv_query_port(ctx, 1, &port);
+	ibv_close_device(ctx);
+	if (ret != 0)
+		return -1;
+	o->mtu = port.active_mtu;
+	return 0;
+}
+
+int
 perf_side_open(struct perf_side *s, int dev, const struct perf_opts *o)
 {
 	struct ibv_device **list;
