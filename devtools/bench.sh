@@ -3,9 +3,10 @@
 # Copyright(c) 2026 The droce authors
 #
 # The benchmark figures of doc/guides/benchmarks.rst: droce-perf over
-# net_ring (one process, droce0 -> droce1, one engine lcore for both)
-# and over net_memif (two processes), each beside the raw frame rate of
-# the same port and lcore, and memcpy on this machine.
+# net_ring (one process, droce0 -> droce1, one engine lcore for both; with
+# a 1500-byte MTU, and a 9000-byte one, "ring9k", for large messages) and
+# over net_memif (two processes), each beside the raw frame rate of the
+# same port and lcore, and memcpy on this machine.
 #
 # Usage: devtools/bench.sh [SECONDS]    (after devtools/quickstart.sh demo)
 
@@ -28,6 +29,8 @@ ipv4 = 10.0.0.1/24
 port = ring:bench:1
 ipv4 = 10.0.0.2/24
 INI
+# the same pair with a jumbo MTU (9000: path MTU 4096), for large messages
+sed -e 's/^\(ipv4 = .*\)/\1\nmtu = 9000/' "$work/ring.ini" >"$work/ring9k.ini"
 sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20/' \
 	-e "s|/tmp/droce-memif.sock|$work/memif.sock|" \
 	config/memif-server.ini >"$work/server.ini"
@@ -37,8 +40,8 @@ sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20/' \
 
 row() { # port test size: one line of the table
 	port=$1 test=$2 size=$3
-	if [ "$port" = ring ]; then
-		out=$(DROCE_CONFIG="$work/ring.ini" $perf "$test" -s "$size" \
+	if [ "$port" = ring ] || [ "$port" = ring9k ]; then
+		out=$(DROCE_CONFIG="$work/$port.ini" $perf "$test" -s "$size" \
 			-D "$secs" -R --no-progress)
 	else
 		DROCE_CONFIG="$work/server.ini" $perf "$test" -s "$size" \
@@ -65,6 +68,10 @@ for port in ring memif; do
 	row $port write_bw 65536
 	row $port send_bw 64
 	row $port read_bw 65536
+	if [ $port = ring ]; then
+		row ring9k write_bw 65536
+		row ring9k read_bw 65536
+	fi
 done
 echo
 echo "memcpy on this machine (8 MiB working set):"
