@@ -44,11 +44,14 @@ row() { # port test size: one line of the table
 		out=$(DROCE_CONFIG="$work/$port.ini" $perf "$test" -s "$size" \
 			-D "$secs" -R --no-progress)
 	else
-		DROCE_CONFIG="$work/server.ini" $perf "$test" -s "$size" \
-			-D "$secs" --server >/dev/null 2>&1 &
+		# each process on its engine's core (cores = 1 and 0 in the
+		# configs): the posting thread shares the core with its own
+		# engine, not with the other process's
+		DROCE_CONFIG="$work/server.ini" taskset -c 1 $perf "$test" \
+			-s "$size" -D "$secs" --server >/dev/null 2>&1 &
 		sleep 1
-		out=$(DROCE_CONFIG="$work/client.ini" $perf "$test" -s "$size" \
-			-D "$secs" -R --no-progress 127.0.0.1)
+		out=$(DROCE_CONFIG="$work/client.ini" taskset -c 0 $perf \
+			"$test" -s "$size" -D "$secs" -R --no-progress 127.0.0.1)
 		wait
 	fi
 	echo "$out" | awk -v port="$port" -v test="$test" -v size="$size" '

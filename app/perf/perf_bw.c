@@ -184,8 +184,9 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 			}
 		}
 		n = ibv_poll_cq(cl->cq, 32, wc);
-		/* nothing to do: let an engine sharing this core run */
-		if (n == 0 && ++idle % 256 == 0)
+		/* nothing to do: let an engine sharing this core run (soon:
+		 * it is what this thread waits for) */
+		if (n == 0 && ++idle % 4 == 0)
 			sched_yield();
 		for (i = 0; i < n; i++) {
 			uint64_t seq = wc[i].wr_id & ((1ull << 56) - 1);
