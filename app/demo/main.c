@@ -173,7 +173,7 @@ measure(double seconds)
 	};
 	unsigned int i;
 
-	printf("\n  throughput and latency, droce0 -> droce1, %.0f s each:\n",
+	printf("\n  throughput and latency, droce0 -> droce1, %g s each:\n",
 	       seconds);
 	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		struct perf_opts o = {
@@ -182,6 +182,7 @@ measure(double seconds)
 			.duration = seconds,
 			.qps = 1,
 			.tx_depth = 128,
+			.post_list = 1,
 			.mtu = IBV_MTU_1024,
 			.progress = true,
 			.iters = runs[i].test == PERF_WRITE_LAT ? 20000 : 0,
