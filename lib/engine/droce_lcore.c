@@ -20,7 +20,7 @@
 #include "droce_engine_pvt.h"
 
 /* Passes without work before an idle engine yields its CPU. */
-#define IDLE_PASSES 4
+#define IDLE_PASSES 16
 
 static unsigned int
 run_control(struct droce_lcore *lc)
