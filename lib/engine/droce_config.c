@@ -237,13 +237,33 @@ parse_device(struct rte_cfgfile *f, const char *section,
 	return 0;
 }
 
+/*
+ * [engine] @p key of @p f, if there, into *v: a number from @p min to
+ * @p max. @return 0, or -EINVAL (logged) if it is not one.
+ */
+static int
+engine_uint(struct rte_cfgfile *f, const char *path, const char *key,
+	    unsigned long min, unsigned long max, unsigned int *v)
+{
+	const char *s = rte_cfgfile_get_entry(f, "engine", key);
+	unsigned long n;
+
+	if (s == NULL)
+		return 0;
+	if (parse_uint(s, max, &n) < 0 || n < min) {
+		DROCE_LOG(ERR, "%s: bad %s '%s'", path, key, s);
+		return -EINVAL;
+	}
+	*v = (unsigned int)n;
+	return 0;
+}
+
 int
 droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 {
 	struct rte_cfgfile *f;
 	char **sections = NULL;
 	const char *v;
-	unsigned long n;
 	int nsec = 0, ndev, i, ret = 0;
 
 	config_defaults(cfg);
@@ -262,45 +282,19 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 		ret = -EINVAL;
 		goto out;
 	}
-	v = rte_cfgfile_get_entry(f, "engine", "idle_sleep_us");
-	if (v != NULL) {
-		if (parse_uint(v, 1000000, &n) < 0) {
-			DROCE_LOG(ERR, "%s: bad idle_sleep_us '%s'", path, v);
-			ret = -EINVAL;
-			goto out;
-		}
-		cfg->idle_sleep_us = (unsigned int)n;
-	}
-	v = rte_cfgfile_get_entry(f, "engine", "idle_yield_us");
-	if (v != NULL) {
-		if (parse_uint(v, 1000000, &n) < 0) {
-			DROCE_LOG(ERR, "%s: bad idle_yield_us '%s'", path, v);
-			ret = -EINVAL;
-			goto out;
-		}
-		cfg->idle_yield_us = (unsigned int)n;
-	}
-	v = rte_cfgfile_get_entry(f, "engine", "link_wait_s");
-	if (v != NULL) {
-		if (parse_uint(v, 3600, &n) < 0) {
-			DROCE_LOG(ERR, "%s: bad link_wait_s '%s'", path, v);
-			ret = -EINVAL;
-			goto out;
-		}
-		cfg->link_wait_s = (unsigned int)n;
+	if (engine_uint(f, path, "idle_sleep_us", 0, 1000000,
+			&cfg->idle_sleep_us) < 0 ||
+	    engine_uint(f, path, "idle_yield_us", 0, 1000000,
+			&cfg->idle_yield_us) < 0 ||
+	    engine_uint(f, path, "link_wait_s", 0, 3600,
+			&cfg->link_wait_s) < 0 ||
+	    engine_uint(f, path, "mbufs", 1024, 1u << 22, &cfg->mbufs) < 0) {
+		ret = -EINVAL;
+		goto out;
 	}
 	v = rte_cfgfile_get_entry(f, "engine", "pcap");
 	if (v != NULL)
 		strlcpy(cfg->pcap, v, sizeof(cfg->pcap));
-	v = rte_cfgfile_get_entry(f, "engine", "mbufs");
-	if (v != NULL) {
-		if (parse_uint(v, 1u << 22, &n) < 0 || n < 1024) {
-			DROCE_LOG(ERR, "%s: bad mbufs '%s'", path, v);
-			ret = -EINVAL;
-			goto out;
-		}
-		cfg->mbufs = (unsigned int)n;
-	}
 
 	ndev = rte_cfgfile_num_sections(f, "device ", strlen("device "));
 	if (ndev <= 0) {

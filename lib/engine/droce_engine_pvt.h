@@ -292,7 +292,7 @@ droce_dev_tx_room(struct droce_dev *dev)
 	return dev->ntx < DROCE_TX_BUF - DROCE_BURST;
 }
 
-/** Handle one received frame (lib/engine/droce_rx.c). */
+/** Handle a burst of @p n received frames (lib/engine/droce_rx.c). */
 void droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 			unsigned int n, uint64_t now);
 

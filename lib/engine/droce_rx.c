@@ -159,18 +159,6 @@ drop:
 	return false;
 }
 
-/* Is the ICRC of RoCE frame @p m right? Checked in place. */
-static inline bool
-rx_icrc_ok(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
-{
-	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-
-	return droce_icrc_calc_frame(frame + meta->l3_off,
-				     meta->frame_len - meta->l3_off -
-				     DROCE_ICRC_LEN) ==
-		droce_icrc_get(frame + meta->frame_len - DROCE_ICRC_LEN);
-}
-
 /* A RoCE frame with a good ICRC: to the QP (or group) it is for. */
 static void
 rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
@@ -225,7 +213,10 @@ droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 			roce[k++] = pkts[i];
 	}
 	for (i = 0; i < k; i++)
-		ok[i] = rx_icrc_ok(roce[i], &meta[i]);
+		ok[i] = droce_icrc_verify_frame(
+			rte_pktmbuf_mtod_offset(roce[i], const uint8_t *,
+						meta[i].l3_off),
+			meta[i].frame_len - meta[i].l3_off);
 	for (i = 0; i < k; i++) {
 		if (ok[i])
 			rx_roce(dev, roce[i], &meta[i], now);

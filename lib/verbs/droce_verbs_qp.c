@@ -617,7 +617,8 @@ tso_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 {
 	bool ud = qp->qpx.qp_base.qp_type == IBV_QPT_UD;
 	const uint8_t *h = wr->tso.hdr;
-	uint32_t hsz = wr->tso.hdr_sz, l3 = ud ? 4 : 14, l4;
+	uint32_t hsz = wr->tso.hdr_sz, l4;
+	uint32_t l3 = ud ? DROCE_IPOIB_HDR_LEN : RTE_ETHER_HDR_LEN;
 	uint32_t seg_max = ud ? 128u << qp->ctx->attr.active_mtu :
 		qp->ctx->attr.eth_mtu + 18u;
 	uint16_t type;

@@ -718,6 +718,19 @@ droce_icrc_verify(const void *l3, uint32_t len)
 		droce_icrc_get((const uint8_t *)l3 + len - DROCE_ICRC_LEN);
 }
 
+/**
+ * droce_icrc_verify() of a packet in a frame, read in place by
+ * droce_icrc_calc_frame(): the eight bytes before @p l3 must be readable.
+ */
+static inline bool
+droce_icrc_verify_frame(const void *l3, uint32_t len)
+{
+	if (len < droce_icrc_hdr_len(l3) + DROCE_ICRC_LEN)
+		return false;
+	return droce_icrc_calc_frame(l3, len - DROCE_ICRC_LEN) ==
+		droce_icrc_get((const uint8_t *)l3 + len - DROCE_ICRC_LEN);
+}
+
 /* ------------------------------------------------------------------------
  * Frames: parse into a decoded view, build from one.
  */
