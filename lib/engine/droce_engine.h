@@ -351,6 +351,9 @@ struct droce_cqe {
 /** A completion queue. */
 struct droce_cq_ring {
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t prod;  /**< written by engine */
+	/** cons as the engine last read it: it reads the pollers' line
+	 * again only when that says the ring is full */
+	uint32_t cons_seen;
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t cons;  /**< moved by pollers */
 	/** 0: not armed; 1: next completion; 2: next solicited one */
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t armed;

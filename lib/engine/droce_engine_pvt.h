@@ -513,6 +513,9 @@ struct droce_qp {
 		uint32_t rwqe;         /**< RQ index of the receive WQE in use */
 		uint32_t roffset;
 		uint32_t rq_cons;      /**< next receive WQE to take */
+		/** the RQ's prod_tail as last read: the poster's line is
+		 * read again when rq_cons reaches it */
+		uint32_t rq_seen;
 		bool last_wqe;         /**< SRQ: LAST_WQE_REACHED raised */
 		/* tag matching: the message in progress */
 		uint8_t tm;            /**< enum droce_tm_msg */

@@ -521,8 +521,10 @@ droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
 	uint32_t prod = ring->prod;
 	uint32_t armed;
 
-	if (prod - __atomic_load_n(&ring->cons, __ATOMIC_ACQUIRE) >=
-	    ring->depth) {
+	if (prod - ring->cons_seen >= ring->depth)
+		ring->cons_seen = __atomic_load_n(&ring->cons,
+						  __ATOMIC_ACQUIRE);
+	if (prod - ring->cons_seen >= ring->depth) {
 		/* the completion is lost: the application hears it once */
 		if (__atomic_exchange_n(&ring->overrun, 1,
 					__ATOMIC_RELAXED) == 0 &&
@@ -532,6 +534,8 @@ droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
 	}
 	ring->cqes[prod & ring->mask] = *cqe;
 	__atomic_store_n(&ring->prod, prod + 1, __ATOMIC_RELEASE);
+	/* the next slot's line, last read on the poller's core */
+	__builtin_prefetch(&ring->cqes[(prod + 1) & ring->mask], 1, 3);
 
 	armed = __atomic_load_n(&ring->armed, __ATOMIC_ACQUIRE);
 	if (armed == 0)

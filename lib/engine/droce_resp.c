@@ -170,10 +170,18 @@ recv_wqe(struct droce_qp *qp, bool *fatal)
 		if (wqe == NULL)
 			return NULL;
 	} else {
-		if (qp->resp.rq_cons ==
-		    __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE))
-			return NULL;
-		wqe = droce_wq_slot(rq, qp->resp.rq_cons);
+		uint32_t cons = qp->resp.rq_cons;
+
+		if ((int32_t)(qp->resp.rq_seen - cons) <= 0) {
+			qp->resp.rq_seen = __atomic_load_n(&rq->prod_tail,
+							   __ATOMIC_ACQUIRE);
+			if (qp->resp.rq_seen == cons)
+				return NULL;
+		}
+		wqe = droce_wq_slot(rq, cons);
+		/* the next one, written on the poster's core, on its way */
+		if (cons + 1 != qp->resp.rq_seen)
+			rte_prefetch0(droce_wq_slot(rq, cons + 1));
 	}
 	if (droce_sge_check(qp->dev, qp->cfg.pd, droce_recv_wqe_sge(wqe),
 			    wqe->num_sge, true) != 0) {

@@ -582,6 +582,7 @@ cq_resize(struct droce_dev *dev, void *arg)
 	ring->mask = a->size - 1;
 	ring->depth = a->depth;
 	ring->cons = 0;
+	ring->cons_seen = 0;
 	ring->prod = n;
 	a->cqes = old;
 	return 0;
