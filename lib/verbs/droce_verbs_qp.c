@@ -172,7 +172,7 @@ droce_wq_init(struct droce_wq *wq, uint32_t max_wr, uint32_t stride,
 	uint32_t slots = rte_align32pow2(RTE_MAX(max_wr, 1u));
 
 	memset(wq, 0, sizeof(*wq));
-	wq->stride = RTE_ALIGN_CEIL(stride, 16);
+	wq->stride = RTE_ALIGN_CEIL(stride, RTE_CACHE_LINE_SIZE);
 	wq->slots = rte_zmalloc("droce_wq", (size_t)slots * wq->stride,
 				RTE_CACHE_LINE_SIZE);
 	if (wq->slots == NULL)
