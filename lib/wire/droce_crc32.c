@@ -79,6 +79,20 @@ droce_crc32_sw_masked64(uint32_t reg, const void *buf, size_t len,
 	return droce_crc32_sw(reg, (const uint8_t *)buf + 64, len - 64);
 }
 
+/* Fewer than 64 bytes, through a copy: nothing past them is read. */
+static uint32_t
+sw_masked_short(uint32_t reg, const void *buf, size_t len,
+		const uint8_t set[64])
+{
+	uint8_t first[64];
+	unsigned int i;
+
+	memcpy(first, buf, len);
+	for (i = 0; i < len; i++)
+		first[i] |= set[i];
+	return droce_crc32_sw(reg, first, len);
+}
+
 #ifdef DROCE_HAVE_CLMUL_CODE
 
 /* Move lane x forward by the distance whose constants k holds, add next. */
@@ -336,8 +350,43 @@ droce_crc32_vclmul_masked64(uint32_t reg, const void *buf, size_t len,
 			   p + 64, len - 64);
 }
 
+/* Byte i is i: where a byte permutation starts from. */
+static const uint8_t iota64[64] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+	32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+};
+
+/*
+ * Fewer than 64 bytes, in place: loaded under a mask (the bytes past
+ * them are not read), the seed XORed into the first four, then moved to
+ * the end of the register behind zero bytes, which leave the CRC as it
+ * is: the register is then a 64-byte block like any other.
+ */
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512vbmi,vpclmulqdq,pclmul,sse4.1"))) uint32_t
+droce_crc32_vbmi_masked_short(uint32_t reg, const void *buf, size_t len,
+			      const uint8_t set[64])
+{
+	const unsigned int off = 64 - (unsigned int)len;
+	const __mmask64 in = ~0ULL >> off;
+	const uint8_t *p = buf;
+	__m512i z, to;
+
+	z = _mm512_or_si512(_mm512_maskz_loadu_epi8(in, p),
+			    _mm512_maskz_loadu_epi8(in, set));
+	z = _mm512_xor_si512(z, _mm512_zextsi128_si512(
+				 _mm_cvtsi32_si128((int)reg)));
+	/* byte i of the result is byte i - off */
+	to = _mm512_sub_epi8(_mm512_loadu_si512(iota64),
+			     _mm512_set1_epi8((char)off));
+	z = _mm512_maskz_permutexvar_epi8(~0ULL << off, to, z);
+	return vclmul_from(z, p + len, 0);
+}
+
 static bool have_clmul;
 static bool have_vclmul;
+static bool have_vbmi;
 
 RTE_INIT(droce_crc32_detect)
 {
@@ -347,6 +396,14 @@ RTE_INIT(droce_crc32_detect)
 	have_vclmul = have_clmul && __builtin_cpu_supports("avx512f") &&
 		__builtin_cpu_supports("avx512vl") &&
 		__builtin_cpu_supports("vpclmulqdq");
+	have_vbmi = have_vclmul && __builtin_cpu_supports("avx512bw") &&
+		__builtin_cpu_supports("avx512vbmi");
+}
+
+bool
+droce_crc32_have_vbmi(void)
+{
+	return have_vbmi;
 }
 
 bool
@@ -401,6 +458,19 @@ droce_crc32_have_vclmul(void)
 	return false;
 }
 
+uint32_t
+droce_crc32_vbmi_masked_short(uint32_t reg, const void *buf, size_t len,
+			      const uint8_t set[64])
+{
+	return sw_masked_short(reg, buf, len, set);
+}
+
+bool
+droce_crc32_have_vbmi(void)
+{
+	return false;
+}
+
 #endif
 
 /* Below this many bytes the tables beat setting up a lane. */
@@ -414,7 +484,15 @@ droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
 {
 	uint32_t reg = ~crc;
 
-	if (droce_crc32_have_vclmul())
+	if (len < 64) {
+		if (len == 0)
+			return crc;
+		/* the seed needs four bytes to go into */
+		if (have_vbmi && len >= 4)
+			reg = droce_crc32_vbmi_masked_short(reg, buf, len, set);
+		else
+			reg = sw_masked_short(reg, buf, len, set);
+	} else if (droce_crc32_have_vclmul())
 		reg = droce_crc32_vclmul_masked64(reg, buf, len, set);
 	else if (droce_crc32_have_clmul())
 		reg = droce_crc32_clmul_masked64(reg, buf, len, set);

@@ -91,16 +91,14 @@ droce_icrc_calc_frame(const void *l3, uint32_t len)
 {
 	const uint8_t *ip = l3;
 
-	if (len + DROCE_ICRC_LRH_LEN >= 64) {
-		if (ip[0] == 0x45)
-			return droce_crc32_masked64(0, ip - DROCE_ICRC_LRH_LEN,
-						    len + DROCE_ICRC_LRH_LEN,
-						    icrc_set_v4);
-		if ((ip[0] >> 4) == 6)
-			return droce_crc32_masked64(0, ip - DROCE_ICRC_LRH_LEN,
-						    len + DROCE_ICRC_LRH_LEN,
-						    icrc_set_v6);
-	}
+	if (ip[0] == 0x45)
+		return droce_crc32_masked64(0, ip - DROCE_ICRC_LRH_LEN,
+					    len + DROCE_ICRC_LRH_LEN,
+					    icrc_set_v4);
+	if ((ip[0] >> 4) == 6)
+		return droce_crc32_masked64(0, ip - DROCE_ICRC_LRH_LEN,
+					    len + DROCE_ICRC_LRH_LEN,
+					    icrc_set_v6);
 	return droce_icrc_calc(l3, len);
 }
 

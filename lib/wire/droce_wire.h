@@ -600,7 +600,7 @@ uint32_t droce_crc32(uint32_t crc, const void *buf, size_t len);
  * @param buf
  *   Data; any alignment.
  * @param len
- *   Bytes at @p buf: at least 64.
+ *   Bytes at @p buf (fewer than 64: @p set's first @p len apply).
  * @param set
  *   64 bytes: the bits that count as ones.
  * @return
@@ -653,8 +653,8 @@ uint32_t droce_icrc_calc(const void *l3, uint32_t len);
  * ICRC of a contiguous packet in a frame, read only: the eight bytes
  * before @p l3 (the end of the Ethernet header) must be readable. The
  * fastest way for a packet in an mbuf: no copy, one pass, the all-ones
- * LRH and variant fields put in as the bytes are read (for IPv4 without
- * options and IPv6 packets of 56 bytes or more; others are copied).
+ * LRH and variant fields put in as the bytes are read (IPv4 without
+ * options and IPv6; IPv4 with options is copied).
  *
  * @param l3
  *   Start of the IP header; the 8 bytes before it must be readable.

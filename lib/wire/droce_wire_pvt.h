@@ -42,4 +42,12 @@ uint32_t droce_crc32_clmul_masked64(uint32_t reg, const void *buf,
 uint32_t droce_crc32_vclmul_masked64(uint32_t reg, const void *buf,
 				     size_t len, const uint8_t set[64]);
 
+/* The same over 4 to 63 bytes with AVX-512 VBMI, reading none past them;
+ * droce_crc32_have_vbmi() required. */
+uint32_t droce_crc32_vbmi_masked_short(uint32_t reg, const void *buf,
+				       size_t len, const uint8_t set[64]);
+
+/* true if this CPU can run droce_crc32_vbmi_masked_short(). */
+bool droce_crc32_have_vbmi(void);
+
 #endif /* DROCE_WIRE_PVT_H */

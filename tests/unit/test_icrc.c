@@ -260,6 +260,30 @@ test_frame(void **state)
 			assert_memory_equal(frame, before, (size_t)len);
 		}
 	}
+	/* IPv4 packets whose ICRC input is under 64 bytes (an ACK, a short
+	 * SEND), read in place too */
+	for (plen = 0; plen <= 40; plen++) {
+		memset(&p, 0, sizeof(p));
+		p.ip_version = 4;
+		p.tos = 0x5c;
+		p.ttl = 33;
+		p.udp_sport = 0xc001;
+		p.udp_dport = DROCE_UDP_PORT;
+		p.bth.opcode = DROCE_TR_RC | (plen % 2 ? DROCE_OP_SEND_ONLY :
+					      DROCE_OP_ACKNOWLEDGE);
+		p.bth.psn = plen;
+		p.aeth.syndrome = 0x1f;
+		p.aeth.msn = plen;
+		p.payload = payload;
+		p.payload_len = plen % 2 ? plen : 0;
+		len = droce_wire_build(frame, sizeof(frame), &p);
+		assert_true(len > 0);
+		memcpy(before, frame, (size_t)len);
+		assert_int_equal(droce_icrc_calc_frame(frame + L3,
+				(uint32_t)len - L3 - DROCE_ICRC_LEN),
+				 droce_icrc_get(frame + len - DROCE_ICRC_LEN));
+		assert_memory_equal(frame, before, (size_t)len);
+	}
 	/* the golden frame too */
 	memcpy(frame, send_only, sizeof(send_only));
 	assert_int_equal(droce_icrc_calc_frame(frame + L3,
