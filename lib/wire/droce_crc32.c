@@ -312,12 +312,18 @@ vclmul_from(__m512i z0, const uint8_t *p, size_t len)
 		p += 64;
 		len -= 64;
 	}
-	/* its four lanes into one, 384, 256 and 128 bits before the last */
-	x = _mm_xor_si128(fold(_mm512_extracti32x4_epi32(z0, 0), k384,
-			       _mm512_extracti32x4_epi32(z0, 3)),
-			  fold(_mm512_extracti32x4_epi32(z0, 1), k256,
-			       _mm_setzero_si128()));
-	x = fold(_mm512_extracti32x4_epi32(z0, 2), k128, x);
+	/* its four lanes into one, 384, 256 and 128 bits before the last:
+	 * the first three moved at once, then the four added up */
+	z1 = _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(
+			k384), k256, 1), k128, 2);
+	z1 = _mm512_xor_si512(_mm512_clmulepi64_epi128(z0, z1, 0x00),
+			      _mm512_clmulepi64_epi128(z0, z1, 0x11));
+	z1 = _mm512_mask_blend_epi64(0xc0, z1, z0);
+	z2 = _mm512_castsi256_si512(_mm256_xor_si256(
+			_mm512_castsi512_si256(z1),
+			_mm512_extracti64x4_epi64(z1, 1)));
+	x = _mm_xor_si128(_mm512_castsi512_si128(z2),
+			  _mm512_extracti32x4_epi32(z2, 1));
 	while (len >= 16) {
 		x = fold(x, k128, _mm_loadu_si128((const __m128i *)p));
 		p += 16;
