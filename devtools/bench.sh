@@ -6,7 +6,8 @@
 # net_ring (one process, droce0 -> droce1, one engine lcore for both; with
 # a 1500-byte MTU, and a 9000-byte one, "ring9k", for large messages) and
 # over net_memif (two processes), each beside the raw frame rate of the
-# same port and lcore, and memcpy on this machine.
+# same port and lcore; the floor of RoCE packets alone (raw frames with
+# their ICRCs computed and checked); and memcpy on this machine.
 #
 # Usage: devtools/bench.sh [SECONDS]    (after devtools/quickstart.sh demo)
 
@@ -76,6 +77,15 @@ for port in ring memif; do
 		row ring9k read_bw 65536
 	fi
 done
+echo
+echo "the floor over net_ring: 138-byte RoCE packets no QP takes, their"
+echo "ICRCs computed on send and checked on receipt, nothing else:"
+for icrc in "" --raw-icrc; do
+	DROCE_CONFIG="$work/ring.ini" $perf raw -s 64 -D "$secs" $icrc \
+		--no-progress
+done | awk '/^ [0-9]/ { r[n++] = $3 }
+	END { printf "  raw %.3f Mpps, RoCE with ICRCs %.3f Mpps: %.2f of raw\n",
+		r[0], r[1], (r[0] > 0 ? r[1] / r[0] : 0) }'
 echo
 echo "memcpy on this machine (8 MiB working set):"
 $perf memcpy -s 65536 -D "$secs" | awk '/^ [0-9]/ { print "  64 KiB copies: " $3 " GB/s" }'

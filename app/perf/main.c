@@ -36,6 +36,8 @@ usage(FILE *out)
 		"  -p, --port N         TCP port (default %d)\n"
 		"      --server         wait for a client (two processes)\n"
 		"  -R, --compare-raw    also run raw frames of the same size\n"
+		"      --raw-icrc       raw frames are RoCE packets no QP takes,\n"
+		"                       their ICRCs computed and checked\n"
 		"      --no-progress    no progress line\n"
 		"  -h, --help\n"
 		"Without --server or HOST: one process, droce0 -> droce1.\n",
@@ -170,6 +172,7 @@ main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "server", no_argument, NULL, 'S' },
 		{ "compare-raw", no_argument, NULL, 'R' },
+		{ "raw-icrc", no_argument, NULL, 'I' },
 		{ "no-progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -234,6 +237,9 @@ main(int argc, char **argv)
 			break;
 		case 'R':
 			o.compare_raw = true;
+			break;
+		case 'I':
+			o.raw_icrc = true;
 			break;
 		case 'P':
 			o.progress = false;

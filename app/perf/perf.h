@@ -42,6 +42,7 @@ struct perf_opts {
 	uint16_t port;
 	int dev;                   /* device of this side (two processes) */
 	bool compare_raw;          /* also measure raw frames of this size */
+	bool raw_icrc;             /* raw frames are RoCE, ICRCs and all */
 	bool progress;
 	bool quiet;
 };

@@ -4,7 +4,9 @@
 
 /*
  * The raw yardstick: plain frames as long as the test's RoCE packets,
- * sent through the same port by the same engine lcore.
+ * sent through the same port by the same engine lcore; with --raw-icrc,
+ * RoCE packets that no QP takes, whose ICRCs are computed and checked:
+ * the floor under any RoCE message of that size.
  */
 
 #include <stdio.h>
@@ -66,7 +68,8 @@ perf_raw(const struct perf_opts *o, struct perf_side *tx, struct perf_result *r)
 	uint64_t sent = 0;
 	int ret;
 
-	ret = droce_raw_send(tx->ctx, tx->peer.mac, len, ms ? ms : 1000, &sent);
+	ret = droce_raw_send(tx->ctx, tx->peer.mac, len, ms ? ms : 1000,
+			     o->raw_icrc ? DROCE_RAW_ROCE : 0, &sent);
 	if (ret != 0) {
 		fprintf(stderr, "droce-perf: raw: frame of %u bytes refused\n",
 			len);

@@ -51,6 +51,9 @@ perf_report_header(const struct perf_opts *o)
 		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  "
 		       "t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
 		       "99%% percentile[usec]   99.9%% percentile[usec]\n");
+	else if (o->test == PERF_RAW && o->raw_icrc)
+		printf(" #frame_bytes  #frames      Mpps       Gb/s"
+		       "   (RoCE, ICRC computed and checked)\n");
 	else if (o->test == PERF_RAW)
 		printf(" #frame_bytes  #frames      Mpps       Gb/s\n");
 	else if (o->test == PERF_MEMCPY)
@@ -98,7 +101,8 @@ perf_report_ratio(const struct perf_opts *o, const struct perf_result *roce,
 
 	printf(" frames of %u B through the same port and lcore:\n",
 	       perf_frame_len(o));
-	printf("   raw          %10.3f Mpps\n", raw_pps / 1e6);
+	printf("   raw%s %10.3f Mpps\n", o->raw_icrc ? "+icrc     " : "         ",
+	       raw_pps / 1e6);
 	printf("   RoCE %-7s %10.3f Mpps  (%.3f Mmsg/s)\n",
 	       perf_test_name(o->test), roce_pps / 1e6,
 	       (double)roce->msgs / roce->secs / 1e6);

@@ -677,12 +677,18 @@ struct droce_dev_stats {
  * Send frames of @p frame_len bytes (an Ethernet type nobody uses) to
  * @p dst for @p duration_ms from the engine lcore of @p dev, as fast as the
  * port takes them: the raw rate droce's RoCE traffic is measured against.
- * The lcore's other devices keep receiving meanwhile.
+ * The lcore's other devices keep receiving meanwhile. @p flags:
+ * DROCE_DEV_RAW_ROCE for RoCEv2 packets no QP takes, their ICRCs
+ * computed on send and checked on receipt.
  *
  * @return 0 with *sent frames, or -EINVAL for a frame length out of range.
  */
 int droce_dev_raw(struct droce_dev *dev, const struct rte_ether_addr *dst,
-		  uint32_t frame_len, uint32_t duration_ms, uint64_t *sent);
+		  uint32_t frame_len, uint32_t duration_ms, uint32_t flags,
+		  uint64_t *sent);
+
+/** droce_dev_raw(): RoCEv2 packets, ICRCs and all. */
+#define DROCE_DEV_RAW_ROCE (1u << 0)
 
 /**
  * Start mirroring every frame @p dev sends and receives into the pcap

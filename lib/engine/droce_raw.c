@@ -8,6 +8,11 @@
  * measures droce against. While it runs, the lcore keeps receiving on its
  * other devices through the engine's receive path, which counts and drops
  * frames that are not RoCE, as its loop would.
+ *
+ * With DROCE_DEV_RAW_ROCE the frames are RoCEv2 packets that no QP takes:
+ * their ICRCs are computed as they go, like droce's own, and checked by
+ * the receiving engine before it drops them, which gives the rate left
+ * once the two CRCs every RoCE packet costs are paid, and nothing else.
  */
 
 #include <errno.h>
@@ -20,9 +25,13 @@
 /* An IEEE 802 local experimental Ethernet type: nobody's protocol. */
 #define RAW_ETHER_TYPE 0x88b5
 
+/* A QPN no device gives out (they start at DROCE_QPN_BASE). */
+#define RAW_DEST_QPN 1
+
 struct raw_args {
 	struct rte_ether_addr dst;
 	uint32_t frame_len;
+	uint32_t flags;
 	uint64_t cycles;
 	uint64_t sent;
 };
@@ -46,6 +55,58 @@ drain_others(struct droce_lcore *lc, const struct droce_dev *skip)
 	}
 }
 
+/*
+ * A SEND of @p frame_len bytes from @p dev's address to itself, for a QP
+ * nobody has. @return false if no such packet is that long.
+ */
+static bool
+roce_template(struct droce_dev *dev, const struct rte_ether_addr *dst,
+	      uint32_t frame_len, uint8_t *tmpl)
+{
+	static const uint8_t zeros[RTE_ETHER_MAX_JUMBO_FRAME_LEN];
+	struct droce_wire_pkt p = {
+		.dst_mac = *dst,
+		.src_mac = dev->mac,
+		.ip_version = dev->ipv4 != 0 ? 4 : 6,
+		.ttl = 64,
+		.udp_sport = 0xc000,
+		.udp_dport = DROCE_UDP_PORT,
+		.bth = {
+			.opcode = DROCE_TR_RC | DROCE_OP_SEND_ONLY,
+			.pkey = 0xffff,
+			.dqpn = RAW_DEST_QPN,
+		},
+		.payload = zeros,
+	};
+	uint32_t hdr = RTE_ETHER_HDR_LEN + (p.ip_version == 4 ? 20 : 40) +
+		8 + 12 + DROCE_ICRC_LEN;
+
+	if (frame_len < hdr || (frame_len - hdr) % 4 != 0)
+		return false;
+	p.payload_len = frame_len - hdr;
+	if (p.ip_version == 4) {
+		droce_gid_from_ipv4(p.src_gid, dev->ipv4);
+		droce_gid_from_ipv4(p.dst_gid, dev->ipv4);
+	} else {
+		memcpy(p.src_gid, dev->ipv6_ll, 16);
+		memcpy(p.dst_gid, dev->ipv6_ll, 16);
+	}
+	return droce_wire_build(tmpl, frame_len, &p) == (int)frame_len;
+}
+
+/* Queue a burst of RoCE frames the way droce's own go. */
+static uint16_t
+send_roce(struct droce_dev *dev, struct rte_mbuf **pkts)
+{
+	uint64_t before = dev->stats.tx_frames;
+	unsigned int i;
+
+	for (i = 0; i < DROCE_BURST; i++)
+		droce_dev_tx_frame(dev, pkts[i], true);
+	droce_dev_tx_flush(dev);
+	return (uint16_t)(dev->stats.tx_frames - before);
+}
+
 static int
 raw_run(struct droce_dev *dev, void *arg)
 {
@@ -53,12 +114,18 @@ raw_run(struct droce_dev *dev, void *arg)
 	struct rte_mbuf *pkts[DROCE_BURST];
 	uint8_t tmpl[RTE_ETHER_MAX_JUMBO_FRAME_LEN];
 	uint64_t end = rte_get_tsc_cycles() + a->cycles;
+	bool roce = (a->flags & DROCE_DEV_RAW_ROCE) != 0;
 	unsigned int i;
 
-	memset(tmpl, 0, a->frame_len);
-	memcpy(tmpl, &a->dst, 6);
-	memcpy(tmpl + 6, &dev->mac, 6);
-	droce_put_be16(tmpl + 12, RAW_ETHER_TYPE);
+	if (roce) {
+		if (!roce_template(dev, &a->dst, a->frame_len, tmpl))
+			return -EINVAL;
+	} else {
+		memset(tmpl, 0, a->frame_len);
+		memcpy(tmpl, &a->dst, 6);
+		memcpy(tmpl + 6, &dev->mac, 6);
+		droce_put_be16(tmpl + 12, RAW_ETHER_TYPE);
+	}
 	droce_dev_tx_flush(dev);
 	while (rte_get_tsc_cycles() < end) {
 		uint16_t sent;
@@ -73,6 +140,12 @@ raw_run(struct droce_dev *dev, void *arg)
 
 			rte_memcpy(p, tmpl, a->frame_len);
 		}
+		if (roce) {
+			/* what the port refused waits in the queue */
+			a->sent += send_roce(dev, pkts);
+			drain_others(dev->lc, dev);
+			continue;
+		}
 		sent = rte_eth_tx_burst(dev->port_id, 0, pkts, DROCE_BURST);
 		if (sent < DROCE_BURST)
 			rte_pktmbuf_free_bulk(pkts + sent, DROCE_BURST - sent);
@@ -86,11 +159,13 @@ raw_run(struct droce_dev *dev, void *arg)
 
 int
 droce_dev_raw(struct droce_dev *dev, const struct rte_ether_addr *dst,
-	      uint32_t frame_len, uint32_t duration_ms, uint64_t *sent)
+	      uint32_t frame_len, uint32_t duration_ms, uint32_t flags,
+	      uint64_t *sent)
 {
 	struct raw_args a = {
 		.dst = *dst,
 		.frame_len = frame_len,
+		.flags = flags,
 		.cycles = droce_eng.hz / 1000 * duration_ms,
 	};
 	int ret;

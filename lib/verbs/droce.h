@@ -69,16 +69,27 @@ const char *droce_qp_state_str(enum ibv_qp_state s);
 /** The MAC address of the device of @p ctx. @return 0. */
 int droce_query_mac(struct ibv_context *ctx, uint8_t mac[6]);
 
+/** droce_raw_send(): RoCEv2 packets (below). */
+#define DROCE_RAW_ROCE (1u << 0)
+
 /**
  * Send frames of @p frame_len bytes to @p dst_mac for @p duration_ms from
  * the engine lcore of @p ctx's device, as fast as its port takes them.
  * The receiver counts them in its rx_frames. While this runs the lcore
  * does nothing else but receive on its other devices.
  *
- * @return 0 with *sent frames, or EINVAL (frame length out of range).
+ * The frames are of an Ethernet type nobody uses; with DROCE_RAW_ROCE in
+ * @p flags they are RoCEv2 SENDs (from the device's address to itself,
+ * for a QP no device has) whose ICRCs are computed as droce's own
+ * packets' are, and checked by a receiving droce engine before it drops
+ * them: the rate left once every packet's two CRCs are paid.
+ *
+ * @return 0 with *sent frames, or EINVAL (frame length out of range; with
+ * DROCE_RAW_ROCE, also one no SEND has: headers plus a multiple of 4).
  */
 int droce_raw_send(struct ibv_context *ctx, const uint8_t dst_mac[6],
-		   uint32_t frame_len, uint32_t duration_ms, uint64_t *sent);
+		   uint32_t frame_len, uint32_t duration_ms, uint32_t flags,
+		   uint64_t *sent);
 
 /**
  * Start mirroring every frame the device of @p ctx sends and receives

@@ -60,12 +60,16 @@ droce_query_mac(struct ibv_context *ctx, uint8_t mac[6])
 
 int
 droce_raw_send(struct ibv_context *ctx, const uint8_t dst_mac[6],
-	       uint32_t frame_len, uint32_t duration_ms, uint64_t *sent)
+	       uint32_t frame_len, uint32_t duration_ms, uint32_t flags,
+	       uint64_t *sent)
 {
 	struct rte_ether_addr dst;
 
+	if (flags & ~DROCE_RAW_ROCE)
+		return EINVAL;
 	memcpy(dst.addr_bytes, dst_mac, 6);
 	return -droce_dev_raw(to_ctx(ctx)->dev, &dst, frame_len, duration_ms,
+			      (flags & DROCE_RAW_ROCE) ? DROCE_DEV_RAW_ROCE : 0,
 			      sent);
 }
 

@@ -9,7 +9,8 @@
  * channels with solicited and non-blocking waits; the limits of QP
  * creation and the QP state machine with its attribute masks; and the
  * checks a post makes before anything reaches the wire (state, opcode,
- * SGE count, inline size, a full send or receive queue).
+ * SGE count, inline size, a full send or receive queue); and the raw
+ * frames of droce_raw_send(), plain and RoCE, as the receiver counts them.
  */
 
 #include <errno.h>
@@ -24,6 +25,8 @@
 #include <time.h>
 
 #include <cmocka.h>
+
+#include <droce.h>
 
 #include "harness.h"
 
@@ -465,6 +468,70 @@ test_query_gid(void **state)
 		assert_memory_equal(gid.raw, want[i], 16);
 		assert_int_equal(ibv_close_device(ctx), 0);
 	}
+}
+
+/* droce1's counters once they stop moving (frames still in flight). */
+static void
+settled_counters(struct ibv_context *ctx, struct droce_counters *c)
+{
+	struct droce_counters prev;
+	int waited = 0;
+
+	assert_int_equal(droce_query_counters(ctx, c), 0);
+	do {
+		prev = *c;
+		sleep_ms(20);
+		waited += 20;
+		assert_int_equal(droce_query_counters(ctx, c), 0);
+	} while (c->rx_frames != prev.rx_frames && waited < TIMEOUT_MS);
+}
+
+/*
+ * droce_raw_send(): plain frames reach droce1 and are dropped as not
+ * RoCE; with DROCE_RAW_ROCE they are RoCE frames with good ICRCs (the
+ * receiver checks each) that no QP takes; lengths no frame (or no SEND)
+ * has and unknown flags are refused.
+ */
+static void
+test_raw_send(void **state)
+{
+	struct ibv_context *c0 = open_dev(0), *c1 = open_dev(1);
+	struct droce_counters before, after;
+	uint8_t mac1[6];
+	uint64_t sent = 0;
+
+	(void)state;
+	assert_non_null(c0);
+	assert_non_null(c1);
+	assert_int_equal(droce_query_mac(c1, mac1), 0);
+
+	settled_counters(c1, &before);
+	assert_int_equal(droce_raw_send(c0, mac1, 138, 50, 0, &sent), 0);
+	assert_true(sent > 0);
+	settled_counters(c1, &after);
+	assert_int_equal(after.rx_frames - before.rx_frames, sent);
+	assert_int_equal(after.rx_not_ours - before.rx_not_ours, sent);
+	assert_int_equal(after.rx_roce, before.rx_roce);
+
+	before = after;
+	sent = 0;
+	assert_int_equal(droce_raw_send(c0, mac1, 138, 50, DROCE_RAW_ROCE,
+					&sent), 0);
+	assert_true(sent > 0);
+	settled_counters(c1, &after);
+	assert_int_equal(after.rx_frames - before.rx_frames, sent);
+	assert_int_equal(after.rx_roce - before.rx_roce, sent);
+	assert_int_equal(after.rx_not_ours - before.rx_not_ours, sent);
+	assert_int_equal(after.rx_icrc_err, before.rx_icrc_err);
+	assert_int_equal(after.rx_malformed, before.rx_malformed);
+
+	/* 58 bytes of headers and ICRC, then whole words of payload */
+	assert_int_equal(droce_raw_send(c0, mac1, 60, 10, DROCE_RAW_ROCE,
+					&sent), EINVAL);
+	assert_int_equal(droce_raw_send(c0, mac1, 20, 10, 0, &sent), EINVAL);
+	assert_int_equal(droce_raw_send(c0, mac1, 138, 10, 2, &sent), EINVAL);
+	assert_int_equal(ibv_close_device(c0), 0);
+	assert_int_equal(ibv_close_device(c1), 0);
 }
 
 static void
@@ -1647,6 +1714,7 @@ main(void)
 		cmocka_unit_test(test_mr_keys),
 		cmocka_unit_test(test_mr_access_rules),
 		cmocka_unit_test(test_dealloc_pd_busy),
+		cmocka_unit_test(test_raw_send),
 		cmocka_unit_test(test_cq_too_big),
 		cmocka_unit_test(test_cq_ex_unsupported_wc_flags),
 		cmocka_unit_test(test_cq_ex_supported_wc_flags),
