@@ -25,6 +25,10 @@
 /* An IEEE 802 local experimental Ethernet type: nobody's protocol. */
 #define RAW_ETHER_TYPE 0x88b5
 
+/* Frames a transmit burst sends: the size at which the raw rate peaks
+ * here (64 gives some 3 % less). */
+#define RAW_BURST 32
+
 /* A QPN no device gives out (they start at DROCE_QPN_BASE). */
 #define RAW_DEST_QPN 1
 
@@ -101,7 +105,7 @@ send_roce(struct droce_dev *dev, struct rte_mbuf **pkts)
 	uint64_t before = dev->stats.tx_frames;
 	unsigned int i;
 
-	for (i = 0; i < DROCE_BURST; i++)
+	for (i = 0; i < RAW_BURST; i++)
 		droce_dev_tx_frame(dev, pkts[i], true);
 	droce_dev_tx_flush(dev);
 	return (uint16_t)(dev->stats.tx_frames - before);
@@ -111,7 +115,7 @@ static int
 raw_run(struct droce_dev *dev, void *arg)
 {
 	struct raw_args *a = arg;
-	struct rte_mbuf *pkts[DROCE_BURST];
+	struct rte_mbuf *pkts[RAW_BURST];
 	uint8_t tmpl[RTE_ETHER_MAX_JUMBO_FRAME_LEN];
 	uint64_t end = rte_get_tsc_cycles() + a->cycles;
 	bool roce = (a->flags & DROCE_DEV_RAW_ROCE) != 0;
@@ -130,11 +134,11 @@ raw_run(struct droce_dev *dev, void *arg)
 	while (rte_get_tsc_cycles() < end) {
 		uint16_t sent;
 
-		if (rte_pktmbuf_alloc_bulk(dev->pool, pkts, DROCE_BURST) != 0) {
+		if (rte_pktmbuf_alloc_bulk(dev->pool, pkts, RAW_BURST) != 0) {
 			drain_others(dev->lc, dev);
 			continue;
 		}
-		for (i = 0; i < DROCE_BURST; i++) {
+		for (i = 0; i < RAW_BURST; i++) {
 			void *p = rte_pktmbuf_append(pkts[i],
 						     (uint16_t)a->frame_len);
 
@@ -146,9 +150,9 @@ raw_run(struct droce_dev *dev, void *arg)
 			drain_others(dev->lc, dev);
 			continue;
 		}
-		sent = rte_eth_tx_burst(dev->port_id, 0, pkts, DROCE_BURST);
-		if (sent < DROCE_BURST)
-			rte_pktmbuf_free_bulk(pkts + sent, DROCE_BURST - sent);
+		sent = rte_eth_tx_burst(dev->port_id, 0, pkts, RAW_BURST);
+		if (sent < RAW_BURST)
+			rte_pktmbuf_free_bulk(pkts + sent, RAW_BURST - sent);
 		a->sent += sent;
 		dev->stats.tx_frames += sent;
 		dev->stats.tx_bytes += (uint64_t)sent * a->frame_len;
