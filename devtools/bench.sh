@@ -7,7 +7,7 @@
 # a 1500-byte MTU, and a 9000-byte one, "ring9k", for large messages) and
 # over net_memif (two processes), each beside the raw frame rate of the
 # same port and lcore; the floor of RoCE packets alone (raw frames with
-# their ICRCs computed and checked); and memcpy on this machine.
+# their ICRCs computed and checked) on both; and memcpy on this machine.
 #
 # Usage: devtools/bench.sh [SECONDS]    (after devtools/quickstart.sh demo)
 
@@ -39,11 +39,11 @@ sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20/' \
 	-e "s|/tmp/droce-memif.sock|$work/memif.sock|" \
 	config/memif-client.ini >"$work/client.ini"
 
-row() { # port test size: one line of the table
-	port=$1 test=$2 size=$3
+run() { # port test size [flag]: droce-perf's report, raw yardstick in
+	port=$1 test=$2 size=$3 flag=${4:-}
 	if [ "$port" = ring ] || [ "$port" = ring9k ]; then
-		out=$(DROCE_CONFIG="$work/$port.ini" $perf "$test" -s "$size" \
-			-D "$secs" -R --no-progress)
+		DROCE_CONFIG="$work/$port.ini" $perf "$test" -s "$size" \
+			-D "$secs" -R $flag --no-progress
 	else
 		# each process on its engine's core (cores = 1 and 0 in the
 		# configs): the posting thread shares the core with its own
@@ -51,11 +51,15 @@ row() { # port test size: one line of the table
 		DROCE_CONFIG="$work/server.ini" taskset -c 1 $perf "$test" \
 			-s "$size" -D "$secs" --server >/dev/null 2>&1 &
 		sleep 1
-		out=$(DROCE_CONFIG="$work/client.ini" taskset -c 0 $perf \
-			"$test" -s "$size" -D "$secs" -R --no-progress 127.0.0.1)
+		DROCE_CONFIG="$work/client.ini" taskset -c 0 $perf \
+			"$test" -s "$size" -D "$secs" -R $flag --no-progress \
+			127.0.0.1
 		wait
 	fi
-	echo "$out" | awk -v port="$port" -v test="$test" -v size="$size" '
+}
+
+row() { # port test size: one line of the table
+	run "$@" | awk -v port="$1" -v test="$2" -v size="$3" '
 		/^ [0-9]/ && !res { mb = $4; rate = $5; res = 1 }
 		/raw / { raw = $2 }
 		/RoCE / { pps = $3 }
@@ -63,6 +67,15 @@ row() { # port test size: one line of the table
 		END { if (raw == "") { raw = "-"; ratio = "-"; pps = "-" }
 			printf "%-6s %-10s %8s %12.3f %12.1f %10s %10s %7s\n",
 			port, test, size, rate, mb, pps, raw, ratio }'
+}
+
+floor() { # port: raw frames, and RoCE ones with their ICRCs, after write_bw
+	{ run "$1" write_bw 64; run "$1" write_bw 64 --raw-icrc; } |
+	awk -v port="$1" '/^   raw / { raw = $2 }
+		/^   raw\+icrc / { floor = $2 }
+		END { printf "  %-6s raw %7.3f Mpps, RoCE with ICRCs %7.3f Mpps:" \
+			" %.2f of raw\n", port, raw, floor,
+			(raw > 0 ? floor / raw : 0) }'
 }
 
 printf "%-6s %-10s %8s %12s %12s %10s %10s %7s\n" port test bytes \
@@ -78,15 +91,11 @@ for port in ring memif; do
 	fi
 done
 echo
-echo "the floor over net_ring: 138-byte RoCE packets no QP takes, their"
-echo "ICRCs computed on send and checked on receipt, nothing else (each"
-echo "yardstick taken after a 64-byte write_bw run, as in the table):"
-for icrc in "" --raw-icrc; do
-	DROCE_CONFIG="$work/ring.ini" $perf write_bw -s 64 -D "$secs" -R \
-		$icrc --no-progress
-done | awk '/^   raw / { raw = $2 } /^   raw\+icrc / { floor = $2 }
-	END { printf "  raw %.3f Mpps, RoCE with ICRCs %.3f Mpps: %.2f of raw\n",
-		raw, floor, (raw > 0 ? floor / raw : 0) }'
+echo "the floor: 138-byte RoCE packets no QP takes, their ICRCs computed"
+echo "on send and checked on receipt, nothing else (each yardstick taken"
+echo "after a 64-byte write_bw run, as in the table):"
+floor ring
+floor memif
 echo
 echo "memcpy on this machine (8 MiB working set):"
 $perf memcpy -s 65536 -D "$secs" | awk '/^ [0-9]/ { print "  64 KiB copies: " $3 " GB/s" }'
