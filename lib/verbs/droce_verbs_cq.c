@@ -203,7 +203,8 @@ int
 droce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct droce_cq *cq = to_cq(ibcq);
-	uint32_t cons;
+	struct droce_wq *wq = NULL;     /* slots to free, up to next */
+	uint32_t cons, next = 0;
 	int n = 0;
 
 	if (cq_empty(cq))
@@ -231,10 +232,19 @@ droce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		w->slid = 0;
 		w->sl = 0;
 		w->dlid_path_bits = 0;
-		cq_retire(cqe);
+		/* a queue's slots are freed once a call, up to its last
+		 * completion here (one atomic operation, not one each) */
+		if (!(cqe->flags & DROCE_CQE_SRQ)) {
+			if (wq != NULL && wq != cqe->wq)
+				droce_wq_retire(wq, next);
+			wq = cqe->wq;
+			next = cqe->wqe_idx + 1;
+		}
 		cons++;
 		n++;
 	}
+	if (wq != NULL)
+		droce_wq_retire(wq, next);
 	__atomic_store_n(&cq->ring.cons, cons, __ATOMIC_RELEASE);
 	cq_unlock(cq);
 	return n;
