@@ -69,28 +69,16 @@ uint32_t
 droce_crc32_sw_masked64(uint32_t reg, const void *buf, size_t len,
 			const uint8_t set[64])
 {
+	/* the first bytes through a masked copy: none past len is read */
+	size_t n = len < 64 ? len : 64;
 	uint8_t first[64];
-	unsigned int i;
+	size_t i;
 
-	memcpy(first, buf, sizeof(first));
-	for (i = 0; i < sizeof(first); i++)
+	memcpy(first, buf, n);
+	for (i = 0; i < n; i++)
 		first[i] |= set[i];
-	reg = droce_crc32_sw(reg, first, sizeof(first));
-	return droce_crc32_sw(reg, (const uint8_t *)buf + 64, len - 64);
-}
-
-/* Fewer than 64 bytes, through a copy: nothing past them is read. */
-static uint32_t
-sw_masked_short(uint32_t reg, const void *buf, size_t len,
-		const uint8_t set[64])
-{
-	uint8_t first[64];
-	unsigned int i;
-
-	memcpy(first, buf, len);
-	for (i = 0; i < len; i++)
-		first[i] |= set[i];
-	return droce_crc32_sw(reg, first, len);
+	reg = droce_crc32_sw(reg, first, n);
+	return droce_crc32_sw(reg, (const uint8_t *)buf + n, len - n);
 }
 
 #ifdef DROCE_HAVE_CLMUL_CODE
@@ -468,7 +456,7 @@ uint32_t
 droce_crc32_vbmi_masked_short(uint32_t reg, const void *buf, size_t len,
 			      const uint8_t set[64])
 {
-	return sw_masked_short(reg, buf, len, set);
+	return droce_crc32_sw_masked64(reg, buf, len, set);
 }
 
 bool
@@ -494,10 +482,10 @@ droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
 		if (len == 0)
 			return crc;
 		/* the seed needs four bytes to go into */
-		if (have_vbmi && len >= 4)
+		if (droce_crc32_have_vbmi() && len >= 4)
 			reg = droce_crc32_vbmi_masked_short(reg, buf, len, set);
 		else
-			reg = sw_masked_short(reg, buf, len, set);
+			reg = droce_crc32_sw_masked64(reg, buf, len, set);
 	} else if (droce_crc32_have_vclmul())
 		reg = droce_crc32_vclmul_masked64(reg, buf, len, set);
 	else if (droce_crc32_have_clmul())

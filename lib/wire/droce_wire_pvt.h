@@ -32,8 +32,9 @@ uint32_t droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len);
 bool droce_crc32_have_vclmul(void);
 
 /*
- * Each implementation's update over @p len (>= 64) bytes whose first 64
- * are taken OR @p set (droce_crc32_masked64()).
+ * Each implementation's update over @p len bytes whose first 64 are
+ * taken OR @p set (droce_crc32_masked64()): at least 64 bytes, but for
+ * the tables, which take any length.
  */
 uint32_t droce_crc32_sw_masked64(uint32_t reg, const void *buf, size_t len,
 				 const uint8_t set[64]);

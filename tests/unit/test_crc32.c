@@ -270,6 +270,9 @@ test_masked_short(void **state)
 		want = droce_crc32(0, copy, len);
 		assert_int_equal(droce_crc32_masked64(0, end - len, len, set),
 				 want);
+		assert_int_equal(droce_crc32_sw_masked64(0x5a5a0ff0u, end - len,
+							 len, set),
+				 droce_crc32_sw(0x5a5a0ff0u, copy, len));
 		if (droce_crc32_have_vbmi() && len >= 4)
 			assert_int_equal(droce_crc32_vbmi_masked_short(
 					0x5a5a0ff0u, end - len, len, set),
