@@ -174,7 +174,7 @@ ep_pair(struct ep *a, struct ep *b, size_t len, const struct ep_opts *o)
 }
 
 int
-ep_ud_up(struct ep *e, uint32_t qkey)
+ud_qp_up(struct ibv_qp *qp, uint32_t qkey, uint32_t sq_psn)
 {
 	struct ibv_qp_attr attr;
 
@@ -182,15 +182,21 @@ ep_ud_up(struct ep *e, uint32_t qkey)
 	attr.qp_state = IBV_QPS_INIT;
 	attr.port_num = 1;
 	attr.qkey = qkey;
-	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_QKEY) != 0)
 		return -1;
 	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE) != 0)
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE) != 0)
 		return -1;
 	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = e->psn;
-	return ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	attr.sq_psn = sq_psn;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+int
+ep_ud_up(struct ep *e, uint32_t qkey)
+{
+	return ud_qp_up(e->qp, qkey, e->psn);
 }
 
 struct ibv_ah *

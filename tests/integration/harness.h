@@ -69,6 +69,9 @@ int ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o);
 int ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 		      const union ibv_gid *gid, const struct ep_opts *o);
 
+/** Bring UD QP @p qp from RESET to RTS with Q_Key @p qkey. */
+int ud_qp_up(struct ibv_qp *qp, uint32_t qkey, uint32_t sq_psn);
+
 /** Bring the UD QP of @p e to RTS with Q_Key @p qkey. */
 int ep_ud_up(struct ep *e, uint32_t qkey);
 

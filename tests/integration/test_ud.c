@@ -363,21 +363,10 @@ extra_qp(struct ep *e, struct ibv_srq *srq)
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
-	};
 	struct ibv_qp *qp = ibv_create_qp(e->pd, &qa);
 
 	assert_non_null(qp);
-	assert_int_equal(ibv_modify_qp(qp, &attr, IBV_QP_STATE |
-				       IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_QKEY), 0);
-	attr.qp_state = IBV_QPS_RTR;
-	assert_int_equal(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = 0;
-	assert_int_equal(ibv_modify_qp(qp, &attr, IBV_QP_STATE |
-				       IBV_QP_SQ_PSN), 0);
+	assert_int_equal(ud_qp_up(qp, QKEY, 0), 0);
 	return qp;
 }
 
@@ -587,20 +576,10 @@ test_ud_srq(void **state)
 static struct ibv_qp *
 ud_qp_ex_up(struct ibv_qp_init_attr_ex *qa)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
-	};
 	struct ibv_qp *q = ibv_create_qp_ex(a.ctx, qa);
 
 	assert_non_null(q);
-	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
-				       IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_QKEY), 0);
-	attr.qp_state = IBV_QPS_RTR;
-	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE), 0);
-	attr.qp_state = IBV_QPS_RTS;
-	assert_int_equal(ibv_modify_qp(q, &attr, IBV_QP_STATE |
-				       IBV_QP_SQ_PSN), 0);
+	assert_int_equal(ud_qp_up(q, QKEY, 0), 0);
 	return q;
 }
 
