@@ -365,7 +365,8 @@ struct droce_cq_ring {
 	alignas(RTE_CACHE_LINE_SIZE) struct droce_cqe *cqes;
 	uint32_t mask;
 	uint32_t depth;            /**< usable entries */
-	/** Called by the engine when an armed CQ gets a completion. */
+	/** Called by the engine when an armed CQ gets a completion; NULL
+	 * for a CQ without a completion channel */
 	void (*notify)(struct droce_cq_ring *ring);
 };
 

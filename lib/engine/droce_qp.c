@@ -537,6 +537,14 @@ droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
 	/* the next slot's line, last read on the poller's core */
 	__builtin_prefetch(&ring->cqes[(prod + 1) & ring->mask], 1, 3);
 
+	/* no channel, no one to wake */
+	if (ring->notify == NULL)
+		return;
+	/* The poller arms, then polls; this publishes, then looks at the
+	 * arming. Each side's store must be seen before its load, or both
+	 * could miss the other and the completion would wait unannounced:
+	 * a full fence here, and one in droce_req_notify_cq(). */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	armed = __atomic_load_n(&ring->armed, __ATOMIC_ACQUIRE);
 	if (armed == 0)
 		return;
@@ -544,8 +552,7 @@ droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
 	    !(cqe->flags & DROCE_CQE_SOLICITED) && cqe->status == IBV_WC_SUCCESS)
 		return;
 	if (__atomic_compare_exchange_n(&ring->armed, &armed, 0, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
-	    ring->notify != NULL)
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		ring->notify(ring);
 }
 

@@ -88,12 +88,9 @@ static void
 cq_notify(struct droce_cq_ring *ring)
 {
 	struct droce_cq *cq = container_of(ring, struct droce_cq, ring);
-	struct droce_channel *ch;
+	struct droce_channel *ch = to_channel(cq->cqx.channel);
 	uint64_t one = 1;
 
-	if (cq->cqx.channel == NULL)
-		return;
-	ch = to_channel(cq->cqx.channel);
 	pthread_mutex_lock(&ch->lock);
 	if (ch->head - ch->tail < ch->size) {
 		ch->fired[ch->head++ % ch->size] = cq;
@@ -141,6 +138,9 @@ droce_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	__atomic_store_n(&c->ring.armed, solicited_only ?
 			 DROCE_CQ_ARMED_SOLICITED : DROCE_CQ_ARMED_ANY,
 			 __ATOMIC_RELEASE);
+	/* the arming seen before the polls that follow read the CQ (see
+	 * droce_cq_push()) */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -472,7 +472,7 @@ cq_alloc(struct ibv_context *context, unsigned int cqe,
 	}
 	cq->ring.mask = size - 1;
 	cq->ring.depth = cqe;
-	cq->ring.notify = cq_notify;
+	cq->ring.notify = channel != NULL ? cq_notify : NULL;
 	cq->ring.event = cq_event;
 	cq->ctx = to_ctx(context);
 	rte_spinlock_init(&cq->lock);

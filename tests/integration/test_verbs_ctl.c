@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -905,6 +906,67 @@ test_channel_solicited(void **state)
 	expect_wc(b.rcq, 2, IBV_WC_SUCCESS, IBV_WC_RECV);
 }
 
+/* SENDs the arming race test streams from a to b. */
+#define RACE_SENDS 20000
+#define RACE_RECVS 64
+
+/* a's side of the race: SENDs one after another, each waited for. */
+static void *
+race_sender(void *arg)
+{
+	struct ibv_wc wc;
+	uint64_t i;
+
+	(void)arg;
+	for (i = 0; i < RACE_SENDS; i++)
+		if (ep_post(&a, IBV_WR_SEND, i, 0, 8, NULL, 0,
+			    IBV_SEND_SIGNALED) != 0 ||
+		    ep_poll(a.scq, &wc, 1, TIMEOUT_MS) != 1 ||
+		    wc.status != IBV_WC_SUCCESS)
+			return (void *)1;
+	return NULL;
+}
+
+/*
+ * Completions arriving while the application arms the CQ: the usual
+ * loop (arm, drain by polling, wait for the event) never waits for an
+ * event while a completion sits in the CQ, whichever of the two comes
+ * first: the engine sees the arming, or the poll sees the completion.
+ */
+static void
+test_channel_arm_race(void **state)
+{
+	struct ibv_wc wc[16];
+	uint64_t got = 0;
+	pthread_t sender;
+	void *ret;
+	int i, n;
+
+	(void)state;
+	for (i = 0; i < RACE_RECVS; i++)
+		assert_int_equal(ep_post_recv(&b, (uint64_t)i, 0, 8), 0);
+	assert_int_equal(pthread_create(&sender, NULL, race_sender, NULL), 0);
+	assert_int_equal(ibv_req_notify_cq(b.rcq, 0), 0);
+	while (got < RACE_SENDS) {
+		while ((n = ibv_poll_cq(b.rcq, 16, wc)) > 0) {
+			for (i = 0; i < n; i++) {
+				assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+				assert_int_equal(ep_post_recv(&b, wc[i].wr_id,
+							      0, 8), 0);
+			}
+			got += (uint64_t)n;
+		}
+		assert_true(n == 0);
+		if (got == RACE_SENDS)
+			break;
+		assert_int_equal(fd_readable(chan->fd, TIMEOUT_MS), 1);
+		expect_cq_event();
+		assert_int_equal(ibv_req_notify_cq(b.rcq, 0), 0);
+	}
+	assert_int_equal(pthread_join(sender, &ret), 0);
+	assert_null(ret);
+}
+
 static void
 test_channel_nonblock(void **state)
 {
@@ -1723,6 +1785,7 @@ main(void)
 		PAIR_TEST(test_channel_no_rearm, chan_setup),
 		PAIR_TEST(test_channel_solicited, chan_setup),
 		PAIR_TEST(test_channel_nonblock, chan_setup),
+		PAIR_TEST(test_channel_arm_race, chan_setup),
 		PAIR_TEST(test_qp_caps_beyond_limits, NULL),
 		PAIR_TEST(test_qp_types_unsupported, NULL),
 		PAIR_TEST(test_qp_missing_mask, unconnected_setup),
