@@ -112,7 +112,7 @@ droce_mcast_find(struct droce_dev *dev, const uint8_t gid[16])
 }
 
 struct mcast_args {
-	struct droce_qp *qp;
+	struct droce_qp_eng *qp;
 	const uint8_t *gid;
 };
 
@@ -145,7 +145,7 @@ mcast_attach(struct droce_dev *dev, void *arg)
 /* Take @p qp out of @p g. @return false if it was not in. */
 static bool
 group_remove(struct droce_dev *dev, struct droce_mcast *g,
-	     const struct droce_qp *qp)
+	     const struct droce_qp_eng *qp)
 {
 	unsigned int i;
 
@@ -170,7 +170,7 @@ mcast_detach(struct droce_dev *dev, void *arg)
 }
 
 int
-droce_mcast_attach(struct droce_qp *qp, const uint8_t gid[16])
+droce_mcast_attach(struct droce_qp_eng *qp, const uint8_t gid[16])
 {
 	struct mcast_args a = { .qp = qp, .gid = gid };
 
@@ -180,7 +180,7 @@ droce_mcast_attach(struct droce_qp *qp, const uint8_t gid[16])
 }
 
 int
-droce_mcast_detach(struct droce_qp *qp, const uint8_t gid[16])
+droce_mcast_detach(struct droce_qp_eng *qp, const uint8_t gid[16])
 {
 	struct mcast_args a = { .qp = qp, .gid = gid };
 
@@ -188,7 +188,7 @@ droce_mcast_detach(struct droce_qp *qp, const uint8_t gid[16])
 }
 
 void
-droce_mcast_forget(struct droce_qp *qp)
+droce_mcast_forget(struct droce_qp_eng *qp)
 {
 	struct droce_dev *dev = qp->dev;
 	unsigned int i;

@@ -9,9 +9,16 @@
  * the requester (PSN sequence error), makes it wait (RNR) or fails the
  * WQE (access, invalid request, operational errors). A READ or atomic
  * left without its response when a later one is answered is asked again
- * on its own; the READs after it keep their responses. WQEs complete in
- * order; progress restarts the retransmission timer and the retry counts.
+ * on its own; the READs after it keep their responses. Progress restarts
+ * the retransmission timer and the retry counts.
+ *
+ * WQEs are retired here, in posting order, whatever finished them (an
+ * ACK, the requester for what nothing answers, a local operation): their
+ * completions written to the send CQ where one is due, their slots freed
+ * by the poll that reads it. A QP in error completes the rest flushed.
  */
+
+#include <rte_cycles.h>
 
 #include "droce_engine_pvt.h"
 
@@ -25,7 +32,7 @@ is_rd_atomic(uint8_t opcode)
 
 /* Something was acknowledged: reset the retry counts and the timer. */
 static void
-progress(struct droce_qp *qp, uint32_t psn, uint64_t now)
+progress(struct droce_qp_eng *qp, uint32_t psn, uint64_t now)
 {
 	uint32_t next = droce_psn_add(psn, 1);
 	int32_t acked = droce_psn_diff(next, qp->req.una_psn);
@@ -56,7 +63,7 @@ progress(struct droce_qp *qp, uint32_t psn, uint64_t now)
  * (qp->req.cons if none), or of one being sent again.
  */
 static uint32_t
-ack_upto(struct droce_qp *qp, uint32_t upto, uint32_t psn)
+ack_upto(struct droce_qp_eng *qp, uint32_t upto, uint32_t psn)
 {
 	struct droce_wq *sq = qp->cfg.sq;
 	uint32_t idx;
@@ -83,7 +90,7 @@ ack_upto(struct droce_qp *qp, uint32_t upto, uint32_t psn)
  * what came before it: its index goes to *idx.
  */
 static struct droce_send_wqe *
-rd_atomic_wqe(struct droce_qp *qp, uint32_t psn, uint32_t *idx)
+rd_atomic_wqe(struct droce_qp_eng *qp, uint32_t psn, uint32_t *idx)
 {
 	uint32_t i = ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK), psn);
 	const struct droce_swqe *st;
@@ -102,7 +109,7 @@ rd_atomic_wqe(struct droce_qp *qp, uint32_t psn, uint32_t *idx)
 }
 
 static void
-read_response(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
+read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 	      const struct droce_wire_meta *meta, uint64_t now)
 {
 	struct droce_send_wqe *wqe;
@@ -122,7 +129,7 @@ read_response(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 	}
 	if (st->done_bytes + len > wqe->length ||
 	    (len != qp->mtu && st->done_bytes + len != wqe->length)) {
-		droce_req_fail(qp, IBV_WC_BAD_RESP_ERR);
+		droce_comp_fail(qp, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
 	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, st->done_bytes,
@@ -131,7 +138,7 @@ read_response(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 	progress(qp, psn, now);
 	if (meta->op->flags & DROCE_OPF_LAST) {
 		if (st->done_bytes != wqe->length) {
-			droce_req_fail(qp, IBV_WC_BAD_RESP_ERR);
+			droce_comp_fail(qp, IBV_WC_BAD_RESP_ERR);
 			return;
 		}
 		st->state = DROCE_WQE_DONE;
@@ -139,7 +146,7 @@ read_response(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 }
 
 static void
-atomic_ack(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
+atomic_ack(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 	   const struct droce_wire_meta *meta, uint64_t now)
 {
 	struct droce_send_wqe *wqe;
@@ -158,7 +165,7 @@ atomic_ack(struct droce_qp *qp, const uint8_t *bth, uint32_t psn,
 }
 
 static void
-nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
+nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 {
 	uint8_t value = syndrome & DROCE_AETH_VALUE_MASK;
 	uint32_t before = droce_psn_add(psn, DROCE_PSN_MASK);
@@ -174,8 +181,8 @@ nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 		qp->stats.rnr_naks_rcvd++;
 		if (qp->rnr_retry != 7) {
 			if (qp->req.rnr_left == 0) {
-				droce_req_complete(qp);
-				droce_req_fail(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+				droce_comp_retire(qp);
+				droce_comp_fail(qp, IBV_WC_RNR_RETRY_EXC_ERR);
 				return;
 			}
 			qp->req.rnr_left--;
@@ -188,11 +195,11 @@ nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 		return;
 	}
 	qp->stats.naks_rcvd++;
-	droce_req_complete(qp);
+	droce_comp_retire(qp);
 	switch (value) {
 	case DROCE_NAK_PSN_SEQ_ERR:
 		if (qp->req.retry_left == 0) {
-			droce_req_fail(qp, IBV_WC_RETRY_EXC_ERR);
+			droce_comp_fail(qp, IBV_WC_RETRY_EXC_ERR);
 			return;
 		}
 		qp->req.retry_left--;
@@ -204,19 +211,19 @@ nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 			now + qp->timeout_cycles : 0;
 		break;
 	case DROCE_NAK_REM_ACCESS_ERR:
-		droce_req_fail(qp, IBV_WC_REM_ACCESS_ERR);
+		droce_comp_fail(qp, IBV_WC_REM_ACCESS_ERR);
 		break;
 	case DROCE_NAK_REM_OP_ERR:
-		droce_req_fail(qp, IBV_WC_REM_OP_ERR);
+		droce_comp_fail(qp, IBV_WC_REM_OP_ERR);
 		break;
 	default:
-		droce_req_fail(qp, IBV_WC_REM_INV_REQ_ERR);
+		droce_comp_fail(qp, IBV_WC_REM_INV_REQ_ERR);
 		break;
 	}
 }
 
 void
-droce_comp_rx(struct droce_qp *qp, struct rte_mbuf *m,
+droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	      const struct droce_wire_meta *meta, uint64_t now)
 {
 	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
@@ -259,7 +266,151 @@ droce_comp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 		nak(qp, aeth.syndrome, psn, now);
 	}
 	if (qp->state != IBV_QPS_ERR)
-		droce_req_complete(qp);
+		droce_comp_retire(qp);
 	if (qp->req.comp == qp->req.cons && qp->req.offset == 0)
 		qp->req.rexmit_at = 0;
+}
+
+/* The completion opcode of a send WQE. */
+static enum ibv_wc_opcode
+send_wc_opcode(uint8_t opcode)
+{
+	switch (opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case IBV_WR_TSO:
+		return IBV_WC_TSO;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+static void
+send_cqe(struct droce_qp_eng *qp, uint32_t idx, enum ibv_wc_status status)
+{
+	const struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, idx);
+	struct droce_cqe cqe = {
+		.wr_id = wqe->wr_id,
+		.ts = rte_get_tsc_cycles(),
+		.qp_num = qp->cfg.qp_num,
+		.wqe_idx = idx,
+		.byte_len = wqe->length,
+		.status = (uint8_t)status,
+		.opcode = (uint8_t)send_wc_opcode(wqe->opcode),
+		.flags = DROCE_CQE_SEND,
+		.wq = qp->cfg.sq,
+	};
+
+	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		cqe.byte_len = 8;
+	else if (wqe->opcode == IBV_WR_BIND_MW ||
+		 wqe->opcode == IBV_WR_LOCAL_INV)
+		cqe.byte_len = 0;
+	droce_cq_push(qp->cfg.send_cq, &cqe);
+}
+
+void
+droce_comp_send_cqe(struct droce_qp_eng *qp, uint32_t idx,
+		    enum ibv_wc_status status)
+{
+	const struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, idx);
+
+	if (unlikely(wqe->flags & (DROCE_WQE_TM_RNDV | DROCE_WQE_TM_FIN)))
+		/* the engine's own: the tag's completion, if any */
+		droce_tm_wqe_done(qp, idx, status);
+	else
+		send_cqe(qp, idx, status);
+}
+
+/* Complete, in order, the WQEs that are done: CQEs where due. */
+void
+droce_comp_retire(struct droce_qp_eng *qp)
+{
+	struct droce_wq *sq = qp->cfg.sq;
+	uint32_t una;
+
+	while (qp->req.comp != qp->req.cons) {
+		struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
+		const struct droce_send_wqe *wqe;
+
+		if (st->state != DROCE_WQE_DONE)
+			break;
+		if (st->status != IBV_WC_SUCCESS) {
+			/* the QP fails; this WQE completes with its own error
+			 * and the flush takes the rest */
+			droce_qp_error(qp);
+			return;
+		}
+		wqe = droce_wq_slot(sq, qp->req.comp);
+		/* a READ or atomic holds its place at the responder until
+		 * every one before it is answered too */
+		if (is_rd_atomic(wqe->opcode))
+			qp->req.rd_atomic--;
+		if (unlikely(wqe->flags & (DROCE_WQE_TM_RNDV |
+					   DROCE_WQE_TM_FIN)))
+			droce_tm_wqe_done(qp, qp->req.comp, IBV_WC_SUCCESS);
+		else if ((wqe->flags & DROCE_WQE_SIGNALED) ||
+			 qp->cfg.sq_sig_all)
+			droce_comp_send_cqe(qp, qp->req.comp, IBV_WC_SUCCESS);
+		qp->req.comp++;
+	}
+	/* everything before the oldest WQE not completed is answered (WQEs
+	 * answered out of order after a lost READ response come here) */
+	if (qp->req.comp != qp->req.cons || qp->req.offset != 0)
+		una = droce_swqe(qp, qp->req.comp)->first_psn;
+	else
+		una = qp->req.psn;
+	if (droce_psn_diff(una, qp->req.una_psn) > 0)
+		qp->req.una_psn = una;
+}
+
+/* Give up on the oldest WQE with @p status; the QP goes to ERR. */
+void
+droce_comp_fail(struct droce_qp_eng *qp, enum ibv_wc_status status)
+{
+	struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
+
+	st->state = DROCE_WQE_DONE;
+	st->status = (uint8_t)status;
+	droce_qp_error(qp);
+}
+
+/*
+ * A QP in ERR: every send WQE completes, signalled or not, the oldest
+ * with its own error if it has one, the others flushed.
+ */
+void
+droce_comp_flush(struct droce_qp_eng *qp)
+{
+	uint32_t prod = __atomic_load_n(&qp->cfg.sq->prod_tail,
+					__ATOMIC_ACQUIRE);
+
+	while (qp->req.comp != prod) {
+		const struct droce_swqe *w = droce_swqe(qp, qp->req.comp);
+		/* only WQEs the engine already took can carry an error */
+		enum ibv_wc_status st =
+			(int32_t)(qp->req.comp - qp->req.seen) < 0 &&
+			w->state == DROCE_WQE_DONE &&
+			w->status != IBV_WC_SUCCESS ? w->status :
+			IBV_WC_WR_FLUSH_ERR;
+
+		droce_comp_send_cqe(qp, qp->req.comp, st);
+		qp->req.comp++;
+	}
+	qp->req.cons = qp->req.comp;
+	qp->req.seen = qp->req.comp;
+	qp->req.offset = 0;
+	qp->req.rd_atomic = 0;
 }

@@ -78,8 +78,8 @@ droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 }
 
 bool
-droce_rkey_check(const struct droce_qp *qp, uint32_t rkey, uint64_t va,
-		 uint64_t len, uint32_t access, uint64_t *addr)
+droce_rkey_check(const struct droce_qp_eng *qp, uint32_t rkey,
+		 uint64_t va, uint64_t len, uint32_t access, uint64_t *addr)
 {
 	const struct droce_mr_eng *mr = droce_mr_lookup(qp->dev, rkey, true);
 	uint64_t base;

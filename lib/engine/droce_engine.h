@@ -37,8 +37,7 @@ extern "C" {
 #endif
 
 struct droce_dev;
-struct droce_qp;
-struct droce_cq;
+struct droce_qp_eng;
 
 /* ------------------------------------------------------------------------
  * Start-up and devices.
@@ -398,7 +397,7 @@ struct droce_mr_eng {
 	/* memory windows: written on the engine lcore only */
 	uint8_t mw_type;           /**< 0: a region; IBV_MW_TYPE_1 or _2 */
 	bool bound;                /**< a window: bound, its rkey valid */
-	const struct droce_qp *qp; /**< a bound type 2 window: its QP */
+	const struct droce_qp_eng *qp; /**< a bound type 2 window: its QP */
 	struct droce_mr_eng *mr;   /**< a bound window: its region */
 	uint32_t windows;          /**< a region: windows bound to it */
 };
@@ -551,7 +550,7 @@ struct droce_flow_eng {
 	struct droce_flow_field src_ip, dst_ip; /**< IPv4: the first 4 bytes */
 	struct droce_flow_field proto, tos, ttl; /**< IPv6: next hdr, class, hop */
 	struct droce_flow_field sport, dport;
-	struct droce_qp *qp;
+	struct droce_qp_eng *qp;
 };
 
 /** Flow rules per device. */
@@ -576,10 +575,10 @@ void droce_flow_detach(struct droce_flow_eng *flow);
  * @return 0, EINVAL (not a group), ENOMEM (too many groups or QPs).
  * Attaching twice is no error.
  */
-int droce_mcast_attach(struct droce_qp *qp, const uint8_t gid[16]);
+int droce_mcast_attach(struct droce_qp_eng *qp, const uint8_t gid[16]);
 
 /** Detach @p qp from @p gid. @return 0 or EINVAL (not attached). */
-int droce_mcast_detach(struct droce_qp *qp, const uint8_t gid[16]);
+int droce_mcast_detach(struct droce_qp_eng *qp, const uint8_t gid[16]);
 
 /** Copy the MAC @p ah sends to into @p mac. */
 void droce_ah_mac(const struct droce_ah_eng *ah, uint8_t mac[6]);
@@ -610,7 +609,7 @@ struct droce_qp_cfg {
  * Create the engine side of a QP on @p dev (state RESET).
  * @return the QP, or NULL with errno set.
  */
-struct droce_qp *droce_qp_create(struct droce_dev *dev,
+struct droce_qp_eng *droce_qp_create(struct droce_dev *dev,
 				 const struct droce_qp_cfg *cfg);
 
 /**
@@ -618,14 +617,14 @@ struct droce_qp *droce_qp_create(struct droce_dev *dev,
  * engine lcore.
  * @return 0 or a positive errno, as ibv_modify_qp().
  */
-int droce_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *attr,
+int droce_qp_modify(struct droce_qp_eng *qp, const struct ibv_qp_attr *attr,
 		    int mask);
 
 /** Copy the QP's current attributes out (on the engine lcore). */
-int droce_qp_query(struct droce_qp *qp, struct ibv_qp_attr *attr);
+int droce_qp_query(struct droce_qp_eng *qp, struct ibv_qp_attr *attr);
 
 /** QP number of @p qp. */
-uint32_t droce_qp_num(const struct droce_qp *qp);
+uint32_t droce_qp_num(const struct droce_qp_eng *qp);
 
 /** The name of QP state @p s (RESET, INIT, ... ERR), or "?". */
 const char *droce_qp_state_name(enum ibv_qp_state s);
@@ -634,13 +633,10 @@ const char *droce_qp_state_name(enum ibv_qp_state s);
 const char *droce_qp_type_name(enum ibv_qp_type t);
 
 /** Current state of @p qp. */
-enum ibv_qp_state droce_qp_state(const struct droce_qp *qp);
+enum ibv_qp_state droce_qp_state(const struct droce_qp_eng *qp);
 
 /** Destroy @p qp: the engine forgets it before this returns. */
-void droce_qp_destroy(struct droce_qp *qp);
-
-/** Device of @p qp. */
-struct droce_dev *droce_qp_dev(const struct droce_qp *qp);
+void droce_qp_destroy(struct droce_qp_eng *qp);
 
 /** Per-QP counters. */
 struct droce_qp_stats {
@@ -713,7 +709,7 @@ int droce_dev_mirror_stop(struct droce_dev *dev);
 void droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats);
 
 /** Read the counters of @p qp. */
-void droce_qp_stats(struct droce_qp *qp, struct droce_qp_stats *stats);
+void droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -141,13 +141,13 @@ struct droce_neigh {
 };
 
 struct droce_pcap_mirror;
-struct droce_qp;
+struct droce_qp_eng;
 
 /** A multicast group some UD QPs of a device are attached to. */
 struct droce_mcast {
 	uint8_t gid[16];
 	uint32_t nqps;              /**< 0: the entry is free */
-	struct droce_qp *qps[DROCE_MAX_MCAST_QP];
+	struct droce_qp_eng *qps[DROCE_MAX_MCAST_QP];
 };
 
 struct droce_dev {
@@ -168,9 +168,10 @@ struct droce_dev {
 	union ibv_gid gid[4];
 
 	/* owned by the engine lcore */
-	struct droce_qp *qps[DROCE_MAX_QP];    /**< by QPN - DROCE_QPN_BASE */
+	/** by QPN - DROCE_QPN_BASE */
+	struct droce_qp_eng *qps[DROCE_MAX_QP];
 	uint32_t nlive;
-	struct droce_qp *live[DROCE_MAX_QP];   /**< dense, for the loop */
+	struct droce_qp_eng *live[DROCE_MAX_QP];   /**< dense, for the loop */
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
 	struct droce_srq_eng *srqs[DROCE_MAX_SRQ];  /**< by number - 1 */
 	uint64_t key_rand;
@@ -220,7 +221,7 @@ struct droce_mcast *droce_mcast_find(struct droce_dev *dev,
 				     const uint8_t gid[16]);
 
 /** Detach @p qp from every group of its device (it is going). */
-void droce_mcast_forget(struct droce_qp *qp);
+void droce_mcast_forget(struct droce_qp_eng *qp);
 
 /**
  * Offer a received frame to the flow rules of @p dev: each raw packet QP
@@ -234,7 +235,7 @@ bool droce_flow_rx(struct droce_dev *dev, const struct rte_mbuf *m);
  * segments from byte qp->req.offset of its payload on).
  * @return false if out of mbufs (try again: qp->req.offset says where).
  */
-bool droce_raw_qp_send(struct droce_qp *qp, struct droce_send_wqe *wqe);
+bool droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe);
 
 /**
  * Make @p hdr (a copy of a TSO header) the header of the segment at byte
@@ -260,39 +261,6 @@ void droce_ipoib_csum(uint8_t *p, uint32_t len);
  */
 uint16_t droce_ipoib_csum_ok(const uint8_t *p, uint32_t len);
 
-
-/**
- * Queue @p m for transmission on @p dev; if @p roce, its ICRC (and an
- * IPv6 UDP checksum, which covers it) is still to be computed: that is
- * done for every queued frame together, just before they go, where the
- * CPU can overlap one frame's CRC with the next (and the frame is
- * mirrored then, as it goes).
- */
-void droce_dev_tx_frame(struct droce_dev *dev, struct rte_mbuf *m,
-			bool roce);
-
-/** Queue frame @p m, complete, for transmission on @p dev. */
-static inline void
-droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m)
-{
-	droce_dev_tx_frame(dev, m, false);
-}
-
-/** Send what is queued on @p dev. */
-void droce_dev_tx_flush(struct droce_dev *dev);
-
-/**
- * Is there room to queue a burst more on @p dev (flushing first if not)?
- * A sender finding none waits for the port rather than lose frames, and
- * leaves the room to the responder's answers.
- */
-static inline bool
-droce_dev_tx_room(struct droce_dev *dev)
-{
-	if (unlikely(dev->ntx >= DROCE_TX_BUF - DROCE_BURST))
-		droce_dev_tx_flush(dev);
-	return dev->ntx < DROCE_TX_BUF - DROCE_BURST;
-}
 
 /** Handle a burst of @p n received frames (lib/engine/droce_rx.c). */
 void droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
@@ -324,7 +292,7 @@ droce_mr_lookup(const struct droce_dev *dev, uint32_t key, bool remote)
  * Bind (or, type 1, unbind) the window of BIND_MW @p wqe posted on @p qp.
  * @return IBV_WC_SUCCESS, or IBV_WC_MW_BIND_ERR (nothing changed).
  */
-enum ibv_wc_status droce_mw_bind(struct droce_qp *qp,
+enum ibv_wc_status droce_mw_bind(struct droce_qp_eng *qp,
 				 struct droce_send_wqe *wqe);
 
 /**
@@ -332,7 +300,7 @@ enum ibv_wc_status droce_mw_bind(struct droce_qp *qp,
  * SEND with invalidate from the peer (@p remote: the window must be bound
  * to @p qp). @return false if @p rkey names no such window.
  */
-bool droce_mw_invalidate(struct droce_qp *qp, uint32_t rkey, bool remote);
+bool droce_mw_invalidate(struct droce_qp_eng *qp, uint32_t rkey, bool remote);
 
 /* ------------------------------------------------------------------------
  * Neighbours: ARP and IPv6 ND (lib/engine/droce_neigh.c).
@@ -437,7 +405,7 @@ int droce_path_set(struct droce_dev *dev, struct droce_path *path,
 bool droce_path_ready(struct droce_dev *dev, struct droce_path *path,
 		      uint64_t now);
 
-struct droce_qp {
+struct droce_qp_eng {
 	struct droce_dev *dev;
 	struct droce_qp_cfg cfg;
 	/** With an SRQ: the receive WQE in use, copied out of the SRQ */
@@ -575,17 +543,17 @@ struct droce_tm_tag *droce_tm_match(struct droce_tm *tm, uint64_t tag);
  * sends the FIN. @return false if it cannot (too many SGEs for the send
  * queue, the send queue full, more data than the buffer).
  */
-bool droce_tm_rndv(struct droce_qp *qp, const struct droce_tm_tag *t,
+bool droce_tm_rndv(struct droce_qp_eng *qp, const struct droce_tm_tag *t,
 		   uint64_t va, uint32_t rkey, uint32_t len, uint64_t tag,
 		   uint32_t priv);
 
 /** An engine-posted WQE @p idx of @p qp completed with @p status. */
-void droce_tm_wqe_done(struct droce_qp *qp, uint32_t idx,
+void droce_tm_wqe_done(struct droce_qp_eng *qp, uint32_t idx,
 		       enum ibv_wc_status status);
 
 /** The engine's state of send WQE @p idx. */
 static inline struct droce_swqe *
-droce_swqe(const struct droce_qp *qp, uint32_t idx)
+droce_swqe(const struct droce_qp_eng *qp, uint32_t idx)
 {
 	return &qp->swqe[idx & qp->cfg.sq->mask];
 }
@@ -610,42 +578,189 @@ droce_timeout_cycles(uint8_t t, uint64_t hz)
 /** RNR timer (IBA table of encoded delays), in cycles. */
 uint64_t droce_rnr_cycles(uint8_t code, uint64_t hz);
 
-/** Move @p qp to ERR and flush both queues. */
-void droce_qp_error(struct droce_qp *qp);
+/** Move @p qp to ERR: its timers stop, the loop flushes it. */
+void droce_qp_error(struct droce_qp_eng *qp);
 
-/** Push a completion to @p ring (wakes an armed CQ). */
-void droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe);
-
-/** Flush what can be flushed of @p qp in ERR. */
-void droce_qp_flush(struct droce_qp *qp, uint64_t now);
-
-/** Complete send WQE @p idx with @p status (a CQE if one is due). */
-void droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx,
-		       enum ibv_wc_status status);
-
-/** Complete receive WQE @p idx of a message from QP @p src_qp. */
-void droce_qp_recv_cqe_from(struct droce_qp *qp, uint32_t idx,
-			    uint64_t wr_id, enum ibv_wc_status status,
-			    enum ibv_wc_opcode opcode, uint32_t byte_len,
-			    uint16_t wc_flags, uint32_t imm, bool solicited,
-			    uint32_t src_qp);
-
-/** Complete receive WQE @p idx (of a message from the QP's peer). */
-static inline void
-droce_qp_recv_cqe(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
-		  enum ibv_wc_status status, enum ibv_wc_opcode opcode,
-		  uint32_t byte_len, uint16_t wc_flags, uint32_t imm,
-		  bool solicited)
-{
-	droce_qp_recv_cqe_from(qp, idx, wr_id, status, opcode, byte_len,
-			       wc_flags, imm, solicited, qp->dest_qpn);
-}
+/** Flush both queues of @p qp, in ERR: the completer's and responder's. */
+void droce_qp_flush(struct droce_qp_eng *qp);
 
 /**
  * Make sure the QP knows its peer's MAC and has its header template.
  * @return true when it can send.
  */
-bool droce_qp_path_ready(struct droce_qp *qp, uint64_t now);
+bool droce_qp_path_ready(struct droce_qp_eng *qp, uint64_t now);
+
+/* ------------------------------------------------------------------------
+ * The requester: send WQEs into request packets (lib/engine/droce_req.c).
+ */
+
+/**
+ * Take note of the WQEs posted since the last look, and fetch them into
+ * this core's cache (the application wrote them on another): early in a
+ * pass, so that they are here when droce_req_run() comes.
+ */
+void droce_req_fetch(struct droce_qp_eng *qp);
+
+/** Send what the send queue and the window allow. */
+void droce_req_run(struct droce_qp_eng *qp, uint64_t now);
+
+/** Retransmission and RNR timers. */
+void droce_req_timer(struct droce_qp_eng *qp, uint64_t now);
+
+/** Go back to @p psn: send everything from there again (go-back-N). */
+void droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn);
+
+/**
+ * The responder has every packet before @p psn, some of which were sent
+ * before a rewind and are due to go again: move the requester forward
+ * to @p psn, or to the first READ or atomic on the way, whose response
+ * is still wanted.
+ */
+void droce_req_seek(struct droce_qp_eng *qp, uint32_t psn);
+
+/**
+ * The ACK of the atomic WQE the requester is about to send again came
+ * (its first send was answered after a rewind): take the WQE as sent, so
+ * that the ACK completes it instead of being dropped and the atomic
+ * resent. @return true if it was taken.
+ */
+bool droce_req_take_answered(struct droce_qp_eng *qp, uint32_t psn);
+
+/**
+ * A response to @p psn came, after the READ or atomic WQE @p idx, which
+ * is still missing its own: its request or responses were lost. Send its
+ * request again (a READ from its first missing response) without moving
+ * the requester, unless it was asked again already and @p psn may answer
+ * something sent before that.
+ */
+void droce_req_ask_again(struct droce_qp_eng *qp, uint32_t idx,
+			 uint32_t psn);
+
+/* ------------------------------------------------------------------------
+ * The completer: responses to our requests, send WQEs retired in order,
+ * their completions (lib/engine/droce_comp.c).
+ */
+
+/** One response packet (ACK, NAK, READ response, atomic ACK). */
+void droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
+		   const struct droce_wire_meta *meta, uint64_t now);
+
+/** Retire, in order, the send WQEs that are done: CQEs where due. */
+void droce_comp_retire(struct droce_qp_eng *qp);
+
+/** Fail the oldest send WQE with @p status; the QP goes to ERR. */
+void droce_comp_fail(struct droce_qp_eng *qp, enum ibv_wc_status status);
+
+/** Complete send WQE @p idx with @p status (a CQE if one is due). */
+void droce_comp_send_cqe(struct droce_qp_eng *qp, uint32_t idx,
+			 enum ibv_wc_status status);
+
+/** Complete every send WQE of @p qp, in ERR: flushed. */
+void droce_comp_flush(struct droce_qp_eng *qp);
+
+/* ------------------------------------------------------------------------
+ * The responder: requests from the peer, their answers, receive
+ * completions (lib/engine/droce_resp.c).
+ */
+
+/** One request packet. */
+void droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
+		   const struct droce_wire_meta *meta, uint64_t now);
+
+/** Send pending READ responses, atomic ACKs and ACKs. */
+void droce_resp_run(struct droce_qp_eng *qp, uint64_t now);
+
+/** Send an ACK/NAK with @p syndrome for @p psn. */
+void droce_resp_send_ack(struct droce_qp_eng *qp, uint8_t syndrome,
+			 uint32_t psn);
+
+/** Complete receive WQE @p idx of a message from QP @p src_qp. */
+void droce_resp_recv_cqe_from(struct droce_qp_eng *qp, uint32_t idx,
+			      uint64_t wr_id, enum ibv_wc_status status,
+			      enum ibv_wc_opcode opcode, uint32_t byte_len,
+			      uint16_t wc_flags, uint32_t imm, bool solicited,
+			      uint32_t src_qp);
+
+/** Complete receive WQE @p idx (of a message from the QP's peer). */
+static inline void
+droce_resp_recv_cqe(struct droce_qp_eng *qp, uint32_t idx, uint64_t wr_id,
+		    enum ibv_wc_status status, enum ibv_wc_opcode opcode,
+		    uint32_t byte_len, uint16_t wc_flags, uint32_t imm,
+		    bool solicited)
+{
+	droce_resp_recv_cqe_from(qp, idx, wr_id, status, opcode, byte_len,
+				 wc_flags, imm, solicited, qp->dest_qpn);
+}
+
+/** Complete the posted receive WQEs of @p qp, in ERR: flushed. */
+void droce_resp_flush(struct droce_qp_eng *qp);
+
+/* ------------------------------------------------------------------------
+ * Completion queues (lib/engine/droce_cq.c).
+ */
+
+/** Push a completion to @p ring (wakes an armed CQ). */
+void droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe);
+
+/* ------------------------------------------------------------------------
+ * Transmit (lib/engine/droce_tx.c).
+ */
+
+/**
+ * Allocate an mbuf with the headers of @p path, a BTH from @p qp to
+ * @p dqpn included: *bth points at it, the extension headers and the
+ * payload follow (the opcode's table entry says where).
+ */
+struct rte_mbuf *droce_pkt_alloc_to(struct droce_qp_eng *qp,
+				    const struct droce_path *path,
+				    uint32_t dqpn, uint8_t opcode, uint32_t psn,
+				    bool ackreq, bool se, uint32_t payload_len,
+				    uint8_t **bth);
+
+/** Allocate an mbuf with the headers of @p qp, BTH included. */
+static inline struct rte_mbuf *
+droce_pkt_alloc(struct droce_qp_eng *qp, uint8_t opcode, uint32_t psn,
+		bool ackreq, bool se, uint32_t payload_len, uint8_t **bth)
+{
+	return droce_pkt_alloc_to(qp, &qp->path, qp->dest_qpn, opcode, psn,
+				  ackreq, se, payload_len, bth);
+}
+
+/** Finish a packet: lengths, IPv4 checksum; queue it (the ICRC follows). */
+void droce_pkt_send(struct droce_qp_eng *qp, struct rte_mbuf *m);
+
+/**
+ * Queue @p m for transmission on @p dev; if @p roce, its ICRC (and an
+ * IPv6 UDP checksum, which covers it) is still to be computed: that is
+ * done for every queued frame together, just before they go, where the
+ * CPU can overlap one frame's CRC with the next (and the frame is
+ * mirrored then, as it goes).
+ */
+void droce_dev_tx_frame(struct droce_dev *dev, struct rte_mbuf *m,
+			bool roce);
+
+/** Queue frame @p m, complete, for transmission on @p dev. */
+static inline void
+droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m)
+{
+	droce_dev_tx_frame(dev, m, false);
+}
+
+/** Send what is queued on @p dev. */
+void droce_dev_tx_flush(struct droce_dev *dev);
+
+/**
+ * Is there room to queue a burst more on @p dev (flushing first if not)?
+ * A sender finding none waits for the port rather than lose frames, and
+ * leaves the room to the responder's answers.
+ */
+static inline bool
+droce_dev_tx_room(struct droce_dev *dev)
+{
+	if (unlikely(dev->ntx >= DROCE_TX_BUF - DROCE_BURST))
+		droce_dev_tx_flush(dev);
+	return dev->ntx < DROCE_TX_BUF - DROCE_BURST;
+}
 
 /* ------------------------------------------------------------------------
  * Local memory through SGE lists (lib/engine/droce_dma.c).
@@ -674,93 +789,9 @@ void droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
  * @return true with *addr set to where va is in memory (a zero-based
  * window counts va from its start), or false.
  */
-bool droce_rkey_check(const struct droce_qp *qp, uint32_t rkey, uint64_t va,
-		      uint64_t len, uint32_t access, uint64_t *addr);
-
-/**
- * Allocate an mbuf with the headers of @p path, a BTH from @p qp to
- * @p dqpn included.
- */
-struct rte_mbuf *droce_pkt_alloc_to(struct droce_qp *qp,
-				    const struct droce_path *path,
-				    uint32_t dqpn, uint8_t opcode, uint32_t psn,
-				    bool ackreq, bool se, uint32_t payload_len,
-				    uint8_t **ext);
-
-/** Allocate an mbuf with the headers of @p qp, BTH included. */
-static inline struct rte_mbuf *
-droce_pkt_alloc(struct droce_qp *qp, uint8_t opcode, uint32_t psn,
-		bool ackreq, bool se, uint32_t payload_len, uint8_t **ext)
-{
-	return droce_pkt_alloc_to(qp, &qp->path, qp->dest_qpn, opcode, psn,
-				  ackreq, se, payload_len, ext);
-}
-
-/** Finish a packet: lengths, IPv4 checksum; queue it (the ICRC follows). */
-void droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m,
-		    uint32_t payload_len);
-
-/**
- * Requester: take note of the WQEs posted since the last look, and fetch
- * them into this core's cache (the application wrote them on another):
- * early in a pass, so that they are here when droce_req_run() comes.
- */
-void droce_req_fetch(struct droce_qp *qp);
-
-/** Requester: send what the send queue and the window allow. */
-void droce_req_run(struct droce_qp *qp, uint64_t now);
-
-/** Complete, in order, the send WQEs that are done. */
-void droce_req_complete(struct droce_qp *qp);
-
-/** Go back to @p psn: send everything from there again (go-back-N). */
-void droce_req_rewind(struct droce_qp *qp, uint32_t psn);
-
-/**
- * The responder has every packet before @p psn, some of which were sent
- * before a rewind and are due to go again: move the requester forward
- * to @p psn, or to the first READ or atomic on the way, whose response
- * is still wanted.
- */
-void droce_req_seek(struct droce_qp *qp, uint32_t psn);
-
-/**
- * The ACK of the atomic WQE the requester is about to send again came
- * (its first send was answered after a rewind): take the WQE as sent, so
- * that the ACK completes it instead of being dropped and the atomic
- * resent. @return true if it was taken.
- */
-bool droce_req_take_answered(struct droce_qp *qp, uint32_t psn);
-
-/**
- * A response to @p psn came, after the READ or atomic WQE @p idx, which
- * is still missing its own: its request or responses were lost. Send its
- * request again (a READ from its first missing response) without moving
- * the requester, unless it was asked again already and @p psn may answer
- * something sent before that.
- */
-void droce_req_ask_again(struct droce_qp *qp, uint32_t idx, uint32_t psn);
-
-
-/** Fail the oldest send WQE with @p status; the QP goes to ERR. */
-void droce_req_fail(struct droce_qp *qp, enum ibv_wc_status status);
-
-/** Requester timers: retransmission and RNR waits. */
-void droce_req_timer(struct droce_qp *qp, uint64_t now);
-
-/** Completer: one response packet (ACK, NAK, read response, atomic ACK). */
-void droce_comp_rx(struct droce_qp *qp, struct rte_mbuf *m,
-		   const struct droce_wire_meta *meta, uint64_t now);
-
-/** Responder: one request packet. */
-void droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
-		   const struct droce_wire_meta *meta, uint64_t now);
-
-/** Responder: send pending READ responses and ACKs. */
-void droce_resp_run(struct droce_qp *qp, uint64_t now);
-
-/** Send an ACK/NAK with @p syndrome for @p psn. */
-void droce_resp_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn);
+bool droce_rkey_check(const struct droce_qp_eng *qp, uint32_t rkey,
+		      uint64_t va, uint64_t len, uint32_t access,
+		      uint64_t *addr);
 
 /* ------------------------------------------------------------------------
  * Packet capture mirror (lib/engine/droce_mirror.c).

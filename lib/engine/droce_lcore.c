@@ -15,7 +15,6 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
-#include <rte_ip.h>
 
 #include "droce_engine_pvt.h"
 
@@ -38,7 +37,6 @@ run_control(struct droce_lcore *lc)
 	return n;
 }
 
-/* One pass over a device. @return work done (frames in and out). */
 /* Has the port's link changed since the last look? Tell the verbs layer. */
 static void
 link_check(struct droce_dev *dev, uint64_t now)
@@ -59,6 +57,7 @@ link_check(struct droce_dev *dev, uint64_t now)
 		fn(dev, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
 }
 
+/* One pass over a device. @return work done (frames in and out). */
 static unsigned int
 run_device(struct droce_dev *dev, uint64_t now)
 {
@@ -75,10 +74,10 @@ run_device(struct droce_dev *dev, uint64_t now)
 	if (n != 0)
 		droce_dev_rx_burst(dev, pkts, n, now);
 	for (i = 0; i < dev->nlive; i++) {
-		struct droce_qp *qp = dev->live[i];
+		struct droce_qp_eng *qp = dev->live[i];
 
 		if (qp->state == IBV_QPS_ERR) {
-			droce_qp_flush(qp, now);
+			droce_qp_flush(qp);
 			continue;
 		}
 		droce_resp_run(qp, now);
@@ -140,82 +139,4 @@ droce_lcore_main(void *arg)
 	}
 	__atomic_store_n(&lc->stop, 2, __ATOMIC_RELEASE);
 	return 0;
-}
-
-void
-droce_dev_tx_frame(struct droce_dev *dev, struct rte_mbuf *m, bool roce)
-{
-	if (dev->ntx == DROCE_TX_BUF)
-		droce_dev_tx_flush(dev);
-	if (dev->ntx == DROCE_TX_BUF) {
-		/* the port is not draining: lose it, retransmission recovers */
-		dev->stats.tx_drop++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	dev->tx_roce[dev->ntx] = roce;
-	dev->tx[dev->ntx++] = m;
-}
-
-/*
- * The ICRC of a RoCE frame built by droce (Ethernet without a tag, then
- * IPv4 or IPv6), and over IPv6 the UDP checksum, which covers the ICRC.
- */
-static inline void
-roce_finish(struct rte_mbuf *m)
-{
-	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-	uint8_t *ip = f + RTE_ETHER_HDR_LEN, *udp;
-	uint32_t len = m->data_len;
-	uint16_t cksum;
-
-	droce_icrc_put(f + len - DROCE_ICRC_LEN,
-		       droce_icrc_calc_frame(ip, len - RTE_ETHER_HDR_LEN -
-					     DROCE_ICRC_LEN));
-	if ((ip[0] >> 4) != 6)
-		return;
-	udp = ip + 40;
-	udp[6] = 0;
-	udp[7] = 0;
-	cksum = rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)ip, udp);
-	memcpy(udp + 6, &cksum, 2);
-}
-
-/* Finish the frames queued since the last time: ICRCs, then mirrors. */
-static void
-tx_finish(struct droce_dev *dev)
-{
-	uint16_t i;
-
-	for (i = dev->nready; i < dev->ntx; i++)
-		if (dev->tx_roce[i])
-			roce_finish(dev->tx[i]);
-	if (dev->mirror != NULL)
-		for (i = dev->nready; i < dev->ntx; i++)
-			droce_mirror_frame(dev->mirror, dev->tx[i]);
-	dev->nready = dev->ntx;
-}
-
-void
-droce_dev_tx_flush(struct droce_dev *dev)
-{
-	uint16_t sent, i;
-
-	if (dev->ntx == 0) {
-		/* net_fault sends frames it held back on a later burst */
-		if (unlikely(dev->faulty))
-			rte_eth_tx_burst(dev->port_id, 0, NULL, 0);
-		return;
-	}
-	tx_finish(dev);
-	sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, dev->ntx);
-	for (i = 0; i < sent; i++)
-		dev->stats.tx_bytes += rte_pktmbuf_pkt_len(dev->tx[i]);
-	dev->stats.tx_frames += sent;
-	/* keep what the port refused for the next pass (finished) */
-	if (sent < dev->ntx)
-		memmove(dev->tx, dev->tx + sent,
-			(size_t)(dev->ntx - sent) * sizeof(dev->tx[0]));
-	dev->ntx = (uint16_t)(dev->ntx - sent);
-	dev->nready = dev->ntx;
 }

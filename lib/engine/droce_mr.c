@@ -100,7 +100,7 @@ droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr)
  */
 
 enum ibv_wc_status
-droce_mw_bind(struct droce_qp *qp, struct droce_send_wqe *wqe)
+droce_mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 {
 	struct droce_mr_eng *mw = wqe->mw;
 	const struct droce_bind *b = droce_send_wqe_bind(wqe);
@@ -144,7 +144,7 @@ droce_mw_bind(struct droce_qp *qp, struct droce_send_wqe *wqe)
 }
 
 bool
-droce_mw_invalidate(struct droce_qp *qp, uint32_t rkey, bool remote)
+droce_mw_invalidate(struct droce_qp_eng *qp, uint32_t rkey, bool remote)
 {
 	struct droce_mr_eng *mw = droce_mr_lookup(qp->dev, rkey, true);
 

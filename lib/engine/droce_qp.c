@@ -4,8 +4,11 @@
 
 /*
  * QPs on the engine side: creation in the device's QPN table, the state
- * transitions (attributes already checked by the verbs layer), errors and
- * flushing, completions, and the packet frame every QP sends.
+ * transitions (attributes already checked by the verbs layer), the path
+ * to the peer (the header template every packet starts from), errors and
+ * flushing (the completer's and the responder's), SRQ numbers. What a QP
+ * does with packets is the requester's (droce_req.c), the completer's
+ * (droce_comp.c) and the responder's (droce_resp.c).
  */
 
 #include <errno.h>
@@ -31,14 +34,8 @@ droce_rnr_cycles(uint8_t code, uint64_t hz)
 	return (uint64_t)rnr_us[code & 31] * hz / 1000000;
 }
 
-struct droce_dev *
-droce_qp_dev(const struct droce_qp *qp)
-{
-	return qp->dev;
-}
-
 uint32_t
-droce_qp_num(const struct droce_qp *qp)
+droce_qp_num(const struct droce_qp_eng *qp)
 {
 	return qp->cfg.qp_num;
 }
@@ -82,13 +79,13 @@ droce_qp_type_name(enum ibv_qp_type t)
 }
 
 enum ibv_qp_state
-droce_qp_state(const struct droce_qp *qp)
+droce_qp_state(const struct droce_qp_eng *qp)
 {
 	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
 }
 
 void
-droce_qp_stats(struct droce_qp *qp, struct droce_qp_stats *stats)
+droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats)
 {
 	*stats = qp->stats;
 }
@@ -100,7 +97,7 @@ droce_qp_stats(struct droce_qp *qp, struct droce_qp_stats *stats)
 static int
 qp_insert(struct droce_dev *dev, void *arg)
 {
-	struct droce_qp *qp = arg;
+	struct droce_qp_eng *qp = arg;
 	uint32_t i;
 
 	for (i = 0; i < DROCE_MAX_QP; i++)
@@ -116,10 +113,10 @@ qp_insert(struct droce_dev *dev, void *arg)
 	return 0;
 }
 
-struct droce_qp *
+struct droce_qp_eng *
 droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 {
-	struct droce_qp *qp;
+	struct droce_qp_eng *qp;
 	int ret;
 
 	if (cfg->type != IBV_QPT_RC && cfg->type != IBV_QPT_UC &&
@@ -195,8 +192,8 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 static int
 qp_remove(struct droce_dev *dev, void *arg)
 {
-	struct droce_qp *qp = arg;
-	struct droce_qp *last = dev->live[dev->nlive - 1];
+	struct droce_qp_eng *qp = arg;
+	struct droce_qp_eng *last = dev->live[dev->nlive - 1];
 
 	dev->live[qp->live_idx] = last;
 	last->live_idx = qp->live_idx;
@@ -207,7 +204,7 @@ qp_remove(struct droce_dev *dev, void *arg)
 }
 
 void
-droce_qp_destroy(struct droce_qp *qp)
+droce_qp_destroy(struct droce_qp_eng *qp)
 {
 	droce_dev_call(qp->dev, qp_remove, qp);
 	rte_free(qp->srq_wqe);
@@ -297,7 +294,7 @@ droce_path_ready(struct droce_dev *dev, struct droce_path *path,
 }
 
 bool
-droce_qp_path_ready(struct droce_qp *qp, uint64_t now)
+droce_qp_path_ready(struct droce_qp_eng *qp, uint64_t now)
 {
 	return droce_path_ready(qp->dev, &qp->path, now);
 }
@@ -334,7 +331,7 @@ droce_path_set(struct droce_dev *dev, struct droce_path *path,
 
 /* Forget all transport state (RESET). */
 static void
-qp_reset(struct droce_qp *qp)
+qp_reset(struct droce_qp_eng *qp)
 {
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->resp, 0, sizeof(qp->resp));
@@ -344,7 +341,7 @@ qp_reset(struct droce_qp *qp)
 }
 
 struct modify_args {
-	struct droce_qp *qp;
+	struct droce_qp_eng *qp;
 	const struct ibv_qp_attr *attr;
 	int mask;
 };
@@ -353,7 +350,7 @@ static int
 qp_modify(struct droce_dev *dev, void *arg)
 {
 	struct modify_args *a = arg;
-	struct droce_qp *qp = a->qp;
+	struct droce_qp_eng *qp = a->qp;
 	const struct ibv_qp_attr *attr = a->attr;
 	int mask = a->mask;
 	uint64_t now = rte_get_tsc_cycles();
@@ -452,7 +449,8 @@ qp_modify(struct droce_dev *dev, void *arg)
 }
 
 int
-droce_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *attr, int mask)
+droce_qp_modify(struct droce_qp_eng *qp, const struct ibv_qp_attr *attr,
+		int mask)
 {
 	struct modify_args a = { .qp = qp, .attr = attr, .mask = mask };
 
@@ -460,7 +458,7 @@ droce_qp_modify(struct droce_qp *qp, const struct ibv_qp_attr *attr, int mask)
 }
 
 struct query_args {
-	struct droce_qp *qp;
+	struct droce_qp_eng *qp;
 	struct ibv_qp_attr *attr;
 };
 
@@ -468,7 +466,7 @@ static int
 qp_query(struct droce_dev *dev, void *arg)
 {
 	struct query_args *a = arg;
-	const struct droce_qp *qp = a->qp;
+	const struct droce_qp_eng *qp = a->qp;
 	struct ibv_qp_attr *attr = a->attr;
 
 	RTE_SET_USED(dev);
@@ -496,7 +494,7 @@ qp_query(struct droce_dev *dev, void *arg)
 }
 
 int
-droce_qp_query(struct droce_qp *qp, struct ibv_qp_attr *attr)
+droce_qp_query(struct droce_qp_eng *qp, struct ibv_qp_attr *attr)
 {
 	struct query_args a = { .qp = qp, .attr = attr };
 
@@ -504,11 +502,11 @@ droce_qp_query(struct droce_qp *qp, struct ibv_qp_attr *attr)
 }
 
 /* ------------------------------------------------------------------------
- * Errors, flushing and completions.
+ * Errors and flushing.
  */
 
 void
-droce_qp_error(struct droce_qp *qp)
+droce_qp_error(struct droce_qp_eng *qp)
 {
 	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
 	qp->req.rexmit_at = 0;
@@ -516,251 +514,10 @@ droce_qp_error(struct droce_qp *qp)
 }
 
 void
-droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
+droce_qp_flush(struct droce_qp_eng *qp)
 {
-	uint32_t prod = ring->prod;
-	uint32_t armed;
-
-	if (prod - ring->cons_seen >= ring->depth)
-		ring->cons_seen = __atomic_load_n(&ring->cons,
-						  __ATOMIC_ACQUIRE);
-	if (prod - ring->cons_seen >= ring->depth) {
-		/* the completion is lost: the application hears it once */
-		if (__atomic_exchange_n(&ring->overrun, 1,
-					__ATOMIC_RELAXED) == 0 &&
-		    !ring->ignore_overrun && ring->event != NULL)
-			ring->event(ring, IBV_EVENT_CQ_ERR);
-		return;
-	}
-	ring->cqes[prod & ring->mask] = *cqe;
-	__atomic_store_n(&ring->prod, prod + 1, __ATOMIC_RELEASE);
-	/* the next slot's line, last read on the poller's core */
-	__builtin_prefetch(&ring->cqes[(prod + 1) & ring->mask], 1, 3);
-
-	/* no channel, no one to wake */
-	if (ring->notify == NULL)
-		return;
-	/* The poller arms, then polls; this publishes, then looks at the
-	 * arming. Each side's store must be seen before its load, or both
-	 * could miss the other and the completion would wait unannounced:
-	 * a full fence here, and one in droce_req_notify_cq(). */
-	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-	armed = __atomic_load_n(&ring->armed, __ATOMIC_ACQUIRE);
-	if (armed == 0)
-		return;
-	if (armed == DROCE_CQ_ARMED_SOLICITED &&
-	    !(cqe->flags & DROCE_CQE_SOLICITED) && cqe->status == IBV_WC_SUCCESS)
-		return;
-	if (__atomic_compare_exchange_n(&ring->armed, &armed, 0, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		ring->notify(ring);
-}
-
-/* The completion opcode of a send WQE. */
-static enum ibv_wc_opcode
-send_wc_opcode(uint8_t opcode)
-{
-	switch (opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	case IBV_WR_BIND_MW:
-		return IBV_WC_BIND_MW;
-	case IBV_WR_LOCAL_INV:
-		return IBV_WC_LOCAL_INV;
-	case IBV_WR_TSO:
-		return IBV_WC_TSO;
-	default:
-		return IBV_WC_SEND;
-	}
-}
-
-static void
-send_cqe(struct droce_qp *qp, uint32_t idx, enum ibv_wc_status status)
-{
-	const struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, idx);
-	struct droce_cqe cqe = {
-		.wr_id = wqe->wr_id,
-		.ts = rte_get_tsc_cycles(),
-		.qp_num = qp->cfg.qp_num,
-		.wqe_idx = idx,
-		.byte_len = wqe->length,
-		.status = (uint8_t)status,
-		.opcode = (uint8_t)send_wc_opcode(wqe->opcode),
-		.flags = DROCE_CQE_SEND,
-		.wq = qp->cfg.sq,
-	};
-
-	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
-		cqe.byte_len = 8;
-	else if (wqe->opcode == IBV_WR_BIND_MW ||
-		 wqe->opcode == IBV_WR_LOCAL_INV)
-		cqe.byte_len = 0;
-	droce_cq_push(qp->cfg.send_cq, &cqe);
-}
-
-void
-droce_qp_send_cqe(struct droce_qp *qp, uint32_t idx, enum ibv_wc_status status)
-{
-	const struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, idx);
-
-	if (unlikely(wqe->flags & (DROCE_WQE_TM_RNDV | DROCE_WQE_TM_FIN)))
-		/* the engine's own: the tag's completion, if any */
-		droce_tm_wqe_done(qp, idx, status);
-	else
-		send_cqe(qp, idx, status);
-}
-
-void
-droce_qp_recv_cqe_from(struct droce_qp *qp, uint32_t idx, uint64_t wr_id,
-		       enum ibv_wc_status status, enum ibv_wc_opcode opcode,
-		       uint32_t byte_len, uint16_t wc_flags, uint32_t imm,
-		       bool solicited, uint32_t src_qp)
-{
-	struct droce_cqe cqe = {
-		.wr_id = wr_id,
-		.ts = rte_get_tsc_cycles(),
-		.qp_num = qp->cfg.qp_num,
-		.wqe_idx = idx,
-		.byte_len = byte_len,
-		.imm = imm,
-		.src_qp = src_qp,
-		.wc_flags = wc_flags,
-		.status = (uint8_t)status,
-		.opcode = (uint8_t)opcode,
-		/* an SRQ's slot was freed when the engine took it */
-		.flags = (solicited ? DROCE_CQE_SOLICITED : 0) |
-			(qp->cfg.srq != NULL ? DROCE_CQE_SRQ : 0),
-		.wq = qp->cfg.srq != NULL ? &qp->cfg.srq->wq : qp->cfg.rq,
-	};
-
-	droce_cq_push(qp->cfg.recv_cq, &cqe);
-}
-
-void
-droce_qp_flush(struct droce_qp *qp, uint64_t now)
-{
-	struct droce_wq *sq = qp->cfg.sq, *rq = qp->cfg.rq;
-	uint32_t prod;
-
-	RTE_SET_USED(now);
-	/* every WQE completes, signalled or not: the oldest with its own
-	 * error if it has one, the others flushed */
-	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
-	while (qp->req.comp != prod) {
-		const struct droce_swqe *w = droce_swqe(qp, qp->req.comp);
-		/* only WQEs the engine already took can carry an error */
-		enum ibv_wc_status st =
-			(int32_t)(qp->req.comp - qp->req.seen) < 0 &&
-			w->state == DROCE_WQE_DONE &&
-			w->status != IBV_WC_SUCCESS ? w->status :
-			IBV_WC_WR_FLUSH_ERR;
-
-		droce_qp_send_cqe(qp, qp->req.comp, st);
-		qp->req.comp++;
-	}
-	qp->req.cons = qp->req.comp;
-	qp->req.seen = qp->req.comp;
-	qp->req.offset = 0;
-	qp->req.rd_atomic = 0;
-
-	if (qp->cfg.srq != NULL) {
-		/* the SRQ's WQEs stay for its other QPs: only the one this
-		 * QP took completes, and the application hears that no more
-		 * will be taken */
-		if (qp->resp.has_rwqe)
-			droce_qp_recv_cqe(qp, 0, qp->srq_wqe->wr_id,
-					  IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0,
-					  0, 0, false);
-		qp->resp.has_rwqe = false;
-		if (!qp->resp.last_wqe && qp->cfg.event != NULL)
-			qp->cfg.event(qp->cfg.event_arg,
-				      IBV_EVENT_QP_LAST_WQE_REACHED);
-		qp->resp.last_wqe = true;
-		return;
-	}
-	prod = __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE);
-	while (qp->resp.rq_cons != prod) {
-		struct droce_recv_wqe *wqe = droce_wq_slot(rq, qp->resp.rq_cons);
-
-		droce_qp_recv_cqe(qp, qp->resp.rq_cons, wqe->wr_id,
-				  IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, 0, 0,
-				  false);
-		qp->resp.rq_cons++;
-	}
-	qp->resp.has_rwqe = false;
-}
-
-/* ------------------------------------------------------------------------
- * Packets.
- */
-
-struct rte_mbuf *
-droce_pkt_alloc_to(struct droce_qp *qp, const struct droce_path *path,
-		   uint32_t dqpn, uint8_t opcode, uint32_t psn, bool ackreq,
-		   bool se, uint32_t payload_len, uint8_t **ext)
-{
-	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
-	uint32_t pad = (4 - (payload_len & 3)) & 3;
-	uint32_t len = path->hdr_len + op->hdr_len + payload_len + pad +
-		DROCE_ICRC_LEN;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
-	uint8_t *f, *bth;
-
-	if (m == NULL) {
-		qp->dev->stats.no_mbuf++;
-		return NULL;
-	}
-	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
-	if (f == NULL) {
-		rte_pktmbuf_free(m);
-		return NULL;
-	}
-	rte_memcpy(f, path->hdr, path->hdr_len);
-	bth = f + path->hdr_len;
-	bth[0] = opcode;
-	bth[1] = (uint8_t)((se ? 0x80 : 0) | pad << 4);
-	droce_put_be16(bth + 2, 0xffff);
-	droce_put_be32(bth + 4, dqpn);
-	droce_put_be32(bth + 8, (ackreq ? 0x80000000u : 0) | psn);
-	if (pad != 0)
-		memset(bth + op->hdr_len + payload_len, 0, pad);
-	*ext = bth;
-	return m;
-}
-
-void
-droce_pkt_send(struct droce_qp *qp, struct rte_mbuf *m, uint32_t payload_len)
-{
-	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-	uint8_t *ip = f + RTE_ETHER_HDR_LEN;
-	uint32_t len = m->data_len;
-	uint16_t cksum;
-	uint8_t *udp;
-
-	RTE_SET_USED(payload_len);
-	if ((ip[0] >> 4) == 4) {
-		droce_put_be16(ip + 2, (uint16_t)(len - RTE_ETHER_HDR_LEN));
-		ip[10] = 0;
-		ip[11] = 0;
-		cksum = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
-		memcpy(ip + 10, &cksum, 2);
-		udp = ip + 20;
-	} else {
-		droce_put_be16(ip + 4, (uint16_t)(len - RTE_ETHER_HDR_LEN - 40));
-		udp = ip + 40;
-	}
-	droce_put_be16(udp + 4, (uint16_t)(f + len - udp));
-	qp->stats.tx_pkts++;
-	/* the ICRC (and IPv6's UDP checksum) as the burst goes */
-	droce_dev_tx_frame(qp->dev, m, true);
+	droce_comp_flush(qp);
+	droce_resp_flush(qp);
 }
 
 /* ------------------------------------------------------------------------

@@ -27,7 +27,7 @@ is_rd_atomic(uint8_t opcode)
 
 /* PSNs a WQE takes: its packets, or for a READ its responses. */
 static uint32_t
-wqe_npkts(const struct droce_qp *qp, const struct droce_send_wqe *wqe)
+wqe_npkts(const struct droce_qp_eng *qp, const struct droce_send_wqe *wqe)
 {
 	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
@@ -37,7 +37,7 @@ wqe_npkts(const struct droce_qp *qp, const struct droce_send_wqe *wqe)
 
 /* @return true if a READ or atomic before cons is missing its answer. */
 static bool
-rd_atomic_unanswered(const struct droce_qp *qp)
+rd_atomic_unanswered(const struct droce_qp_eng *qp)
 {
 	uint32_t idx;
 
@@ -56,7 +56,7 @@ rd_atomic_unanswered(const struct droce_qp *qp)
  * DONE with an error status and takes no PSN).
  */
 static int
-req_start(struct droce_qp *qp, struct droce_send_wqe *wqe,
+req_start(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	  struct droce_swqe *st)
 {
 	bool rd_atomic = is_rd_atomic(wqe->opcode);
@@ -98,7 +98,7 @@ req_start(struct droce_qp *qp, struct droce_send_wqe *wqe,
  * @p next: count it if it went before, or move the high-water mark.
  */
 static inline void
-count_sent(struct droce_qp *qp, uint32_t psn, uint32_t next)
+count_sent(struct droce_qp_eng *qp, uint32_t psn, uint32_t next)
 {
 	if (unlikely(droce_psn_diff(psn, qp->req.sent_psn) < 0))
 		qp->stats.retransmits++;
@@ -135,7 +135,7 @@ data_opcode(uint8_t tr, const struct droce_send_wqe *wqe, bool first,
 
 /* Send the next packet of a SEND or WRITE. @return false if out of mbufs. */
 static bool
-send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
+send_data(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	  struct droce_swqe *st)
 {
 	uint32_t off = qp->req.offset;
@@ -181,7 +181,7 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
 	else
 		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
 			       bth + op->hdr_len, len);
-	droce_pkt_send(qp, m, len);
+	droce_pkt_send(qp, m);
 
 	qp->req.psn = droce_psn_add(psn, 1);
 	qp->req.offset = off + len;
@@ -203,7 +203,7 @@ send_data(struct droce_qp *qp, struct droce_send_wqe *wqe,
  * mbufs.
  */
 static struct rte_mbuf *
-ud_packet(struct droce_qp *qp, const struct droce_send_wqe *wqe,
+ud_packet(struct droce_qp_eng *qp, const struct droce_send_wqe *wqe,
 	  uint32_t len, bool se, uint8_t **payload)
 {
 	uint8_t opcode = DROCE_TR_UD | (wqe->opcode == IBV_WR_SEND_WITH_IMM ?
@@ -241,7 +241,7 @@ ud_packet(struct droce_qp *qp, const struct droce_send_wqe *wqe,
  * says where to go on).
  */
 static bool
-send_ud_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
+send_ud_tso(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 {
 	uint32_t mss = wqe->imm >> 16, hlen = wqe->imm & 0xffff;
 	const uint8_t *hdr = droce_send_wqe_tso_hdr(wqe);
@@ -265,7 +265,7 @@ send_ud_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
 		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
 			       p + hlen, n);
 		droce_ipoib_csum(p, hlen + n);
-		droce_pkt_send(qp, m, hlen + n);
+		droce_pkt_send(qp, m);
 		qp->req.offset = off + n;
 	} while (qp->req.offset < wqe->length);
 	qp->req.offset = 0;
@@ -277,7 +277,7 @@ send_ud_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
  * @return false if it cannot go yet.
  */
 static bool
-send_ud(struct droce_qp *qp, struct droce_send_wqe *wqe,
+send_ud(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	struct droce_swqe *st, uint64_t now)
 {
 	struct rte_mbuf *m;
@@ -300,7 +300,7 @@ send_ud(struct droce_qp *qp, struct droce_send_wqe *wqe,
 				       0, p, wqe->length);
 		if (wqe->flags & DROCE_WQE_IP_CSUM)
 			droce_ipoib_csum(p, wqe->length);
-		droce_pkt_send(qp, m, wqe->length);
+		droce_pkt_send(qp, m);
 	}
 	/* nothing will answer: sent is done */
 	st->state = DROCE_WQE_DONE;
@@ -310,7 +310,7 @@ send_ud(struct droce_qp *qp, struct droce_send_wqe *wqe,
 
 /* Send the frame of a raw packet WR: it is done once out. */
 static bool
-send_raw(struct droce_qp *qp, struct droce_send_wqe *wqe,
+send_raw(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	 struct droce_swqe *st)
 {
 	if (!droce_raw_qp_send(qp, wqe))
@@ -325,7 +325,7 @@ send_raw(struct droce_qp *qp, struct droce_send_wqe *wqe,
  * the requester staying where it is. @return false if out of mbufs.
  */
 static bool
-rd_atomic_request(struct droce_qp *qp, const struct droce_send_wqe *wqe,
+rd_atomic_request(struct droce_qp_eng *qp, const struct droce_send_wqe *wqe,
 		  const struct droce_swqe *st)
 {
 	bool read = wqe->opcode == IBV_WR_RDMA_READ;
@@ -366,13 +366,13 @@ rd_atomic_request(struct droce_qp *qp, const struct droce_send_wqe *wqe,
 		droce_atomiceth_encode(bth + op->offset[DROCE_EXT_ATOMICETH],
 				       &a);
 	}
-	droce_pkt_send(qp, m, 0);
+	droce_pkt_send(qp, m);
 	return true;
 }
 
 /* Send the READ or atomic at cons and move past it. */
 static bool
-send_rd_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe,
+send_rd_atomic(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	       struct droce_swqe *st)
 {
 	if (!rd_atomic_request(qp, wqe, st))
@@ -386,7 +386,7 @@ send_rd_atomic(struct droce_qp *qp, struct droce_send_wqe *wqe,
 }
 
 void
-droce_req_ask_again(struct droce_qp *qp, uint32_t idx, uint32_t psn)
+droce_req_ask_again(struct droce_qp_eng *qp, uint32_t idx, uint32_t psn)
 {
 	struct droce_swqe *st = droce_swqe(qp, idx);
 
@@ -405,12 +405,12 @@ droce_req_ask_again(struct droce_qp *qp, uint32_t idx, uint32_t psn)
  * and the WQEs after it wait for the flush.
  */
 static void
-req_halt(struct droce_qp *qp)
+req_halt(struct droce_qp_eng *qp)
 {
 	qp->req.halted = true;
 	qp->req.halt_idx = qp->req.cons;
 	qp->req.cons++;
-	droce_req_complete(qp);
+	droce_comp_retire(qp);
 }
 
 static bool
@@ -425,7 +425,7 @@ is_local(uint8_t opcode)
  * turn; if it fails, the QP fails with it.
  */
 static void
-req_local(struct droce_qp *qp, struct droce_send_wqe *wqe,
+req_local(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	  struct droce_swqe *st)
 {
 	if (wqe->opcode == IBV_WR_BIND_MW)
@@ -444,53 +444,11 @@ req_local(struct droce_qp *qp, struct droce_send_wqe *wqe,
 		return;
 	}
 	qp->req.cons++;
-	droce_req_complete(qp);
-}
-
-/* Complete, in order, the WQEs that are done: CQEs where due. */
-void
-droce_req_complete(struct droce_qp *qp)
-{
-	struct droce_wq *sq = qp->cfg.sq;
-	uint32_t una;
-
-	while (qp->req.comp != qp->req.cons) {
-		struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
-		const struct droce_send_wqe *wqe;
-
-		if (st->state != DROCE_WQE_DONE)
-			break;
-		if (st->status != IBV_WC_SUCCESS) {
-			/* the QP fails; this WQE completes with its own error
-			 * and the flush takes the rest */
-			droce_qp_error(qp);
-			return;
-		}
-		wqe = droce_wq_slot(sq, qp->req.comp);
-		/* a READ or atomic holds its place at the responder until
-		 * every one before it is answered too */
-		if (is_rd_atomic(wqe->opcode))
-			qp->req.rd_atomic--;
-		if (unlikely(wqe->flags & (DROCE_WQE_TM_RNDV |
-					   DROCE_WQE_TM_FIN)))
-			droce_tm_wqe_done(qp, qp->req.comp, IBV_WC_SUCCESS);
-		else if ((wqe->flags & DROCE_WQE_SIGNALED) ||
-			 qp->cfg.sq_sig_all)
-			droce_qp_send_cqe(qp, qp->req.comp, IBV_WC_SUCCESS);
-		qp->req.comp++;
-	}
-	/* everything before the oldest WQE not completed is answered (WQEs
-	 * answered out of order after a lost READ response come here) */
-	if (qp->req.comp != qp->req.cons || qp->req.offset != 0)
-		una = droce_swqe(qp, qp->req.comp)->first_psn;
-	else
-		una = qp->req.psn;
-	if (droce_psn_diff(una, qp->req.una_psn) > 0)
-		qp->req.una_psn = una;
+	droce_comp_retire(qp);
 }
 
 void
-droce_req_fetch(struct droce_qp *qp)
+droce_req_fetch(struct droce_qp_eng *qp)
 {
 	struct droce_wq *sq = qp->cfg.sq;
 	uint32_t prod;
@@ -510,7 +468,7 @@ droce_req_fetch(struct droce_qp *qp)
 }
 
 void
-droce_req_run(struct droce_qp *qp, uint64_t now)
+droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 {
 	struct droce_wq *sq = qp->cfg.sq;
 	unsigned int budget = DROCE_QP_BUDGET;
@@ -543,7 +501,7 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 			 * it completes in turn, and send nothing after it */
 			if (qp->req.cons == qp->req.halt_idx) {
 				qp->req.cons++;
-				droce_req_complete(qp);
+				droce_comp_retire(qp);
 			}
 			break;
 		}
@@ -595,7 +553,7 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 	}
 	if (!droce_tr_reliable(qp->tr)) {
 		if (sent)
-			droce_req_complete(qp);
+			droce_comp_retire(qp);
 		return;
 	}
 	if (sent && qp->req.rexmit_at == 0 && qp->timeout_cycles != 0)
@@ -603,7 +561,7 @@ droce_req_run(struct droce_qp *qp, uint64_t now)
 }
 
 void
-droce_req_rewind(struct droce_qp *qp, uint32_t psn)
+droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn)
 {
 	struct droce_wq *sq = qp->cfg.sq;
 	uint32_t idx, end, j;
@@ -653,7 +611,7 @@ droce_req_rewind(struct droce_qp *qp, uint32_t psn)
 }
 
 void
-droce_req_seek(struct droce_qp *qp, uint32_t psn)
+droce_req_seek(struct droce_qp_eng *qp, uint32_t psn)
 {
 	struct droce_wq *sq = qp->cfg.sq;
 	uint32_t idx = qp->req.cons;
@@ -696,7 +654,7 @@ droce_req_seek(struct droce_qp *qp, uint32_t psn)
 }
 
 bool
-droce_req_take_answered(struct droce_qp *qp, uint32_t psn)
+droce_req_take_answered(struct droce_qp_eng *qp, uint32_t psn)
 {
 	struct droce_send_wqe *wqe;
 	struct droce_swqe *st;
@@ -729,20 +687,9 @@ droce_req_take_answered(struct droce_qp *qp, uint32_t psn)
 	return true;
 }
 
-/* Give up on the oldest WQE with @p status; the QP goes to ERR. */
-void
-droce_req_fail(struct droce_qp *qp, enum ibv_wc_status status)
-{
-	struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
-
-	st->state = DROCE_WQE_DONE;
-	st->status = (uint8_t)status;
-	droce_qp_error(qp);
-}
-
 /* @return true if some request is waiting for an acknowledgement. */
 static bool
-req_outstanding(const struct droce_qp *qp)
+req_outstanding(const struct droce_qp_eng *qp)
 {
 	return qp->req.comp != qp->req.cons || qp->req.offset != 0;
 }
@@ -753,7 +700,7 @@ req_outstanding(const struct droce_qp *qp)
  * READs may have been answered meanwhile).
  */
 static uint32_t
-resend_point(const struct droce_qp *qp)
+resend_point(const struct droce_qp_eng *qp)
 {
 	uint32_t idx;
 
@@ -776,7 +723,7 @@ resend_point(const struct droce_qp *qp)
 }
 
 void
-droce_req_timer(struct droce_qp *qp, uint64_t now)
+droce_req_timer(struct droce_qp_eng *qp, uint64_t now)
 {
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
@@ -793,7 +740,7 @@ droce_req_timer(struct droce_qp *qp, uint64_t now)
 	}
 	qp->stats.timeouts++;
 	if (qp->req.retry_left == 0) {
-		droce_req_fail(qp, IBV_WC_RETRY_EXC_ERR);
+		droce_comp_fail(qp, IBV_WC_RETRY_EXC_ERR);
 		return;
 	}
 	qp->req.retry_left--;

@@ -10,18 +10,20 @@
  * Before any byte moves, the rkey, PD, range and access right are checked;
  * a failure is NAKed and puts the QP in error. SENDs without a receive
  * WQE are RNR NAKed. READ responses and atomic ACKs leave in request
- * order, ACKs are coalesced to one per pass.
+ * order, ACKs are coalesced to one per pass. Receive WQEs complete here.
  */
 
 #include <infiniband/tm_types.h>
 #include <limits.h>
+
+#include <rte_cycles.h>
 
 #include "droce_engine_pvt.h"
 
 #define NO_OPCODE 0xff
 
 void
-droce_resp_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
+droce_resp_send_ack(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn)
 {
 	uint8_t opcode = qp->tr | DROCE_OP_ACKNOWLEDGE;
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
@@ -33,10 +35,10 @@ droce_resp_send_ack(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
 	if (m == NULL)
 		return;
 	droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
-	droce_pkt_send(qp, m, 0);
+	droce_pkt_send(qp, m);
 }
 
-static bool send_owed(struct droce_qp *qp, unsigned int budget);
+static bool send_owed(struct droce_qp_eng *qp, unsigned int budget);
 
 /*
  * NAK @p code for the expected PSN and fail the QP. The READ responses
@@ -44,7 +46,7 @@ static bool send_owed(struct droce_qp *qp, unsigned int budget);
  * answers in PSN order, and an error QP sends nothing more.
  */
 static void
-nak_fatal(struct droce_qp *qp, uint8_t code)
+nak_fatal(struct droce_qp_eng *qp, uint8_t code)
 {
 	if (droce_tr_reliable(qp->tr)) {
 		send_owed(qp, UINT_MAX);
@@ -64,7 +66,7 @@ nak_fatal(struct droce_qp *qp, uint8_t code)
  * starts the next message. A receive WQE it had taken serves that one.
  */
 static void
-uc_drop(struct droce_qp *qp)
+uc_drop(struct droce_qp_eng *qp)
 {
 	qp->resp.opcode = NO_OPCODE;
 	qp->resp.roffset = 0;
@@ -72,7 +74,7 @@ uc_drop(struct droce_qp *qp)
 
 /* A request refused: RC NAKs it and fails the QP, UC drops the message. */
 static void
-refuse(struct droce_qp *qp, uint8_t code)
+refuse(struct droce_qp_eng *qp, uint8_t code)
 {
 	if (qp->tr == DROCE_TR_UC)
 		uc_drop(qp);
@@ -81,7 +83,7 @@ refuse(struct droce_qp *qp, uint8_t code)
 }
 
 static void
-rnr_nak(struct droce_qp *qp, uint32_t psn)
+rnr_nak(struct droce_qp_eng *qp, uint32_t psn)
 {
 	if (qp->tr == DROCE_TR_UC) {
 		/* no receive WQE: the message is lost */
@@ -94,7 +96,7 @@ rnr_nak(struct droce_qp *qp, uint32_t psn)
 
 /* Acknowledge @p psn with the next coalesced ACK if the packet asked. */
 static void
-in_order_done(struct droce_qp *qp, const uint8_t *bth, uint32_t psn)
+in_order_done(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn)
 {
 	qp->resp.psn = droce_psn_add(psn, 1);
 	qp->resp.done_psn = psn;
@@ -106,7 +108,7 @@ in_order_done(struct droce_qp *qp, const uint8_t *bth, uint32_t psn)
 
 /* Is this packet the right one after what came before? */
 static bool
-sequence_ok(const struct droce_qp *qp, uint32_t flags)
+sequence_ok(const struct droce_qp_eng *qp, uint32_t flags)
 {
 	const struct droce_opcode_info *cur;
 
@@ -121,7 +123,7 @@ sequence_ok(const struct droce_qp *qp, uint32_t flags)
 
 /* The receive WQE in use. */
 static struct droce_recv_wqe *
-cur_rwqe(struct droce_qp *qp)
+cur_rwqe(struct droce_qp_eng *qp)
 {
 	return qp->cfg.srq != NULL ? qp->srq_wqe :
 		droce_wq_slot(qp->cfg.rq, qp->resp.rwqe);
@@ -132,7 +134,7 @@ cur_rwqe(struct droce_qp *qp)
  * the armed limit, raise the SRQ's event (once: it disarms).
  */
 static struct droce_recv_wqe *
-srq_take(struct droce_qp *qp)
+srq_take(struct droce_qp_eng *qp)
 {
 	struct droce_srq_eng *srq = qp->cfg.srq;
 	uint32_t prod = __atomic_load_n(&srq->wq.prod_tail, __ATOMIC_ACQUIRE);
@@ -157,7 +159,7 @@ srq_take(struct droce_qp *qp)
 
 /* The receive WQE a SEND (or WRITE with immediate) lands in, if any. */
 static struct droce_recv_wqe *
-recv_wqe(struct droce_qp *qp, bool *fatal)
+recv_wqe(struct droce_qp_eng *qp, bool *fatal)
 {
 	struct droce_wq *rq = qp->cfg.rq;
 	struct droce_recv_wqe *wqe;
@@ -185,9 +187,9 @@ recv_wqe(struct droce_qp *qp, bool *fatal)
 	}
 	if (droce_sge_check(qp->dev, qp->cfg.pd, droce_recv_wqe_sge(wqe),
 			    wqe->num_sge, true) != 0) {
-		droce_qp_recv_cqe(qp, qp->resp.rq_cons, wqe->wr_id,
-				  IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0,
-				  false);
+		droce_resp_recv_cqe(qp, qp->resp.rq_cons, wqe->wr_id,
+				    IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0,
+				    false);
 		qp->resp.rq_cons++;
 		*fatal = true;
 		return NULL;
@@ -203,10 +205,10 @@ recv_wqe(struct droce_qp *qp, bool *fatal)
  * IBV_WC_LOC_LEN_ERR and the QP fails (RC and XRC NAK it).
  */
 static void
-too_long(struct droce_qp *qp, const struct droce_recv_wqe *wqe)
+too_long(struct droce_qp_eng *qp, const struct droce_recv_wqe *wqe)
 {
-	droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_LOC_LEN_ERR,
-			  IBV_WC_RECV, 0, 0, 0, false);
+	droce_resp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_LOC_LEN_ERR,
+			    IBV_WC_RECV, 0, 0, 0, false);
 	qp->resp.rq_cons = qp->resp.rwqe + 1;
 	qp->resp.has_rwqe = false;
 	nak_fatal(qp, DROCE_NAK_INVALID_REQ);
@@ -214,7 +216,7 @@ too_long(struct droce_qp *qp, const struct droce_recv_wqe *wqe)
 
 /* Complete the message of a TM SRQ in its tagged or ordinary buffer. */
 static void
-tm_recv_done(struct droce_qp *qp, uint32_t byte_len)
+tm_recv_done(struct droce_qp_eng *qp, uint32_t byte_len)
 {
 	struct droce_srq_eng *srq = qp->cfg.srq;
 	struct droce_recv_wqe *wqe = cur_rwqe(qp);
@@ -247,7 +249,7 @@ tm_recv_done(struct droce_qp *qp, uint32_t byte_len)
 
 /* Complete the receive WQE in use. */
 static void
-recv_done(struct droce_qp *qp, const uint8_t *bth,
+recv_done(struct droce_qp_eng *qp, const uint8_t *bth,
 	  const struct droce_opcode_info *op, enum ibv_wc_opcode wc_opcode,
 	  uint32_t byte_len)
 {
@@ -268,9 +270,9 @@ recv_done(struct droce_qp *qp, const uint8_t *bth,
 		imm = droce_get_be32(bth + op->offset[DROCE_EXT_IETH]);
 		wc_flags |= IBV_WC_WITH_INV;
 	}
-	droce_qp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
-			  wc_opcode, byte_len, wc_flags, imm,
-			  (bth[1] & 0x80) != 0);
+	droce_resp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
+			    wc_opcode, byte_len, wc_flags, imm,
+			    (bth[1] & 0x80) != 0);
 	qp->resp.rq_cons = qp->resp.rwqe + 1;
 	qp->resp.has_rwqe = false;
 }
@@ -283,7 +285,7 @@ recv_done(struct droce_qp *qp, const uint8_t *bth,
  * @return true if the packet was handled here.
  */
 static bool
-tm_start(struct droce_qp *qp, const uint8_t *bth,
+tm_start(struct droce_qp_eng *qp, const uint8_t *bth,
 	 const struct droce_opcode_info *op, uint32_t len, uint32_t psn)
 {
 	struct droce_tm *tm = qp->cfg.srq->tm;
@@ -362,7 +364,7 @@ tm_start(struct droce_qp *qp, const uint8_t *bth,
 }
 
 static void
-do_send(struct droce_qp *qp, const uint8_t *bth,
+do_send(struct droce_qp_eng *qp, const uint8_t *bth,
 	const struct droce_wire_meta *meta, uint32_t psn)
 {
 	const struct droce_opcode_info *op = meta->op;
@@ -413,7 +415,7 @@ do_send(struct droce_qp *qp, const uint8_t *bth,
 }
 
 static void
-do_write(struct droce_qp *qp, const uint8_t *bth,
+do_write(struct droce_qp_eng *qp, const uint8_t *bth,
 	 const struct droce_wire_meta *meta, uint32_t psn)
 {
 	const struct droce_opcode_info *op = meta->op;
@@ -476,14 +478,14 @@ do_write(struct droce_qp *qp, const uint8_t *bth,
 
 /* Slots of the read/atomic ring in use: max_dest_rd_atomic. */
 static inline uint32_t
-res_slots(const struct droce_qp *qp)
+res_slots(const struct droce_qp_eng *qp)
 {
 	return RTE_MAX((uint32_t)qp->max_dest_rd_atomic, 1u);
 }
 
 /* A slot of the read/atomic ring for a new request, or NULL if busy. */
 static struct droce_rd_res *
-res_alloc(struct droce_qp *qp)
+res_alloc(struct droce_qp_eng *qp)
 {
 	uint32_t n = res_slots(qp);
 	struct droce_rd_res *res = &qp->resp.res[qp->resp.res_head % n];
@@ -497,7 +499,7 @@ res_alloc(struct droce_qp *qp)
 }
 
 static uint32_t
-read_npkts(const struct droce_qp *qp, uint32_t len)
+read_npkts(const struct droce_qp_eng *qp, uint32_t len)
 {
 	return len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
 }
@@ -509,7 +511,7 @@ read_npkts(const struct droce_qp *qp, uint32_t len)
  * from further back still finds it).
  */
 static void
-read_start(struct droce_qp *qp, struct droce_rd_res *res, uint32_t psn,
+read_start(struct droce_qp_eng *qp, struct droce_rd_res *res, uint32_t psn,
 	   const struct droce_reth *reth, uint64_t addr, bool dup)
 {
 	if (!dup) {
@@ -530,7 +532,7 @@ read_start(struct droce_qp *qp, struct droce_rd_res *res, uint32_t psn,
 }
 
 static void
-do_read(struct droce_qp *qp, const uint8_t *bth,
+do_read(struct droce_qp_eng *qp, const uint8_t *bth,
 	const struct droce_wire_meta *meta, uint32_t psn)
 {
 	const struct droce_opcode_info *op = meta->op;
@@ -554,7 +556,7 @@ do_read(struct droce_qp *qp, const uint8_t *bth,
 }
 
 static void
-do_atomic(struct droce_qp *qp, const uint8_t *bth,
+do_atomic(struct droce_qp_eng *qp, const uint8_t *bth,
 	  const struct droce_wire_meta *meta, uint32_t psn)
 {
 	const struct droce_opcode_info *op = meta->op;
@@ -604,7 +606,7 @@ do_atomic(struct droce_qp *qp, const uint8_t *bth,
 
 /* An old request again: answer it as it was answered before. */
 static void
-duplicate(struct droce_qp *qp, const uint8_t *bth,
+duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 	  const struct droce_wire_meta *meta, uint32_t psn)
 {
 	const struct droce_opcode_info *op = meta->op;
@@ -664,7 +666,7 @@ duplicate(struct droce_qp *qp, const uint8_t *bth,
  * next one whatever its PSN.
  */
 static void
-uc_rx(struct droce_qp *qp, const uint8_t *bth,
+uc_rx(struct droce_qp_eng *qp, const uint8_t *bth,
       const struct droce_wire_meta *meta, uint32_t psn)
 {
 	uint32_t flags = meta->op->flags;
@@ -708,7 +710,7 @@ ud_grh(const uint8_t *ip, uint8_t ip_version, uint8_t grh[DROCE_GRH_LEN])
  * the GRH area; without a WQE it is dropped, as is one with another Q_Key.
  */
 static void
-ud_rx(struct droce_qp *qp, const uint8_t *frame, const uint8_t *bth,
+ud_rx(struct droce_qp_eng *qp, const uint8_t *frame, const uint8_t *bth,
       const struct droce_wire_meta *meta)
 {
 	const struct droce_opcode_info *op = meta->op;
@@ -757,9 +759,9 @@ ud_rx(struct droce_qp *qp, const uint8_t *frame, const uint8_t *bth,
 	 * checks them (the first byte: IPv4's Ethernet type) */
 	if (len >= DROCE_IPOIB_HDR_LEN + 20 && bth[op->hdr_len] == 0x08)
 		wc_flags |= droce_ipoib_csum_ok(bth + op->hdr_len, len);
-	droce_qp_recv_cqe_from(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
-			       IBV_WC_RECV, len + DROCE_GRH_LEN, wc_flags, imm,
-			       (bth[1] & 0x80) != 0, deth.srcqp);
+	droce_resp_recv_cqe_from(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
+				 IBV_WC_RECV, len + DROCE_GRH_LEN, wc_flags, imm,
+				 (bth[1] & 0x80) != 0, deth.srcqp);
 	qp->resp.rq_cons = qp->resp.rwqe + 1;
 	qp->resp.has_rwqe = false;
 }
@@ -770,7 +772,7 @@ ud_rx(struct droce_qp *qp, const uint8_t *frame, const uint8_t *bth,
  * the PD memory is checked against. @return false if it names none.
  */
 static bool
-xrc_target(struct droce_qp *qp, const uint8_t *bth,
+xrc_target(struct droce_qp_eng *qp, const uint8_t *bth,
 	   const struct droce_wire_meta *meta)
 {
 	uint32_t srqn = droce_get_be32(bth + meta->op->offset[DROCE_EXT_XRCETH]) &
@@ -789,7 +791,7 @@ xrc_target(struct droce_qp *qp, const uint8_t *bth,
 }
 
 void
-droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
+droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	      const struct droce_wire_meta *meta, uint64_t now)
 {
 	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
@@ -869,7 +871,7 @@ droce_resp_rx(struct droce_qp *qp, struct rte_mbuf *m,
 
 /* The sending resource that comes first in PSN order. */
 static struct droce_rd_res *
-res_next(struct droce_qp *qp)
+res_next(struct droce_qp_eng *qp)
 {
 	struct droce_rd_res *best = NULL;
 	uint32_t i;
@@ -886,7 +888,7 @@ res_next(struct droce_qp *qp)
 }
 
 static bool
-send_atomic_ack(struct droce_qp *qp, struct droce_rd_res *res)
+send_atomic_ack(struct droce_qp_eng *qp, struct droce_rd_res *res)
 {
 	uint8_t opcode = qp->tr | DROCE_OP_ATOMIC_ACKNOWLEDGE;
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
@@ -904,13 +906,13 @@ send_atomic_ack(struct droce_qp *qp, struct droce_rd_res *res)
 	droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
 	droce_atomicacketh_encode(bth + op->offset[DROCE_EXT_ATOMICACKETH],
 				  &ack);
-	droce_pkt_send(qp, m, 0);
+	droce_pkt_send(qp, m);
 	return true;
 }
 
 /* One READ response packet. @return false if it could not be sent. */
 static bool
-send_read_response(struct droce_qp *qp, struct droce_rd_res *res)
+send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 {
 	uint32_t len = RTE_MIN(qp->mtu, res->length - res->sent);
 	bool first = res->sent == 0, last = res->sent + len >= res->length;
@@ -944,7 +946,7 @@ send_read_response(struct droce_qp *qp, struct droce_rd_res *res)
 	if (len != 0)
 		rte_memcpy(bth + op->hdr_len,
 			   (const void *)(uintptr_t)(res->va + res->sent), len);
-	droce_pkt_send(qp, m, len);
+	droce_pkt_send(qp, m);
 	res->sent += len;
 	res->next_psn = droce_psn_add(res->next_psn, 1);
 	if (last) {
@@ -959,7 +961,7 @@ send_read_response(struct droce_qp *qp, struct droce_rd_res *res)
  * first. False when sending failed (no mbuf) or the QP failed.
  */
 static bool
-send_owed(struct droce_qp *qp, unsigned int budget)
+send_owed(struct droce_qp_eng *qp, unsigned int budget)
 {
 	while (qp->resp.res_sending > 0 && budget > 0) {
 		struct droce_rd_res *res = res_next(qp);
@@ -984,7 +986,7 @@ send_owed(struct droce_qp *qp, unsigned int budget)
 }
 
 void
-droce_resp_run(struct droce_qp *qp, uint64_t now)
+droce_resp_run(struct droce_qp_eng *qp, uint64_t now)
 {
 	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
 		return;
@@ -1004,4 +1006,66 @@ droce_resp_run(struct droce_qp *qp, uint64_t now)
 				    qp->resp.ack_psn);
 		qp->resp.ack_pending = false;
 	}
+}
+
+void
+droce_resp_recv_cqe_from(struct droce_qp_eng *qp, uint32_t idx,
+			 uint64_t wr_id, enum ibv_wc_status status,
+			 enum ibv_wc_opcode opcode, uint32_t byte_len,
+			 uint16_t wc_flags, uint32_t imm, bool solicited,
+			 uint32_t src_qp)
+{
+	struct droce_cqe cqe = {
+		.wr_id = wr_id,
+		.ts = rte_get_tsc_cycles(),
+		.qp_num = qp->cfg.qp_num,
+		.wqe_idx = idx,
+		.byte_len = byte_len,
+		.imm = imm,
+		.src_qp = src_qp,
+		.wc_flags = wc_flags,
+		.status = (uint8_t)status,
+		.opcode = (uint8_t)opcode,
+		/* an SRQ's slot was freed when the engine took it */
+		.flags = (solicited ? DROCE_CQE_SOLICITED : 0) |
+			(qp->cfg.srq != NULL ? DROCE_CQE_SRQ : 0),
+		.wq = qp->cfg.srq != NULL ? &qp->cfg.srq->wq : qp->cfg.rq,
+	};
+
+	droce_cq_push(qp->cfg.recv_cq, &cqe);
+}
+
+/*
+ * A QP in ERR: its posted receive WQEs complete flushed. An SRQ's WQEs
+ * stay for its other QPs: only the one this QP took completes, and the
+ * application hears that no more will be taken.
+ */
+void
+droce_resp_flush(struct droce_qp_eng *qp)
+{
+	struct droce_wq *rq = qp->cfg.rq;
+	uint32_t prod;
+
+	if (qp->cfg.srq != NULL) {
+		if (qp->resp.has_rwqe)
+			droce_resp_recv_cqe(qp, 0, qp->srq_wqe->wr_id,
+					    IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0,
+					    0, 0, false);
+		qp->resp.has_rwqe = false;
+		if (!qp->resp.last_wqe && qp->cfg.event != NULL)
+			qp->cfg.event(qp->cfg.event_arg,
+				      IBV_EVENT_QP_LAST_WQE_REACHED);
+		qp->resp.last_wqe = true;
+		return;
+	}
+	prod = __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE);
+	while (qp->resp.rq_cons != prod) {
+		struct droce_recv_wqe *wqe = droce_wq_slot(rq, qp->resp.rq_cons);
+
+		droce_resp_recv_cqe(qp, qp->resp.rq_cons, wqe->wr_id,
+				    IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, 0, 0,
+				    false);
+		qp->resp.rq_cons++;
+	}
+	qp->resp.has_rwqe = false;
 }

@@ -69,7 +69,7 @@ rx_group(struct droce_dev *dev, struct droce_mcast *g, struct rte_mbuf *m,
 		return;
 	}
 	for (i = 0; i < g->nqps; i++) {
-		struct droce_qp *qp = g->qps[i];
+		struct droce_qp_eng *qp = g->qps[i];
 
 		if (qp->state < IBV_QPS_RTR)
 			continue;
@@ -79,11 +79,11 @@ rx_group(struct droce_dev *dev, struct droce_mcast *g, struct rte_mbuf *m,
 }
 
 /* The QP a packet is for, if it is live and the packet is from its peer. */
-static struct droce_qp *
+static struct droce_qp_eng *
 rx_qp(struct droce_dev *dev, const uint8_t *bth, const uint8_t src_gid[16])
 {
 	uint32_t qpn = droce_bth_dqpn(bth);
-	struct droce_qp *qp;
+	struct droce_qp_eng *qp;
 
 	if (qpn < DROCE_QPN_BASE || qpn >= DROCE_QPN_BASE + DROCE_MAX_QP)
 		return NULL;
@@ -167,7 +167,7 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct droce_mcast *group;
 	uint8_t src_gid[16];
-	struct droce_qp *qp;
+	struct droce_qp_eng *qp;
 
 	dev->stats.rx_roce++;
 	if (!our_ip(dev, frame, meta, src_gid, &group)) {

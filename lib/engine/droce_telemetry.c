@@ -197,7 +197,7 @@ static int
 copy_qp(struct droce_dev *dev, void *arg)
 {
 	struct tel_qp *t = arg;
-	const struct droce_qp *qp;
+	const struct droce_qp_eng *qp;
 
 	if (t->qpn < DROCE_QPN_BASE || t->qpn >= DROCE_QPN_BASE + DROCE_MAX_QP)
 		return 0;

@@ -158,7 +158,7 @@ droce_tm_op(struct droce_dev *dev, struct droce_srq_eng *srq,
 
 /* Claim a slot of @p qp's send queue for the engine. */
 static struct droce_send_wqe *
-claim(struct droce_qp *qp, uint32_t *idx)
+claim(struct droce_qp_eng *qp, uint32_t *idx)
 {
 	if (droce_wq_claim(qp->cfg.sq, 1, idx) != 1)
 		return NULL;
@@ -166,7 +166,7 @@ claim(struct droce_qp *qp, uint32_t *idx)
 }
 
 bool
-droce_tm_rndv(struct droce_qp *qp, const struct droce_tm_tag *t,
+droce_tm_rndv(struct droce_qp_eng *qp, const struct droce_tm_tag *t,
 	      uint64_t va, uint32_t rkey, uint32_t len, uint64_t tag,
 	      uint32_t priv)
 {
@@ -199,7 +199,7 @@ droce_tm_rndv(struct droce_qp *qp, const struct droce_tm_tag *t,
 
 /* The FIN of a rendezvous: a SEND of a TMH the sender knows it by. */
 static void
-send_fin(struct droce_qp *qp, uint64_t tag, uint32_t priv)
+send_fin(struct droce_qp_eng *qp, uint64_t tag, uint32_t priv)
 {
 	struct ibv_tmh tmh = {
 		.opcode = IBV_TMH_FIN,
@@ -221,7 +221,7 @@ send_fin(struct droce_qp *qp, uint64_t tag, uint32_t priv)
 }
 
 void
-droce_tm_wqe_done(struct droce_qp *qp, uint32_t idx,
+droce_tm_wqe_done(struct droce_qp_eng *qp, uint32_t idx,
 		  enum ibv_wc_status status)
 {
 	struct droce_wq *sq = qp->cfg.sq;

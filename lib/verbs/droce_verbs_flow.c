@@ -19,7 +19,7 @@
 struct droce_flow {
 	struct ibv_flow flow;
 	struct droce_flow_eng eng;
-	struct droce_qp_v *qp;
+	struct droce_qp *qp;
 };
 
 static void
@@ -112,7 +112,7 @@ add_spec(struct droce_flow_eng *e, const struct ibv_flow_spec *s)
 static struct ibv_flow *
 create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 {
-	struct droce_qp_v *qp = to_qp(ibqp);
+	struct droce_qp *qp = to_qp(ibqp);
 	const uint8_t *p = (const uint8_t *)(attr + 1);
 	struct droce_flow *f;
 	unsigned int i;

@@ -130,9 +130,9 @@ struct droce_ah {
 	struct droce_ah_eng *eng;
 };
 
-struct droce_qp_v {
+struct droce_qp {
 	struct ibv_qp_ex qpx;
-	struct droce_qp *eng;
+	struct droce_qp_eng *eng;
 	struct droce_context *ctx;
 	struct droce_cq *send_cq;
 	struct droce_cq *recv_cq;
@@ -171,10 +171,10 @@ to_cqx(struct ibv_cq_ex *c)
 	return container_of(c, struct droce_cq, cqx);
 }
 
-static inline struct droce_qp_v *
+static inline struct droce_qp *
 to_qp(struct ibv_qp *q)
 {
-	return container_of((struct ibv_qp_ex *)q, struct droce_qp_v, qpx);
+	return container_of((struct ibv_qp_ex *)q, struct droce_qp, qpx);
 }
 
 static inline struct droce_pd *
@@ -228,7 +228,7 @@ int droce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
  * ibv_post_send() on @p qp; @p type1_bind lets a BIND_MW WR bind a type 1
  * window (ibv_bind_mw() posts it so; an application's may not).
  */
-int droce_post_send_wr(struct droce_qp_v *qp, struct ibv_send_wr *wr,
+int droce_post_send_wr(struct droce_qp *qp, struct ibv_send_wr *wr,
 		       struct ibv_send_wr **bad_wr, bool type1_bind);
 
 /** Install the memory window operations in @p ctx. */
@@ -248,10 +248,10 @@ int droce_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op,
  * @return 0, EOPNOTSUPP for an operation droce or the QP type has not
  * got, or ENOMEM.
  */
-int droce_qpx_init(struct droce_qp_v *qp, uint64_t send_ops);
+int droce_qpx_init(struct droce_qp *qp, uint64_t send_ops);
 
 /** Free what droce_qpx_init() took. */
-void droce_qpx_free(struct droce_qp_v *qp);
+void droce_qpx_free(struct droce_qp *qp);
 
 /**
  * Post @p wr into the receive queue @p wq (a QP's or an SRQ's): as

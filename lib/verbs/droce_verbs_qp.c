@@ -188,7 +188,7 @@ droce_wq_init(struct droce_wq *wq, uint32_t max_wr, uint32_t stride,
 static void
 qp_event(void *arg, enum ibv_event_type type)
 {
-	struct droce_qp_v *qp = arg;
+	struct droce_qp *qp = arg;
 	struct ibv_async_event ev = {
 		.element.qp = &qp->qpx.qp_base,
 		.event_type = type,
@@ -212,7 +212,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	bool ini = attr->qp_type == IBV_QPT_XRC_SEND;
 	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
 	struct droce_qp_cfg cfg;
-	struct droce_qp_v *qp;
+	struct droce_qp *qp;
 	uint32_t send_payload;
 
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
@@ -258,7 +258,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
-	qp = rte_zmalloc("droce_qp_v", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	qp = rte_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
 	if (qp == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -435,7 +435,7 @@ ibv_qp_to_qp_ex(struct ibv_qp *qp)
 
 /* Forget the completions of a destroyed QP still in a CQ. */
 static void
-cq_clean(struct droce_cq *cq, const struct droce_qp_v *qp)
+cq_clean(struct droce_cq *cq, const struct droce_qp *qp)
 {
 	uint32_t i, prod;
 
@@ -457,7 +457,7 @@ cq_clean(struct droce_cq *cq, const struct droce_qp_v *qp)
 int
 ibv_destroy_qp(struct ibv_qp *ibqp)
 {
-	struct droce_qp_v *qp = to_qp(ibqp);
+	struct droce_qp *qp = to_qp(ibqp);
 
 	/* as the kernel: flow rules steering to it go first */
 	if (__atomic_load_n(&qp->flows, __ATOMIC_ACQUIRE) != 0)
@@ -521,7 +521,7 @@ droce_has_net_raw(void)
 int
 ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
-	struct droce_qp_v *qp = to_qp(ibqp);
+	struct droce_qp *qp = to_qp(ibqp);
 	enum ibv_qp_state cur, next;
 	int ret;
 
@@ -570,7 +570,7 @@ int
 ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 	     struct ibv_qp_init_attr *init_attr)
 {
-	struct droce_qp_v *qp = to_qp(ibqp);
+	struct droce_qp *qp = to_qp(ibqp);
 	int ret;
 
 	RTE_SET_USED(attr_mask);
@@ -612,7 +612,7 @@ is_atomic(enum ibv_wr_opcode op)
  * @return 0 or EINVAL.
  */
 static int
-tso_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+tso_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	     uint64_t len)
 {
 	bool ud = qp->qpx.qp_base.qp_type == IBV_QPT_UD;
@@ -650,7 +650,7 @@ tso_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 
 /* @return 0, or why the WR cannot be posted on a UD QP. */
 static int
-ud_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+ud_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	    uint64_t len)
 {
 	switch (wr->opcode) {
@@ -677,7 +677,7 @@ ud_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 
 /* @return 0, or why a BIND_MW WR cannot be posted on this QP. */
 static int
-bind_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+bind_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	      bool type1_bind)
 {
 	const struct ibv_mw *mw = wr->bind_mw.mw;
@@ -696,7 +696,7 @@ bind_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 
 /* @return 0, or why the WR cannot be posted on a raw packet QP. */
 static int
-raw_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+raw_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	     uint64_t len)
 {
 	switch (wr->opcode) {
@@ -718,7 +718,7 @@ raw_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
 
 /* @return 0, or why the WR cannot be posted on this QP. */
 static int
-send_wr_check(const struct droce_qp_v *qp, const struct ibv_send_wr *wr,
+send_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	      bool type1_bind)
 {
 	enum ibv_qp_type type = qp->qpx.qp_base.qp_type;
@@ -799,7 +799,7 @@ common:
 }
 
 static void
-send_wqe_build(const struct droce_qp_v *qp, struct droce_send_wqe *wqe,
+send_wqe_build(const struct droce_qp *qp, struct droce_send_wqe *wqe,
 	       const struct ibv_send_wr *wr)
 {
 	struct ibv_sge *sge = droce_send_wqe_sge(wqe);
@@ -904,7 +904,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 }
 
 int
-droce_post_send_wr(struct droce_qp_v *qp, struct ibv_send_wr *wr,
+droce_post_send_wr(struct droce_qp *qp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr, bool type1_bind)
 {
 	enum ibv_qp_state state = droce_qp_state(qp->eng);
@@ -989,7 +989,7 @@ int
 droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		struct ibv_recv_wr **bad_wr)
 {
-	struct droce_qp_v *qp = to_qp(ibqp);
+	struct droce_qp *qp = to_qp(ibqp);
 
 	/* a QP with an SRQ has no receive queue of its own, nor has an
 	 * XRC QP */

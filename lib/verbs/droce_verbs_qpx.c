@@ -49,7 +49,7 @@ struct droce_qpx_batch {
 static struct droce_qpx_batch *
 batch_of(struct ibv_qp_ex *qpx)
 {
-	return container_of(qpx, struct droce_qp_v, qpx)->batch;
+	return container_of(qpx, struct droce_qp, qpx)->batch;
 }
 
 /* Note a mistake in the batch: ibv_wr_complete reports the first one. */
@@ -382,7 +382,7 @@ wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 }
 
 int
-droce_qpx_init(struct droce_qp_v *qp, uint64_t send_ops)
+droce_qpx_init(struct droce_qp *qp, uint64_t send_ops)
 {
 	enum ibv_qp_type type = qp->qpx.qp_base.qp_type;
 	uint64_t allowed = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND ?
@@ -438,7 +438,7 @@ droce_qpx_init(struct droce_qp_v *qp, uint64_t send_ops)
 }
 
 void
-droce_qpx_free(struct droce_qp_v *qp)
+droce_qpx_free(struct droce_qp *qp)
 {
 	struct droce_qpx_batch *b = qp->batch;
 

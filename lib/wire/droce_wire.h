@@ -181,6 +181,10 @@ droce_psn_in_window(uint32_t psn, uint32_t start, uint32_t len)
  * Transport headers, in host byte order.
  */
 
+/** The default partition key: full membership of the default partition,
+ * what RoCE peers use. */
+#define DROCE_DEFAULT_PKEY 0xffff
+
 /** Base Transport Header. */
 struct droce_bth {
 	uint8_t opcode;

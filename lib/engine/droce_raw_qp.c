@@ -186,7 +186,7 @@ csum_flags(const struct frame_view *v)
 
 /* The next receive WQE of raw QP @p qp takes the frame. */
 static void
-raw_deliver(struct droce_qp *qp, const uint8_t *f, uint32_t len,
+raw_deliver(struct droce_qp_eng *qp, const uint8_t *f, uint32_t len,
 	    uint16_t wc_flags)
 {
 	struct droce_wq *rq = qp->cfg.rq;
@@ -210,9 +210,9 @@ raw_deliver(struct droce_qp *qp, const uint8_t *f, uint32_t len,
 		droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, 0, f,
 				len);
 	qp->stats.rx_pkts++;
-	droce_qp_recv_cqe(qp, idx, wqe->wr_id, st, IBV_WC_RECV,
-			  st == IBV_WC_SUCCESS ? len : 0,
-			  st == IBV_WC_SUCCESS ? wc_flags : 0, 0, false);
+	droce_resp_recv_cqe(qp, idx, wqe->wr_id, st, IBV_WC_RECV,
+			    st == IBV_WC_SUCCESS ? len : 0,
+			    st == IBV_WC_SUCCESS ? wc_flags : 0, 0, false);
 	qp->resp.rq_cons = idx + 1;
 	if (st != IBV_WC_SUCCESS)
 		droce_qp_error(qp);
@@ -402,7 +402,7 @@ l3_offset(const uint8_t *f)
  * each one a frame of its own, its checksums filled as raw_csum does.
  */
 static bool
-tso_soft(struct droce_qp *qp, struct droce_send_wqe *wqe)
+tso_soft(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 {
 	uint32_t mss = wqe->imm >> 16, hlen = wqe->imm & 0xffff;
 	const uint8_t *hdr = droce_send_wqe_tso_hdr(wqe);
@@ -527,7 +527,7 @@ gso_send(struct droce_dev *dev, struct rte_mbuf *m)
  * TCP over IPv6), as is whatever the others cannot take.
  */
 static bool
-raw_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
+raw_tso(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 {
 	const uint64_t port_tso = RTE_ETH_TX_OFFLOAD_TCP_TSO |
 		RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_IPV4_CKSUM |
@@ -579,7 +579,7 @@ raw_tso(struct droce_qp *qp, struct droce_send_wqe *wqe)
 }
 
 bool
-droce_raw_qp_send(struct droce_qp *qp, struct droce_send_wqe *wqe)
+droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 {
 	struct rte_mbuf *m;
 	uint8_t *f;

@@ -77,7 +77,7 @@ roce_template(struct droce_dev *dev, const struct rte_ether_addr *dst,
 		.udp_dport = DROCE_UDP_PORT,
 		.bth = {
 			.opcode = DROCE_TR_RC | DROCE_OP_SEND_ONLY,
-			.pkey = 0xffff,
+			.pkey = DROCE_DEFAULT_PKEY,
 			.dqpn = RAW_DEST_QPN,
 		},
 		.payload = zeros,

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The engine's end of a completion queue: completions are written into
+ * the ring the application polls, the producer index published after
+ * each, and an armed CQ's channel told. A full ring loses the completion
+ * and the application hears it once (IBV_EVENT_CQ_ERR).
+ */
+
+#include "droce_engine_pvt.h"
+
+void
+droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
+{
+	uint32_t prod = ring->prod;
+	uint32_t armed;
+
+	if (prod - ring->cons_seen >= ring->depth)
+		ring->cons_seen = __atomic_load_n(&ring->cons,
+						  __ATOMIC_ACQUIRE);
+	if (prod - ring->cons_seen >= ring->depth) {
+		/* the completion is lost: the application hears it once */
+		if (__atomic_exchange_n(&ring->overrun, 1,
+					__ATOMIC_RELAXED) == 0 &&
+		    !ring->ignore_overrun && ring->event != NULL)
+			ring->event(ring, IBV_EVENT_CQ_ERR);
+		return;
+	}
+	ring->cqes[prod & ring->mask] = *cqe;
+	__atomic_store_n(&ring->prod, prod + 1, __ATOMIC_RELEASE);
+	/* the next slot's line, last read on the poller's core */
+	__builtin_prefetch(&ring->cqes[(prod + 1) & ring->mask], 1, 3);
+
+	/* no channel, no one to wake */
+	if (ring->notify == NULL)
+		return;
+	/* The poller arms, then polls; this publishes, then looks at the
+	 * arming. Each side's store must be seen before its load, or both
+	 * could miss the other and the completion would wait unannounced:
+	 * a full fence here, and one in droce_req_notify_cq(). */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	armed = __atomic_load_n(&ring->armed, __ATOMIC_ACQUIRE);
+	if (armed == 0)
+		return;
+	if (armed == DROCE_CQ_ARMED_SOLICITED &&
+	    !(cqe->flags & DROCE_CQE_SOLICITED) && cqe->status == IBV_WC_SUCCESS)
+		return;
+	if (__atomic_compare_exchange_n(&ring->armed, &armed, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		ring->notify(ring);
+}
