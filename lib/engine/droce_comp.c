@@ -22,12 +22,10 @@
 
 #include "droce_engine_pvt.h"
 
-static bool
-is_rd_atomic(uint8_t opcode)
+static inline bool
+is_rd_atomic(const struct droce_send_wqe *wqe)
 {
-	return opcode == IBV_WR_RDMA_READ ||
-		opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	return (droce_wr_flags(wqe->opcode) & DROCE_WR_RD_ATOMIC) != 0;
 }
 
 /* Something was acknowledged: reset the retry counts and the timer. */
@@ -76,8 +74,7 @@ ack_upto(struct droce_qp_eng *qp, uint32_t upto, uint32_t psn)
 		if (st->state != DROCE_WQE_SENT ||
 		    droce_psn_diff(st->last_psn, upto) > 0)
 			break;
-		if (is_rd_atomic(((struct droce_send_wqe *)
-				  droce_wq_slot(sq, idx))->opcode))
+		if (is_rd_atomic(droce_wq_slot(sq, idx)))
 			droce_req_ask_again(qp, idx, psn);
 		else
 			st->state = DROCE_WQE_DONE;
@@ -100,7 +97,7 @@ rd_atomic_wqe(struct droce_qp_eng *qp, uint32_t psn, uint32_t *idx)
 		return NULL;
 	st = droce_swqe(qp, i);
 	wqe = droce_wq_slot(qp->cfg.sq, i);
-	if (!is_rd_atomic(wqe->opcode) || st->state != DROCE_WQE_SENT ||
+	if (!is_rd_atomic(wqe) || st->state != DROCE_WQE_SENT ||
 	    droce_psn_diff(psn, st->first_psn) < 0 ||
 	    droce_psn_diff(psn, st->last_psn) > 0)
 		return NULL;
@@ -117,7 +114,7 @@ read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 	uint32_t expect, idx, len = meta->payload_len;
 
 	wqe = rd_atomic_wqe(qp, psn, &idx);
-	if (wqe == NULL || wqe->opcode != IBV_WR_RDMA_READ)
+	if (wqe == NULL || !(droce_wr_flags(wqe->opcode) & DROCE_WR_READ))
 		return;
 	st = droce_swqe(qp, idx);
 	expect = droce_psn_add(st->first_psn, st->done_bytes / qp->mtu);
@@ -154,7 +151,7 @@ atomic_ack(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 	uint32_t idx;
 
 	wqe = rd_atomic_wqe(qp, psn, &idx);
-	if (wqe == NULL || wqe->opcode == IBV_WR_RDMA_READ)
+	if (wqe == NULL || !(droce_wr_flags(wqe->opcode) & DROCE_WR_ATOMIC))
 		return;
 	droce_atomicacketh_decode(bth + meta->op->offset[DROCE_EXT_ATOMICACKETH],
 				  &ack);
@@ -271,53 +268,24 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 		qp->req.rexmit_at = 0;
 }
 
-/* The completion opcode of a send WQE. */
-static enum ibv_wc_opcode
-send_wc_opcode(uint8_t opcode)
-{
-	switch (opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	case IBV_WR_BIND_MW:
-		return IBV_WC_BIND_MW;
-	case IBV_WR_LOCAL_INV:
-		return IBV_WC_LOCAL_INV;
-	case IBV_WR_TSO:
-		return IBV_WC_TSO;
-	default:
-		return IBV_WC_SEND;
-	}
-}
-
 static void
 send_cqe(struct droce_qp_eng *qp, uint32_t idx, enum ibv_wc_status status)
 {
 	const struct droce_send_wqe *wqe = droce_wq_slot(qp->cfg.sq, idx);
+	const struct droce_wr_info *w = &droce_wr_table[wqe->opcode];
 	struct droce_cqe cqe = {
 		.wr_id = wqe->wr_id,
 		.ts = rte_get_tsc_cycles(),
 		.qp_num = qp->cfg.qp_num,
 		.wqe_idx = idx,
-		.byte_len = wqe->length,
+		.byte_len = w->cqe_len == DROCE_WR_LEN_MSG ? wqe->length :
+			w->cqe_len == DROCE_WR_LEN_WORD ? 8 : 0,
 		.status = (uint8_t)status,
-		.opcode = (uint8_t)send_wc_opcode(wqe->opcode),
+		.opcode = w->wc_opcode,
 		.flags = DROCE_CQE_SEND,
 		.wq = qp->cfg.sq,
 	};
 
-	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
-		cqe.byte_len = 8;
-	else if (wqe->opcode == IBV_WR_BIND_MW ||
-		 wqe->opcode == IBV_WR_LOCAL_INV)
-		cqe.byte_len = 0;
 	droce_cq_push(qp->cfg.send_cq, &cqe);
 }
 
@@ -356,7 +324,7 @@ droce_comp_retire(struct droce_qp_eng *qp)
 		wqe = droce_wq_slot(sq, qp->req.comp);
 		/* a READ or atomic holds its place at the responder until
 		 * every one before it is answered too */
-		if (is_rd_atomic(wqe->opcode))
+		if (is_rd_atomic(wqe))
 			qp->req.rd_atomic--;
 		if (unlikely(wqe->flags & (DROCE_WQE_TM_RNDV |
 					   DROCE_WQE_TM_FIN)))

@@ -23,6 +23,7 @@
  *    state is touched by that lcore alone.
  */
 
+#include <errno.h>
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -197,6 +198,110 @@ droce_wq_retire(struct droce_wq *wq, uint32_t next)
 		;
 }
 
+/* ------------------------------------------------------------------------
+ * Work request opcodes: ibv_post_send(3)'s opcode x QP type table, and
+ * what each opcode is, in one place that the verbs layer's checks, the
+ * engine and the tests read (lib/engine/droce_wr.c).
+ */
+
+/** What a work request opcode is (DROCE_WR_*). */
+#define DROCE_WR_SEND      (1u << 0)  /**< a SEND: the peer's receive WQE
+					* takes it */
+#define DROCE_WR_WRITE     (1u << 1)  /**< placed at a remote address
+					* (RETH), answered by an ACK */
+#define DROCE_WR_READ      (1u << 2)  /**< an RDMA READ */
+#define DROCE_WR_ATOMIC    (1u << 3)  /**< compare-and-swap or fetch-and-add:
+					* 8 bytes back into its one SGE */
+#define DROCE_WR_COMPARE   (1u << 4)  /**< compares before it swaps */
+#define DROCE_WR_LOCAL     (1u << 5)  /**< done by the requester alone:
+					* nothing on the wire */
+#define DROCE_WR_IMM       (1u << 6)  /**< carries immediate data */
+#define DROCE_WR_INV       (1u << 7)  /**< carries a key to invalidate */
+#define DROCE_WR_TSO       (1u << 8)  /**< a TCP payload cut by the MSS */
+#define DROCE_WR_DATA      (1u << 9)  /**< carries the bytes of its SGEs */
+#define DROCE_WR_INLINE    (1u << 10) /**< may be IBV_SEND_INLINE */
+#define DROCE_WR_WORD      (1u << 11) /**< exactly 8 bytes, at an 8-byte
+					* aligned remote address */
+/** A READ or an atomic: it holds a responder resource (max_rd_atomic)
+ * until its response comes, and a FENCE waits for it. */
+#define DROCE_WR_RD_ATOMIC (DROCE_WR_READ | DROCE_WR_ATOMIC)
+
+/** The bit of QP type @p t in droce_wr_info.qp_types. */
+#define DROCE_QPT(t) (1u << (t))
+
+/** What the byte_len of a WR's completion is. */
+enum droce_wr_len {
+	DROCE_WR_LEN_MSG,   /**< the message's length */
+	DROCE_WR_LEN_WORD,  /**< 8: an atomic's result */
+	DROCE_WR_LEN_NONE,  /**< 0: nothing moved */
+};
+
+/** The packets of a message, by position (droce_wr_info.wire). */
+enum droce_wr_pos {
+	DROCE_POS_ONLY,
+	DROCE_POS_FIRST,
+	DROCE_POS_MIDDLE,
+	DROCE_POS_LAST,
+};
+
+/** A work request opcode. */
+struct droce_wr_info {
+	const char *name;           /**< "SEND", "RDMA_WRITE", ... */
+	uint16_t flags;             /**< DROCE_WR_* */
+	/** QP types ibv_post_send(3) allows it on (DROCE_QPT()); others
+	 * refuse it with EINVAL */
+	uint16_t qp_types;
+	/** of those, the types droce cannot carry it on: EOPNOTSUPP */
+	uint16_t missing;
+	uint8_t wc_opcode;          /**< enum ibv_wc_opcode of its completion */
+	uint8_t cqe_len;            /**< enum droce_wr_len */
+	/** BTH opcodes of its packets (the transport's bits added), by
+	 * enum droce_wr_pos; a one-packet request has DROCE_POS_ONLY only */
+	uint8_t wire[4];
+	uint64_t qpx_op;            /**< the IBV_QP_EX_WITH_* it needs */
+};
+
+/** Entries of droce_wr_table: enum ibv_wr_opcode's values. */
+#define DROCE_WR_NUM 16
+
+/** The table, by enum ibv_wr_opcode. */
+extern const struct droce_wr_info droce_wr_table[DROCE_WR_NUM];
+
+/** @return the entry of WR opcode @p opcode, or NULL if there is none. */
+static inline const struct droce_wr_info *
+droce_wr_info(unsigned int opcode)
+{
+	const struct droce_wr_info *w;
+
+	if (opcode >= DROCE_WR_NUM)
+		return NULL;
+	w = &droce_wr_table[opcode];
+	return w->name != NULL ? w : NULL;
+}
+
+/** @return the DROCE_WR_* flags of @p opcode (posted: it exists). */
+static inline uint16_t
+droce_wr_flags(uint8_t opcode)
+{
+	return droce_wr_table[opcode & (DROCE_WR_NUM - 1)].flags;
+}
+
+/**
+ * May @p opcode be posted on a QP of @p type?
+ * @return 0, EINVAL (not on this type, or no such opcode) or EOPNOTSUPP
+ * (allowed, but droce cannot carry it there).
+ */
+static inline int
+droce_wr_allowed(unsigned int opcode, enum ibv_qp_type type)
+{
+	const struct droce_wr_info *w = droce_wr_info(opcode);
+
+	if (w == NULL || (unsigned int)type > 15 ||
+	    !(w->qp_types & DROCE_QPT(type)))
+		return EINVAL;
+	return (w->missing & DROCE_QPT(type)) ? EOPNOTSUPP : 0;
+}
+
 /** Send WQE flags (DROCE_WQE_*). */
 #define DROCE_WQE_SIGNALED  (1u << 0)
 #define DROCE_WQE_FENCE     (1u << 1)
@@ -250,8 +355,7 @@ struct droce_send_wqe {
 static inline uint32_t
 droce_send_wqe_srqn(const struct droce_send_wqe *wqe)
 {
-	return wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ?
+	return (droce_wr_flags(wqe->opcode) & DROCE_WR_ATOMIC) ?
 		wqe->imm : (uint32_t)wqe->swap;
 }
 

@@ -584,7 +584,7 @@ droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 	struct rte_mbuf *m;
 	uint8_t *f;
 
-	if (wqe->opcode == IBV_WR_TSO)
+	if (droce_wr_flags(wqe->opcode) & DROCE_WR_TSO)
 		return raw_tso(qp, wqe);
 	m = rte_pktmbuf_alloc(qp->dev->pool);
 

@@ -17,20 +17,17 @@
 
 #include "droce_engine_pvt.h"
 
-static bool
-is_rd_atomic(uint8_t opcode)
+static inline bool
+is_rd_atomic(const struct droce_send_wqe *wqe)
 {
-	return opcode == IBV_WR_RDMA_READ ||
-		opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	return (droce_wr_flags(wqe->opcode) & DROCE_WR_RD_ATOMIC) != 0;
 }
 
 /* PSNs a WQE takes: its packets, or for a READ its responses. */
 static uint32_t
 wqe_npkts(const struct droce_qp_eng *qp, const struct droce_send_wqe *wqe)
 {
-	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+	if (droce_wr_flags(wqe->opcode) & DROCE_WR_ATOMIC)
 		return 1;
 	return wqe->length == 0 ? 1 : (wqe->length + qp->mtu - 1) / qp->mtu;
 }
@@ -43,8 +40,7 @@ rd_atomic_unanswered(const struct droce_qp_eng *qp)
 
 	for (idx = qp->req.comp; idx != qp->req.cons; idx++)
 		if (droce_swqe(qp, idx)->state != DROCE_WQE_DONE &&
-		    is_rd_atomic(((const struct droce_send_wqe *)
-				  droce_wq_slot(qp->cfg.sq, idx))->opcode))
+		    is_rd_atomic(droce_wq_slot(qp->cfg.sq, idx)))
 			return true;
 	return false;
 }
@@ -59,7 +55,7 @@ static int
 req_start(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	  struct droce_swqe *st)
 {
-	bool rd_atomic = is_rd_atomic(wqe->opcode);
+	bool rd_atomic = is_rd_atomic(wqe);
 	bool write_local = rd_atomic;
 	/* started before and rewound since: it holds its responder
 	 * resource still, and counts already */
@@ -106,31 +102,16 @@ count_sent(struct droce_qp_eng *qp, uint32_t psn, uint32_t next)
 		qp->req.sent_psn = next;
 }
 
-/* The wire opcode of the packet of a SEND or WRITE at a position. */
-static uint8_t
-data_opcode(uint8_t tr, const struct droce_send_wqe *wqe, bool first,
+/* The BTH opcode of a packet of @p wqe, by its position in the message. */
+static inline uint8_t
+wire_opcode(uint8_t tr, const struct droce_send_wqe *wqe, bool first,
 	    bool last)
 {
-	bool write = wqe->opcode == IBV_WR_RDMA_WRITE ||
-		wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-	bool imm = wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
-		wqe->opcode == IBV_WR_SEND_WITH_IMM;
-	bool inv = wqe->opcode == IBV_WR_SEND_WITH_INV;
-	uint8_t op;
+	enum droce_wr_pos pos = first ? (last ? DROCE_POS_ONLY :
+					 DROCE_POS_FIRST) :
+		last ? DROCE_POS_LAST : DROCE_POS_MIDDLE;
 
-	if (first && last)
-		op = write ? (imm ? DROCE_OP_WRITE_ONLY_IMM : DROCE_OP_WRITE_ONLY) :
-			imm ? DROCE_OP_SEND_ONLY_IMM :
-			inv ? DROCE_OP_SEND_ONLY_INV : DROCE_OP_SEND_ONLY;
-	else if (first)
-		op = write ? DROCE_OP_WRITE_FIRST : DROCE_OP_SEND_FIRST;
-	else if (!last)
-		op = write ? DROCE_OP_WRITE_MIDDLE : DROCE_OP_SEND_MIDDLE;
-	else
-		op = write ? (imm ? DROCE_OP_WRITE_LAST_IMM : DROCE_OP_WRITE_LAST) :
-			imm ? DROCE_OP_SEND_LAST_IMM :
-			inv ? DROCE_OP_SEND_LAST_INV : DROCE_OP_SEND_LAST;
-	return tr | op;
+	return tr | droce_wr_table[wqe->opcode].wire[pos];
 }
 
 /* Send the next packet of a SEND or WRITE. @return false if out of mbufs. */
@@ -141,7 +122,7 @@ send_data(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	uint32_t off = qp->req.offset;
 	uint32_t len = RTE_MIN(qp->mtu, wqe->length - off);
 	bool first = off == 0, last = off + len >= wqe->length;
-	uint8_t opcode = data_opcode(qp->tr, wqe, first, last);
+	uint8_t opcode = wire_opcode(qp->tr, wqe, first, last);
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	uint32_t psn = qp->req.psn;
 	/* ask often enough that a small window never waits for the timer;
@@ -206,8 +187,7 @@ static struct rte_mbuf *
 ud_packet(struct droce_qp_eng *qp, const struct droce_send_wqe *wqe,
 	  uint32_t len, bool se, uint8_t **payload)
 {
-	uint8_t opcode = DROCE_TR_UD | (wqe->opcode == IBV_WR_SEND_WITH_IMM ?
-		DROCE_OP_SEND_ONLY_IMM : DROCE_OP_SEND_ONLY);
+	uint8_t opcode = wire_opcode(DROCE_TR_UD, wqe, true, true);
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	struct droce_deth deth = {
 		.qkey = (wqe->remote_qkey & DROCE_QKEY_PRIVILEGED) ? qp->qkey :
@@ -285,7 +265,7 @@ send_ud(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 
 	if (!droce_path_ready(qp->dev, &wqe->ah->path, now))
 		return false;
-	if (wqe->opcode == IBV_WR_TSO) {
+	if (droce_wr_flags(wqe->opcode) & DROCE_WR_TSO) {
 		if (!send_ud_tso(qp, wqe))
 			return false;
 	} else {
@@ -328,10 +308,8 @@ static bool
 rd_atomic_request(struct droce_qp_eng *qp, const struct droce_send_wqe *wqe,
 		  const struct droce_swqe *st)
 {
-	bool read = wqe->opcode == IBV_WR_RDMA_READ;
-	uint8_t opcode = qp->tr | (read ? DROCE_OP_READ_REQUEST :
-		wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-		DROCE_OP_COMPARE_SWAP : DROCE_OP_FETCH_ADD);
+	uint16_t flags = droce_wr_flags(wqe->opcode);
+	uint8_t opcode = wire_opcode(qp->tr, wqe, true, true);
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	uint32_t done = st->done_bytes;
 	uint32_t psn = droce_psn_add(st->first_psn, done / qp->mtu);
@@ -345,7 +323,7 @@ rd_atomic_request(struct droce_qp_eng *qp, const struct droce_send_wqe *wqe,
 	if (op->flags & DROCE_OPF_XRCETH)
 		droce_put_be32(bth + op->offset[DROCE_EXT_XRCETH],
 			       droce_send_wqe_srqn(wqe) & DROCE_PSN_MASK);
-	if (read) {
+	if (flags & DROCE_WR_READ) {
 		struct droce_reth reth = {
 			.va = wqe->remote_addr + done,
 			.rkey = wqe->rkey,
@@ -354,13 +332,12 @@ rd_atomic_request(struct droce_qp_eng *qp, const struct droce_send_wqe *wqe,
 
 		droce_reth_encode(bth + op->offset[DROCE_EXT_RETH], &reth);
 	} else {
+		bool cas = (flags & DROCE_WR_COMPARE) != 0;
 		struct droce_atomiceth a = {
 			.va = wqe->remote_addr,
 			.rkey = wqe->rkey,
-			.swap_add = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-				wqe->swap : wqe->compare_add,
-			.compare = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-				wqe->compare_add : 0,
+			.swap_add = cas ? wqe->swap : wqe->compare_add,
+			.compare = cas ? wqe->compare_add : 0,
 		};
 
 		droce_atomiceth_encode(bth + op->offset[DROCE_EXT_ATOMICETH],
@@ -413,12 +390,6 @@ req_halt(struct droce_qp_eng *qp)
 	droce_comp_retire(qp);
 }
 
-static bool
-is_local(uint8_t opcode)
-{
-	return opcode == IBV_WR_BIND_MW || opcode == IBV_WR_LOCAL_INV;
-}
-
 /*
  * A WQE that sends nothing (binding a window, invalidating one) does its
  * work when the requester comes to it, takes no PSN and completes in
@@ -428,11 +399,11 @@ static void
 req_local(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	  struct droce_swqe *st)
 {
-	if (wqe->opcode == IBV_WR_BIND_MW)
-		st->status = (uint8_t)droce_mw_bind(qp, wqe);
-	else
+	if (droce_wr_flags(wqe->opcode) & DROCE_WR_INV)
 		st->status = droce_mw_invalidate(qp, wqe->imm, false) ?
 			IBV_WC_SUCCESS : IBV_WC_MW_BIND_ERR;
+	else
+		st->status = (uint8_t)droce_mw_bind(qp, wqe);
 	st->first_psn = qp->req.psn;
 	st->last_psn = droce_psn_add(qp->req.psn, DROCE_PSN_MASK);
 	st->npkts = 0;
@@ -515,7 +486,7 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
 		    qp->req.cwnd)
 			break;
-		if (unlikely(is_local(wqe->opcode))) {
+		if (unlikely(droce_wr_flags(wqe->opcode) & DROCE_WR_LOCAL)) {
 			if (qp->sq_draining)
 				break;
 			req_local(qp, wqe, st);
@@ -542,7 +513,7 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 			ok = send_ud(qp, wqe, st, now);
 		else if (qp->tr == DROCE_TR_NONE)
 			ok = send_raw(qp, wqe, st);
-		else if (is_rd_atomic(wqe->opcode))
+		else if (is_rd_atomic(wqe))
 			ok = send_rd_atomic(qp, wqe, st);
 		else
 			ok = send_data(qp, wqe, st);
@@ -595,11 +566,11 @@ droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn)
 	if (into < 0)
 		into = 0;
 	st->state = DROCE_WQE_SENDING;
-	if (w->opcode == IBV_WR_RDMA_READ) {
+	if (droce_wr_flags(w->opcode) & DROCE_WR_READ) {
 		/* responses up to psn arrived: re-read the rest */
 		qp->req.psn = droce_psn_add(st->first_psn,
 					    st->done_bytes / qp->mtu);
-	} else if (is_rd_atomic(w->opcode)) {
+	} else if (is_rd_atomic(w)) {
 		qp->req.psn = st->first_psn;
 	} else {
 		qp->req.offset = (uint32_t)into * qp->mtu;
@@ -626,7 +597,7 @@ droce_req_seek(struct droce_qp_eng *qp, uint32_t psn)
 		st = droce_swqe(qp, idx);
 		if (st->state == DROCE_WQE_DONE)
 			continue;
-		if (is_rd_atomic(w->opcode)) {
+		if (is_rd_atomic(w)) {
 			/* the requester is at it already, or it was rewound
 			 * (POSTED) and is sent again from its start: its
 			 * response is due */
@@ -667,8 +638,7 @@ droce_req_take_answered(struct droce_qp_eng *qp, uint32_t psn)
 		return false;
 	wqe = droce_wq_slot(qp->cfg.sq, qp->req.cons);
 	st = droce_swqe(qp, qp->req.cons);
-	if (wqe->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
-	    wqe->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD)
+	if (!(droce_wr_flags(wqe->opcode) & DROCE_WR_ATOMIC))
 		return false;
 	if (st->state == DROCE_WQE_POSTED) {
 		/* PSNs come out as they did the first time */
@@ -712,7 +682,7 @@ resend_point(const struct droce_qp_eng *qp)
 		if (st->state == DROCE_WQE_DONE)
 			continue;
 		w = droce_wq_slot(qp->cfg.sq, idx);
-		if (!is_rd_atomic(w->opcode))
+		if (!is_rd_atomic(w))
 			break;
 		psn = droce_psn_add(st->first_psn, st->done_bytes / qp->mtu);
 		if (droce_psn_diff(psn, qp->req.una_psn) < 0)

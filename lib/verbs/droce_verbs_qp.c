@@ -596,13 +596,6 @@ ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 #define KNOWN_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
 	IBV_SEND_SOLICITED | IBV_SEND_INLINE | IBV_SEND_IP_CSUM)
 
-static bool
-is_atomic(enum ibv_wr_opcode op)
-{
-	return op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 /*
  * A TSO WR: its header is, on a raw packet QP, Ethernet (a VLAN tag
  * allowed), on a UD QP IPoIB's four bytes (Ethernet type, two reserved),
@@ -653,21 +646,12 @@ static int
 ud_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	    uint64_t len)
 {
-	switch (wr->opcode) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		break;
-	case IBV_WR_TSO:
-		break;
-	default:
-		return EINVAL;
-	}
 	/* to a handle of this device */
 	if (wr->wr.ud.ah == NULL ||
 	    wr->wr.ud.ah->context != qp->qpx.qp_base.context ||
 	    (wr->send_flags & IBV_SEND_FENCE))
 		return EINVAL;
-	if (wr->opcode == IBV_WR_TSO)
+	if (droce_wr_flags(wr->opcode) & DROCE_WR_TSO)
 		return tso_wr_check(qp, wr, len);
 	/* one packet of at most the port's MTU */
 	if (len > (128u << qp->ctx->attr.active_mtu))
@@ -689,8 +673,6 @@ bind_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	/* a WR binds type 2 windows; type 1 through ibv_bind_mw() */
 	if ((mw->type == IBV_MW_TYPE_1) != type1_bind)
 		return EINVAL;
-	if (wr->send_flags & IBV_SEND_INLINE)
-		return EINVAL;
 	return 0;
 }
 
@@ -699,14 +681,8 @@ static int
 raw_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	     uint64_t len)
 {
-	switch (wr->opcode) {
-	case IBV_WR_SEND:
-		break;
-	case IBV_WR_TSO:
+	if (droce_wr_flags(wr->opcode) & DROCE_WR_TSO)
 		return tso_wr_check(qp, wr, len);
-	default:
-		return EINVAL;
-	}
 	/* a whole frame: an Ethernet header, at most the MTU after it (and
 	 * a VLAN tag) */
 	if (len < RTE_ETHER_HDR_LEN ||
@@ -716,51 +692,31 @@ raw_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
-/* @return 0, or why the WR cannot be posted on this QP. */
+/*
+ * @return 0, or why the WR cannot be posted on this QP: the opcode table
+ * (droce_wr_table) says which opcodes each QP type takes and what they
+ * carry; the QP type's own rules follow.
+ */
 static int
 send_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	      bool type1_bind)
 {
 	enum ibv_qp_type type = qp->qpx.qp_base.qp_type;
-	bool reliable = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+	const struct droce_wr_info *op;
 	uint64_t len = 0;
-	int i;
+	int i, err;
 
-	if (type == IBV_QPT_UD || type == IBV_QPT_RAW_PACKET)
-		goto common;
-	switch (wr->opcode) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		break;
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		/* RC and XRC only (ibv_post_send(3)) */
-		if (!reliable)
-			return EINVAL;
-		break;
-	case IBV_WR_ATOMIC_WRITE:
-		if (!reliable)
-			return EINVAL;
-		return EOPNOTSUPP;      /* not there yet */
-	case IBV_WR_SEND_WITH_INV:
-		/* ibv_post_send(3) lists it for UC, but InfiniBand defines
-		 * no UC opcode with an IETH: nothing could carry it */
-		if (!reliable)
-			return EOPNOTSUPP;
-		break;
-	case IBV_WR_LOCAL_INV:
-		if (wr->send_flags & IBV_SEND_INLINE)
-			return EINVAL;
-		return 0;       /* no data */
-	case IBV_WR_BIND_MW:
-		return bind_wr_check(qp, wr, type1_bind);
-	default:
+	err = droce_wr_allowed(wr->opcode, type);
+	if (err != 0)
+		return err;
+	op = droce_wr_info(wr->opcode);
+	if ((wr->send_flags & IBV_SEND_INLINE) &&
+	    !(op->flags & DROCE_WR_INLINE))
 		return EINVAL;
-	}
-common:
+	if (op->flags & DROCE_WR_LOCAL)
+		/* no data: a window's bind, or a key to invalidate */
+		return (op->flags & DROCE_WR_INV) ? 0 :
+			bind_wr_check(qp, wr, type1_bind);
 	if ((wr->send_flags & ~(unsigned int)KNOWN_SEND_FLAGS) ||
 	    ((wr->send_flags & IBV_SEND_IP_CSUM) &&
 	     type != IBV_QPT_RAW_PACKET && type != IBV_QPT_UD))
@@ -774,25 +730,27 @@ common:
 	if (len > (1ull << 31))
 		return EINVAL;
 	if (type == IBV_QPT_UD) {
-		int err = ud_wr_check(qp, wr, len);
-
+		err = ud_wr_check(qp, wr, len);
 		if (err != 0)
 			return err;
 	}
 	if (type == IBV_QPT_RAW_PACKET) {
-		int err = raw_wr_check(qp, wr, len);
-
+		err = raw_wr_check(qp, wr, len);
 		if (err != 0)
 			return err;
 	}
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		if (wr->opcode == IBV_WR_RDMA_READ || is_atomic(wr->opcode) ||
-		    len > qp->sq.max_inline)
-			return EINVAL;
-	}
-	if (is_atomic(wr->opcode)) {
-		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
-		    (wr->wr.atomic.remote_addr & 7))
+	/* (an ATOMIC_WRITE's 8 bytes fit any WQE, which has room for an SGE) */
+	if ((wr->send_flags & IBV_SEND_INLINE) && len > qp->sq.max_inline &&
+	    !(op->flags & DROCE_WR_WORD))
+		return EINVAL;
+	if (op->flags & DROCE_WR_WORD) {
+		/* 8 bytes at an aligned address; an atomic's result comes
+		 * back into its one SGE */
+		uint64_t raddr = (op->flags & DROCE_WR_ATOMIC) ?
+			wr->wr.atomic.remote_addr : wr->wr.rdma.remote_addr;
+
+		if (len != 8 || (raddr & 7) ||
+		    ((op->flags & DROCE_WR_ATOMIC) && wr->num_sge != 1))
 			return EINVAL;
 	}
 	return 0;
@@ -802,6 +760,7 @@ static void
 send_wqe_build(const struct droce_qp *qp, struct droce_send_wqe *wqe,
 	       const struct ibv_send_wr *wr)
 {
+	const struct droce_wr_info *op = droce_wr_info(wr->opcode);
 	struct ibv_sge *sge = droce_send_wqe_sge(wqe);
 	uint32_t len = 0;
 	int i;
@@ -818,9 +777,9 @@ send_wqe_build(const struct droce_qp *qp, struct droce_send_wqe *wqe,
 	if (wr->send_flags & IBV_SEND_IP_CSUM)
 		wqe->flags |= DROCE_WQE_IP_CSUM;
 	wqe->imm = wr->imm_data;
-	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
+	if (op->flags & DROCE_WR_LOCAL) {
 		/* no data: a window's bind, or the key to invalidate (imm) */
-		if (wr->opcode == IBV_WR_BIND_MW) {
+		if (!(op->flags & DROCE_WR_INV)) {
 			const struct ibv_mw_bind_info *b =
 				&wr->bind_mw.bind_info;
 
@@ -842,7 +801,7 @@ send_wqe_build(const struct droce_qp *qp, struct droce_send_wqe *wqe,
 		wqe->ah = to_ah(wr->wr.ud.ah)->eng;
 		wqe->remote_qkey = wr->wr.ud.remote_qkey;
 		wqe->swap = 0;
-	} else if (is_atomic(wr->opcode)) {
+	} else if (op->flags & DROCE_WR_ATOMIC) {
 		wqe->rkey = wr->wr.atomic.rkey;
 		wqe->remote_addr = wr->wr.atomic.remote_addr;
 		wqe->compare_add = wr->wr.atomic.compare_add;
@@ -853,7 +812,7 @@ send_wqe_build(const struct droce_qp *qp, struct droce_send_wqe *wqe,
 		wqe->compare_add = 0;
 		wqe->swap = 0;
 	}
-	if (wr->opcode == IBV_WR_TSO) {
+	if (op->flags & DROCE_WR_TSO) {
 		/* the MSS and the header's size; the header after the SGEs */
 		wqe->imm = (uint32_t)wr->tso.mss << 16 | wr->tso.hdr_sz;
 		for (i = 0; i < wr->num_sge; i++) {
@@ -869,7 +828,7 @@ send_wqe_build(const struct droce_qp *qp, struct droce_send_wqe *wqe,
 	if (qp->qpx.qp_base.qp_type == IBV_QPT_XRC_SEND) {
 		/* the SRQ number goes where the opcode leaves room
 		 * (droce_send_wqe_srqn()) */
-		if (is_atomic(wr->opcode))
+		if (op->flags & DROCE_WR_ATOMIC)
 			wqe->imm = wr->qp_type.xrc.remote_srqn;
 		else
 			wqe->swap = wr->qp_type.xrc.remote_srqn;

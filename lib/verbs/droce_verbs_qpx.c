@@ -8,9 +8,11 @@
  * ibv_wr_complete). A batch is staged as a chain of ibv_send_wr with
  * their SGEs and inline bytes in memory of the QP's own, and
  * ibv_wr_complete posts it as ibv_post_send() would: the same checks, the
- * same work queue. A batch with a mistake in it (an operation the QP was
- * not created for, too many SGEs or inline bytes, more WRs than the send
- * queue holds) posts nothing, and ibv_wr_complete says why.
+ * same work queue, the same opcode table (droce_wr_table, which also
+ * says what operations each QP type may be created with). A batch with a
+ * mistake in it (an operation the QP was not created for, too many SGEs
+ * or inline bytes, more WRs than the send queue holds) posts nothing,
+ * and ibv_wr_complete says why.
  */
 
 #include <errno.h>
@@ -19,19 +21,6 @@
 #include <rte_malloc.h>
 
 #include "droce_verbs_pvt.h"
-
-/* Operations ibv_create_qp_ex may ask for, per QP type. */
-#define UC_OPS (IBV_QP_EX_WITH_RDMA_WRITE | \
-		IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
-		IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
-#define UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
-		IBV_QP_EX_WITH_TSO)
-#define RAW_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO)
-#define RC_OPS (UC_OPS | IBV_QP_EX_WITH_SEND_WITH_INV | \
-		IBV_QP_EX_WITH_RDMA_READ | \
-		IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
 /** A batch being built between ibv_wr_start and ibv_wr_complete. */
 struct droce_qpx_batch {
@@ -60,14 +49,17 @@ mistake(struct droce_qpx_batch *b, int err)
 		b->err = err;
 }
 
-/* Stage a new WR of @p opcode (allowed by @p flag) from wr_id/wr_flags. */
+/*
+ * Stage a new WR of @p opcode (which the QP's send_ops_flags must have
+ * asked for) from wr_id and wr_flags.
+ */
 static struct ibv_send_wr *
-wr_new(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint64_t flag)
+wr_new(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode)
 {
 	struct droce_qpx_batch *b = batch_of(qpx);
 	struct ibv_send_wr *w;
 
-	if (!(b->ops & flag)) {
+	if (!(b->ops & droce_wr_table[opcode].qpx_op)) {
 		mistake(b, EINVAL);
 		return NULL;
 	}
@@ -145,24 +137,23 @@ wr_abort(struct ibv_qp_ex *qpx)
 static void
 wr_send(struct ibv_qp_ex *qpx)
 {
-	wr_new(qpx, IBV_WR_SEND, IBV_QP_EX_WITH_SEND);
+	wr_new(qpx, IBV_WR_SEND);
 }
 
 static void
 wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
 {
-	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_SEND_WITH_IMM,
-				       IBV_QP_EX_WITH_SEND_WITH_IMM);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_SEND_WITH_IMM);
 
 	if (w != NULL)
 		w->imm_data = imm;
 }
 
 static void
-wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint64_t flag,
-	uint32_t rkey, uint64_t addr, __be32 imm)
+wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t rkey,
+	uint64_t addr, __be32 imm)
 {
-	struct ibv_send_wr *w = wr_new(qpx, opcode, flag);
+	struct ibv_send_wr *w = wr_new(qpx, opcode);
 
 	if (w == NULL)
 		return;
@@ -174,29 +165,27 @@ wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint64_t flag,
 static void
 wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
 {
-	wr_rdma(qpx, IBV_WR_RDMA_WRITE, IBV_QP_EX_WITH_RDMA_WRITE, rkey, addr,
-		0);
+	wr_rdma(qpx, IBV_WR_RDMA_WRITE, rkey, addr, 0);
 }
 
 static void
 wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 		  __be32 imm)
 {
-	wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM,
-		IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
+	wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
 }
 
 static void
 wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
 {
-	wr_rdma(qpx, IBV_WR_RDMA_READ, IBV_QP_EX_WITH_RDMA_READ, rkey, addr, 0);
+	wr_rdma(qpx, IBV_WR_RDMA_READ, rkey, addr, 0);
 }
 
 static void
-wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint64_t flag,
-	  uint32_t rkey, uint64_t addr, uint64_t compare_add, uint64_t swap)
+wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t rkey,
+	  uint64_t addr, uint64_t compare_add, uint64_t swap)
 {
-	struct ibv_send_wr *w = wr_new(qpx, opcode, flag);
+	struct ibv_send_wr *w = wr_new(qpx, opcode);
 
 	if (w == NULL)
 		return;
@@ -210,16 +199,14 @@ static void
 wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 		  uint64_t compare, uint64_t swap)
 {
-	wr_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP,
-		  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, rkey, addr, compare, swap);
+	wr_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare, swap);
 }
 
 static void
 wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 		    uint64_t add)
 {
-	wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD,
-		  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
+	wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
 static void
@@ -295,18 +282,10 @@ wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
 	wr_set_inline_data_list(qpx, 1, &buf);
 }
 
-/* Operations of other QP types or of features droce has not got. */
-static void
-wr_unsupported(struct ibv_qp_ex *qpx)
-{
-	mistake(batch_of(qpx), EOPNOTSUPP);
-}
-
 static void
 wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_SEND_WITH_INV,
-				       IBV_QP_EX_WITH_SEND_WITH_INV);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_SEND_WITH_INV);
 
 	if (w != NULL)
 		w->invalidate_rkey = rkey;
@@ -315,8 +294,7 @@ wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 static void
 wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_LOCAL_INV,
-				       IBV_QP_EX_WITH_LOCAL_INV);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_LOCAL_INV);
 
 	if (w != NULL)
 		w->invalidate_rkey = rkey;
@@ -326,8 +304,7 @@ static void
 wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 	   const struct ibv_mw_bind_info *info)
 {
-	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_BIND_MW,
-				       IBV_QP_EX_WITH_BIND_MW);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_BIND_MW);
 
 	if (w == NULL)
 		return;
@@ -339,7 +316,7 @@ wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 static void
 wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
-	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_TSO, IBV_QP_EX_WITH_TSO);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_TSO);
 
 	if (w == NULL)
 		return;
@@ -371,6 +348,7 @@ wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 	w->qp_type.xrc.remote_srqn = srqn;
 }
 
+/* (allowed_ops() refuses it at creation: droce has not got it) */
 static void
 wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 		const void *data)
@@ -378,21 +356,29 @@ wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 	RTE_SET_USED(rkey);
 	RTE_SET_USED(addr);
 	RTE_SET_USED(data);
-	wr_unsupported(qpx);
+	mistake(batch_of(qpx), EOPNOTSUPP);
+}
+
+/* The IBV_QP_EX_WITH_* operations a QP of @p type can be created with. */
+static uint64_t
+allowed_ops(enum ibv_qp_type type)
+{
+	uint64_t ops = 0;
+	unsigned int op;
+
+	for (op = 0; op < DROCE_WR_NUM; op++)
+		if (droce_wr_allowed(op, type) == 0)
+			ops |= droce_wr_table[op].qpx_op;
+	return ops;
 }
 
 int
 droce_qpx_init(struct droce_qp *qp, uint64_t send_ops)
 {
-	enum ibv_qp_type type = qp->qpx.qp_base.qp_type;
-	uint64_t allowed = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND ?
-		RC_OPS : type == IBV_QPT_UC ? UC_OPS :
-		type == IBV_QPT_UD ? UD_OPS :
-		type == IBV_QPT_RAW_PACKET ? RAW_OPS : 0;
 	struct droce_qpx_batch *b;
 	struct ibv_qp_ex *x = &qp->qpx;
 
-	if (send_ops & ~allowed)
+	if (send_ops & ~allowed_ops(qp->qpx.qp_base.qp_type))
 		return EOPNOTSUPP;
 	b = rte_zmalloc("droce_qpx", sizeof(*b), 0);
 	if (b == NULL)

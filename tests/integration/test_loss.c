@@ -30,6 +30,7 @@
 
 #include <droce.h>
 
+#include "droce_engine.h"
 #include "harness.h"
 
 #define BUF (16u << 20)
@@ -69,35 +70,26 @@ struct op {
 	uint64_t swap;
 };
 
+/* What an opcode is: droce's opcode table. */
+static uint16_t
+flags_of(enum ibv_wr_opcode op)
+{
+	return droce_wr_info(op)->flags;
+}
+
+/* A SEND, or a WRITE's immediate, takes a receive. */
 static bool
 consumes_recv(enum ibv_wr_opcode op)
 {
-	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
-	       op == IBV_WR_RDMA_WRITE_WITH_IMM;
+	return (flags_of(op) & DROCE_WR_SEND) ||
+		((flags_of(op) & DROCE_WR_WRITE) &&
+		 (flags_of(op) & DROCE_WR_IMM));
 }
 
 static bool
 has_imm(enum ibv_wr_opcode op)
 {
-	return op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE_WITH_IMM;
-}
-
-static enum ibv_wc_opcode
-send_wc_opcode(enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	default:
-		return IBV_WC_SEND;
-	}
+	return (flags_of(op) & DROCE_WR_IMM) != 0;
 }
 
 /* Sizes on both sides of the 1024-byte path MTU. */
@@ -129,14 +121,12 @@ post_op(const struct op *o, uint64_t wr_id)
 	wr.send_flags = IBV_SEND_SIGNALED;
 	if (has_imm(o->opcode))
 		wr.imm_data = htobe32((uint32_t)wr_id);
-	if (o->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    o->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	if (flags_of(o->opcode) & DROCE_WR_ATOMIC) {
 		wr.wr.atomic.remote_addr = (uintptr_t)(b.buf + o->roff);
 		wr.wr.atomic.rkey = b.mr->rkey;
 		wr.wr.atomic.compare_add = o->compare_add;
 		wr.wr.atomic.swap = o->swap;
-	} else if (o->opcode != IBV_WR_SEND &&
-		   o->opcode != IBV_WR_SEND_WITH_IMM) {
+	} else if (!(flags_of(o->opcode) & DROCE_WR_SEND)) {
 		wr.wr.rdma.remote_addr = (uintptr_t)(b.buf + o->roff);
 		wr.wr.rdma.rkey = b.mr->rkey;
 	}
@@ -239,7 +229,7 @@ run_stream(const struct op *ops, unsigned int n)
 				fail_msg("op %u completed as %llu", done,
 					 (unsigned long long)wc[j].wr_id);
 			assert_int_equal(wc[j].opcode,
-					 send_wc_opcode(ops[done].opcode));
+				droce_wr_info(ops[done].opcode)->wc_opcode);
 			if (ops[done].opcode == IBV_WR_RDMA_READ)
 				assert_int_equal(wc[j].byte_len,
 						 ops[done].len);

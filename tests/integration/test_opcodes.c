@@ -4,21 +4,24 @@
 
 /*
  * The opcode x QP type table of ibv_post_send(3), for the QP types droce
- * has (RC, UC and UD), droce0 to droce1. Each opcode is posted behind a
- * signalled RDMA WRITE (on UD a SEND), in one chain:
+ * has (RC, UC and UD), droce0 to droce1. The expectations come from
+ * droce's opcode table (droce_wr_table), which the verbs layer's checks
+ * and the engine read too; the table itself is held to the man page's
+ * (test_table). Each opcode is posted behind a signalled RDMA WRITE (on
+ * UD a SEND), in one chain:
  *
- *  - allowed and there: both WRs complete in order and the opcode does
- *    what it says (SEND and SEND with immediate received, WRITEs placed,
- *    READ read, compare-and-swap and fetch-and-add applied once, a type 2
+ *  - allowed: both WRs complete in order, with the table's completion
+ *    opcode, and the opcode does what it says (SEND and SEND with
+ *    immediate received, WRITEs placed, READ read, compare-and-swap and
+ *    fetch-and-add applied once, ATOMIC_WRITE's 8 bytes placed, a type 2
  *    window bound and written through, invalidated locally or by the
  *    peer's SEND with invalidate so that it binds again, TSO on UD cut
  *    into datagrams of an MSS each);
- *  - allowed but not yet in droce (ATOMIC_WRITE on RC, which
- *    ibv_post_send(3)'s table does not list), or with no wire opcode to
- *    carry it (SEND_WITH_INV on UC: InfiniBand gives UC no opcode with
- *    an IETH): EOPNOTSUPP with bad_wr on it;
+ *  - allowed but with no wire opcode to carry it (SEND_WITH_INV on UC:
+ *    InfiniBand gives UC no opcode with an IETH): EOPNOTSUPP with bad_wr
+ *    on it;
  *  - not allowed on the type (READ and atomics on UC, all but SEND and
- *    TSO on UD, TSO on RC and UC, an opcode that does not exist): EINVAL
+ *    TSO on UD, TSO on RC and UC, opcodes that do not exist): EINVAL
  *    with bad_wr on it.
  *
  * In the last two cases the WR ahead of it was posted and completes.
@@ -45,36 +48,41 @@
 
 #include <cmocka.h>
 
+#include "droce_engine.h"
 #include "harness.h"
 
 #define BUF (1u << 16)
 #define GRH 40
 #define QKEY 0x1234
 
-enum expect { WORKS, NOT_YET, REFUSED };
-
-struct cell {
+/*
+ * ibv_post_send(3)'s table as the page prints it (rdma-core 44): "X"
+ * where the opcode is allowed, columns UD, UC, RC, XRC_SEND, RAW_PACKET.
+ */
+static const struct {
 	enum ibv_wr_opcode opcode;
-	enum expect rc;
-	enum expect uc;
-	enum expect ud;
+	const char *cells;
+} man_page[] = {
+	{ IBV_WR_SEND,                 "XXXXX" },
+	{ IBV_WR_SEND_WITH_IMM,        "XXXX." },
+	{ IBV_WR_RDMA_WRITE,           ".XXX." },
+	{ IBV_WR_RDMA_WRITE_WITH_IMM,  ".XXX." },
+	{ IBV_WR_RDMA_READ,            "..XX." },
+	{ IBV_WR_ATOMIC_CMP_AND_SWP,   "..XX." },
+	{ IBV_WR_ATOMIC_FETCH_AND_ADD, "..XX." },
+	{ IBV_WR_LOCAL_INV,            ".XXX." },
+	{ IBV_WR_BIND_MW,              ".XXX." },
+	{ IBV_WR_SEND_WITH_INV,        ".XXX." },
+	{ IBV_WR_TSO,                  "X...X" },
 };
 
-static const struct cell table[] = {
-	{ IBV_WR_SEND, WORKS, WORKS, WORKS },
-	{ IBV_WR_SEND_WITH_IMM, WORKS, WORKS, WORKS },
-	{ IBV_WR_RDMA_WRITE, WORKS, WORKS, REFUSED },
-	{ IBV_WR_RDMA_WRITE_WITH_IMM, WORKS, WORKS, REFUSED },
-	{ IBV_WR_RDMA_READ, WORKS, REFUSED, REFUSED },
-	{ IBV_WR_ATOMIC_CMP_AND_SWP, WORKS, REFUSED, REFUSED },
-	{ IBV_WR_ATOMIC_FETCH_AND_ADD, WORKS, REFUSED, REFUSED },
-	{ IBV_WR_LOCAL_INV, WORKS, WORKS, REFUSED },
-	{ IBV_WR_BIND_MW, WORKS, WORKS, REFUSED },
-	{ IBV_WR_SEND_WITH_INV, WORKS, NOT_YET, REFUSED },
-	{ IBV_WR_TSO, REFUSED, REFUSED, WORKS },
-	{ IBV_WR_ATOMIC_WRITE, NOT_YET, REFUSED, REFUSED },
-	{ (enum ibv_wr_opcode)77, REFUSED, REFUSED, REFUSED },
+static const enum ibv_qp_type page_columns[] = {
+	IBV_QPT_UD, IBV_QPT_UC, IBV_QPT_RC, IBV_QPT_XRC_SEND,
+	IBV_QPT_RAW_PACKET,
 };
+
+/* Opcodes no table has: refused everywhere. */
+static const unsigned int no_opcode[] = { IBV_WR_DRIVER1, 14, 77 };
 
 /* A UD TSO header: IPoIB's four bytes, IPv4, TCP (checksums: droce's) */
 #define TSO_MSS 400
@@ -170,9 +178,9 @@ post_pair(enum ibv_wr_opcode opcode, struct ibv_send_wr *wr,
 	wr[1].opcode = opcode;
 	wr[1].send_flags = IBV_SEND_SIGNALED;
 	wr[1].imm_data = htobe32(0x55);
-	if (opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	if (droce_wr_flags(opcode) & DROCE_WR_WORD)
 		sge[1].length = 8;
+	if (droce_wr_flags(opcode) & DROCE_WR_ATOMIC) {
 		wr[1].wr.atomic.rkey = b.mr->rkey;
 		wr[1].wr.atomic.remote_addr = (uintptr_t)b.buf + 0x3000;
 		wr[1].wr.atomic.compare_add =
@@ -199,7 +207,9 @@ post_pair(enum ibv_wr_opcode opcode, struct ibv_send_wr *wr,
 		if (opcode == IBV_WR_SEND_WITH_INV)
 			wr[1].invalidate_rkey = mw_rkey;
 		wr[1].wr.rdma.rkey = b.mr->rkey;
-		wr[1].wr.rdma.remote_addr = (uintptr_t)b.buf + 0x2000;
+		wr[1].wr.rdma.remote_addr = (uintptr_t)b.buf +
+			((droce_wr_flags(opcode) & DROCE_WR_WORD) ?
+			 0x3000 : 0x2000);
 	}
 	return ibv_post_send(a.qp, wr, bad);
 }
@@ -251,24 +261,12 @@ wait_equal(const uint8_t *p, const uint8_t *q, size_t len)
 static void
 check_works(enum ibv_wr_opcode opcode)
 {
-	static const enum ibv_wc_opcode wc_op[] = {
-		[IBV_WR_SEND] = IBV_WC_SEND,
-		[IBV_WR_SEND_WITH_IMM] = IBV_WC_SEND,
-		[IBV_WR_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
-		[IBV_WR_RDMA_WRITE_WITH_IMM] = IBV_WC_RDMA_WRITE,
-		[IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ,
-		[IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
-		[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
-		[IBV_WR_LOCAL_INV] = IBV_WC_LOCAL_INV,
-		[IBV_WR_BIND_MW] = IBV_WC_BIND_MW,
-		[IBV_WR_SEND_WITH_INV] = IBV_WC_SEND,
-		[IBV_WR_TSO] = IBV_WC_TSO,
-	};
+	const struct droce_wr_info *op = droce_wr_info(opcode);
 	uint64_t *target = (uint64_t *)(void *)(b.buf + 0x3000);
 	uint64_t *result = (uint64_t *)(void *)(a.buf + 0x1000);
-	bool recv = opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM ||
-		opcode == IBV_WR_SEND_WITH_INV ||
-		opcode == IBV_WR_RDMA_WRITE_WITH_IMM || opcode == IBV_WR_TSO;
+	/* a SEND, or a WRITE's immediate, takes a receive */
+	bool recv = (op->flags & DROCE_WR_SEND) ||
+		((op->flags & DROCE_WR_WRITE) && (op->flags & DROCE_WR_IMM));
 	uint32_t len = is_ud() ? 1000 : 1500;
 	uint32_t grh = is_ud() ? GRH : 0;
 	struct ibv_send_wr wr[2], *bad = NULL;
@@ -306,7 +304,11 @@ check_works(enum ibv_wr_opcode opcode)
 	assert_int_equal(wc[0].wr_id, 1);
 	assert_int_equal(wc[1].status, IBV_WC_SUCCESS);
 	assert_int_equal(wc[1].wr_id, 2);
-	assert_int_equal(wc[1].opcode, wc_op[opcode]);
+	assert_int_equal(wc[1].opcode, op->wc_opcode);
+	assert_int_equal(wc[1].byte_len,
+			 op->cqe_len == DROCE_WR_LEN_WORD ? 8 :
+			 op->cqe_len == DROCE_WR_LEN_NONE ? 0 :
+			 (op->flags & DROCE_WR_WORD) ? 8 : len);
 	if (is_ud()) {
 		/* the SEND ahead of it */
 		assert_int_equal(ep_poll(b.rcq, wc, 1, 5000), 1);
@@ -395,6 +397,10 @@ check_works(enum ibv_wr_opcode opcode)
 		assert_int_equal(*result, 40);
 		assert_int_equal(*target, 42);
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+		/* a's 8 bytes, placed at once */
+		assert_memory_equal(target, a.buf + 0x1000, 8);
+		break;
 	default:
 		fail();
 	}
@@ -427,30 +433,87 @@ type_name(enum ibv_qp_type type)
 	return type == IBV_QPT_RC ? "RC" : type == IBV_QPT_UC ? "UC" : "UD";
 }
 
+/* @p opcode on a QP of @p type: as the opcode table says. */
+static void
+check_opcode(enum ibv_qp_type type, unsigned int opcode)
+{
+	int err = droce_wr_allowed(opcode, type);
+	const struct droce_wr_info *op = droce_wr_info(opcode);
+
+	print_message("%s %s (%u): %s\n", type_name(type),
+		      op != NULL ? op->name : "no such opcode", opcode,
+		      err == 0 ? "works" : err == EOPNOTSUPP ?
+		      "EOPNOTSUPP (nothing carries it)" : "EINVAL");
+	if (err == 0)
+		check_works((enum ibv_wr_opcode)opcode);
+	else
+		check_refused((enum ibv_wr_opcode)opcode, err);
+}
+
 static void
 run_column(enum ibv_qp_type type)
 {
+	unsigned int op;
 	size_t i;
 
 	pair(type);
-	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		enum expect e = type == IBV_QPT_RC ? table[i].rc :
-			type == IBV_QPT_UC ? table[i].uc : table[i].ud;
-
-		print_message("%s opcode %d: %s\n", type_name(type),
-			      table[i].opcode,
-			      e == WORKS ? "works" : e == NOT_YET ?
-			      "EOPNOTSUPP (not yet)" : "EINVAL");
-		if (e == WORKS)
-			check_works(table[i].opcode);
-		else
-			check_refused(table[i].opcode,
-				      e == NOT_YET ? EOPNOTSUPP : EINVAL);
-	}
+	for (op = 0; op < DROCE_WR_NUM; op++)
+		if (droce_wr_info(op) != NULL)
+			check_opcode(type, op);
+	for (i = 0; i < sizeof(no_opcode) / sizeof(no_opcode[0]); i++)
+		check_opcode(type, no_opcode[i]);
 	if (type == IBV_QPT_UD)
 		ibv_destroy_ah(ah);
 	ep_close(&a);
 	ep_close(&b);
+}
+
+/*
+ * droce's table is the man page's, cell for cell, plus ATOMIC_WRITE
+ * (newer than the page) on RC and XRC_SEND; every other opcode is
+ * refused on every type.
+ */
+static void
+test_table(void **state)
+{
+	unsigned int op, n = 0;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(man_page) / sizeof(man_page[0]); i++) {
+		for (j = 0; j < sizeof(page_columns) / sizeof(page_columns[0]);
+		     j++) {
+			int err = droce_wr_allowed(man_page[i].opcode,
+						   page_columns[j]);
+
+			print_message("%s on type %d: %d\n",
+				      droce_wr_info(man_page[i].opcode)->name,
+				      page_columns[j], err);
+			assert_int_equal(err != EINVAL,
+					 man_page[i].cells[j] == 'X');
+		}
+	}
+	assert_int_not_equal(droce_wr_allowed(IBV_WR_ATOMIC_WRITE, IBV_QPT_RC),
+			     EINVAL);
+	assert_int_not_equal(droce_wr_allowed(IBV_WR_ATOMIC_WRITE,
+					      IBV_QPT_XRC_SEND), EINVAL);
+	for (j = 0; j < sizeof(page_columns) / sizeof(page_columns[0]); j++)
+		if (page_columns[j] != IBV_QPT_RC &&
+		    page_columns[j] != IBV_QPT_XRC_SEND)
+			assert_int_equal(droce_wr_allowed(IBV_WR_ATOMIC_WRITE,
+							  page_columns[j]),
+					 EINVAL);
+	for (op = 0; op < DROCE_WR_NUM; op++)
+		n += droce_wr_info(op) != NULL;
+	assert_int_equal(n, sizeof(man_page) / sizeof(man_page[0]) + 1);
+	for (i = 0; i < sizeof(no_opcode) / sizeof(no_opcode[0]); i++)
+		assert_int_equal(droce_wr_allowed(no_opcode[i], IBV_QPT_RC),
+				 EINVAL);
+	/* no QP type may be posted on but those of the page */
+	for (op = 0; op < DROCE_WR_NUM; op++)
+		if (droce_wr_info(op) != NULL)
+			assert_int_equal(droce_wr_allowed(op, IBV_QPT_XRC_RECV),
+					 EINVAL);
 }
 
 static void
@@ -586,6 +649,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_rc),
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_ud),
