@@ -476,6 +476,43 @@ do_write(struct droce_qp_eng *qp, const uint8_t *bth,
 	in_order_done(qp, bth, psn);
 }
 
+/*
+ * ATOMIC_WRITE (memory placement extensions): 8 bytes placed at once at
+ * an aligned address. It is answered by an ACK and needs no responder
+ * resource: a duplicate is acknowledged again, never placed again, as a
+ * WRITE's is.
+ */
+static void
+do_atomic_write(struct droce_qp_eng *qp, const uint8_t *bth,
+		const struct droce_wire_meta *meta, uint32_t psn)
+{
+	const struct droce_opcode_info *op = meta->op;
+	struct droce_reth reth;
+	uint64_t addr, value;
+
+	droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
+	if (reth.dlen != sizeof(value) || meta->payload_len != sizeof(value) ||
+	    (reth.va & 7)) {
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return;
+	}
+	if (!droce_rkey_check(qp, reth.rkey, reth.va, sizeof(value),
+			      IBV_ACCESS_REMOTE_WRITE, &addr)) {
+		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+		return;
+	}
+	if (addr & 7) {
+		/* a zero-based window may put an aligned va anywhere */
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return;
+	}
+	/* the bytes as they came, in one store */
+	memcpy(&value, bth + op->hdr_len, sizeof(value));
+	__atomic_store_n((uint64_t *)(uintptr_t)addr, value, __ATOMIC_SEQ_CST);
+	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
+	in_order_done(qp, bth, psn);
+}
+
 /* Slots of the read/atomic ring in use: max_dest_rd_atomic. */
 static inline uint32_t
 res_slots(const struct droce_qp_eng *qp)
@@ -849,7 +886,7 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
-	if (((flags & DROCE_OPF_WRITE) &&
+	if (((flags & (DROCE_OPF_WRITE | DROCE_OPF_ATOMIC_WRITE)) &&
 	     !(qp->access & IBV_ACCESS_REMOTE_WRITE)) ||
 	    ((flags & DROCE_OPF_READ) && !(qp->access & IBV_ACCESS_REMOTE_READ)) ||
 	    ((flags & DROCE_OPF_ATOMIC) &&
@@ -865,6 +902,8 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 		do_read(qp, bth, meta, psn);
 	else if (flags & DROCE_OPF_ATOMIC)
 		do_atomic(qp, bth, meta, psn);
+	else if (flags & DROCE_OPF_ATOMIC_WRITE)
+		do_atomic_write(qp, bth, meta, psn);
 	else
 		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 }

@@ -99,13 +99,13 @@ const struct droce_wr_info droce_wr_table[DROCE_WR_NUM] = {
 		.wire = ONE(FETCH_ADD),
 		.qpx_op = IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
 	},
-	/* not in droce yet */
+	/* droce's XRC has no ATOMIC_WRITE opcode on the wire */
 	[IBV_WR_ATOMIC_WRITE] = {
 		.name = "ATOMIC_WRITE",
 		.flags = DROCE_WR_WRITE | DROCE_WR_DATA | DROCE_WR_INLINE |
 			DROCE_WR_WORD,
 		.qp_types = RELIABLE,
-		.missing = RELIABLE,
+		.missing = QPT(IBV_QPT_XRC_SEND),
 		.wc_opcode = IBV_WC_ATOMIC_WRITE,
 		.wire = ONE(ATOMIC_WRITE),
 		.qpx_op = IBV_QP_EX_WITH_ATOMIC_WRITE,

@@ -33,6 +33,7 @@ struct droce_qpx_batch {
 	struct ibv_send_wr *wr;     /**< [cap] */
 	struct ibv_sge *sge;        /**< [cap * max_sge] */
 	uint8_t *inl;               /**< [cap * max_inline] */
+	uint64_t *word;             /**< [cap]: ATOMIC_WRITE's values */
 };
 
 static struct droce_qpx_batch *
@@ -348,15 +349,30 @@ wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 	w->qp_type.xrc.remote_srqn = srqn;
 }
 
-/* (allowed_ops() refuses it at creation: droce has not got it) */
+/*
+ * The 8 bytes at @p data, copied now (the caller may reuse them), go as
+ * the WR's inline data: they fit any WQE.
+ */
 static void
 wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 		const void *data)
 {
-	RTE_SET_USED(rkey);
-	RTE_SET_USED(addr);
-	RTE_SET_USED(data);
-	mistake(batch_of(qpx), EOPNOTSUPP);
+	struct droce_qpx_batch *b = batch_of(qpx);
+	struct ibv_send_wr *w = wr_new(qpx, IBV_WR_ATOMIC_WRITE);
+	uint64_t *word;
+
+	if (w == NULL)
+		return;
+	w->wr.rdma.rkey = rkey;
+	w->wr.rdma.remote_addr = addr;
+	word = &b->word[w - b->wr];
+	memcpy(word, data, sizeof(*word));
+	w->sg_list[0] = (struct ibv_sge) {
+		.addr = (uintptr_t)word,
+		.length = sizeof(*word),
+	};
+	w->num_sge = 1;
+	w->send_flags |= IBV_SEND_INLINE;
 }
 
 /* The IBV_QP_EX_WITH_* operations a QP of @p type can be created with. */
@@ -392,7 +408,9 @@ droce_qpx_init(struct droce_qp *qp, uint64_t send_ops)
 			     (size_t)b->cap * b->max_sge * sizeof(*b->sge), 0);
 	b->inl = rte_zmalloc("droce_qpx_inl",
 			     RTE_MAX((size_t)b->cap * b->max_inline, 1u), 0);
-	if (b->wr == NULL || b->sge == NULL || b->inl == NULL) {
+	b->word = rte_zmalloc("droce_qpx_word", b->cap * sizeof(*b->word), 0);
+	if (b->wr == NULL || b->sge == NULL || b->inl == NULL ||
+	    b->word == NULL) {
 		qp->batch = b;
 		droce_qpx_free(qp);
 		return ENOMEM;
@@ -433,6 +451,7 @@ droce_qpx_free(struct droce_qp *qp)
 	rte_free(b->wr);
 	rte_free(b->sge);
 	rte_free(b->inl);
+	rte_free(b->word);
 	rte_free(b);
 	qp->batch = NULL;
 }

@@ -6,10 +6,11 @@
  * RC over a lossy link: droce0 and droce1 over a net_ring pair with both
  * ports behind net_fault (drivers/net/fault), which drops, duplicates,
  * reorders or corrupts frames as the arguments say. Long streams of
- * SEND, SEND with immediate, RDMA WRITE (with immediate), RDMA READ and
- * atomics, many in flight, must come through exactly once, in order and
- * byte-exact: each completion once and in posting order, every receive
- * matched to its message, no atomic executed twice.
+ * SEND, SEND with immediate, RDMA WRITE (with immediate), RDMA READ,
+ * atomics and ATOMIC_WRITE, many in flight, must come through exactly
+ * once, in order and byte-exact: each completion once and in posting
+ * order, every receive matched to its message, no atomic executed twice,
+ * no ATOMIC_WRITE placed again after what followed it.
  *
  * Usage: test_loss WORKDIR FAULT_ARGS
  *   e.g. test_loss build/tests/loss drop=0.05
@@ -279,6 +280,13 @@ layout(struct op *ops, unsigned int n)
 			o->loff = A_ATOMIC + 8 * (size_t)i;
 			memset(a.buf + o->loff, 0xee, 8);
 			break;
+		case IBV_WR_ATOMIC_WRITE:
+			/* what it places: compare_add, from a's memory */
+			o->len = 8;
+			o->loff = src;
+			memcpy(a.buf + src, &o->compare_add, 8);
+			src += 8;
+			break;
 		default:
 			assert_true(src + o->len <= A_SRC_END);
 			o->loff = src;
@@ -416,6 +424,50 @@ test_atomics_once(void **state)
 	free(ops);
 }
 
+/*
+ * ATOMIC_WRITE of 1000 + i, each followed by two FETCH_ADDs of 1 on the
+ * same target: they see what it wrote, then one more. An ATOMIC_WRITE
+ * placed again when resent after its first FETCH_ADD (a duplicate taken
+ * for new) would show in the second.
+ */
+static void
+test_atomic_writes_once(void **state)
+{
+	const unsigned int n = 900;
+	struct op *ops = ops_of(IBV_WR_ATOMIC_WRITE, n);
+	uint64_t *target = (uint64_t *)(b.buf + B_ATOMIC + 192);
+	unsigned int i;
+
+	(void)state;
+	*target = 0;
+	for (i = 0; i < n; i++) {
+		ops[i].roff = B_ATOMIC + 192;
+		if (i % 3 == 0) {
+			ops[i].compare_add = 1000 + i;
+		} else {
+			ops[i].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+			ops[i].compare_add = 1;
+		}
+	}
+	layout(ops, n);
+	{ struct droce_qp_counters c0, c1; droce_query_qp_counters(b.qp, &c0);
+	run_stream(ops, n);
+	droce_query_qp_counters(b.qp, &c1); printf("dups %llu\n", (unsigned long long)(c1.dup_reqs - c0.dup_reqs)); }
+	for (i = 0; i < n; i++) {
+		uint64_t old, want = 1000 + i - i % 3 + (i % 3 == 2);
+
+		if (i % 3 == 0)
+			continue;
+		memcpy(&old, a.buf + ops[i].loff, 8);
+		if (old != want)
+			fail_msg("FETCH_ADD %u saw %llu, not %llu", i,
+				 (unsigned long long)old,
+				 (unsigned long long)want);
+	}
+	assert_int_equal(*target, 1000 + n - 3 + 2);
+	free(ops);
+}
+
 /* All of them interleaved in one stream. */
 static void
 test_mixed_stream(void **state)
@@ -424,12 +476,12 @@ test_mixed_stream(void **state)
 		IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
 		IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_SEND_WITH_IMM,
 		IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
-		IBV_WR_ATOMIC_CMP_AND_SWP,
+		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_WRITE,
 	};
 	const unsigned int n = 1600;
 	struct op *ops = ops_of(IBV_WR_SEND, n);
 	uint64_t *target = (uint64_t *)(b.buf + B_ATOMIC + 64);
-	uint64_t count = 0;
+	uint64_t count = 0, last_write = 0;
 	unsigned int i;
 
 	(void)state;
@@ -444,6 +496,11 @@ test_mixed_stream(void **state)
 			ops[i].compare_add = ~(uint64_t)0;
 			ops[i].swap = 1;
 			ops[i].roff = B_ATOMIC + 128;
+		} else if (ops[i].opcode == IBV_WR_ATOMIC_WRITE) {
+			/* the last one's value stays */
+			ops[i].compare_add = 5000 + i;
+			ops[i].roff = B_ATOMIC + 256;
+			last_write = 5000 + i;
 		}
 	}
 	layout(ops, n);
@@ -460,6 +517,7 @@ test_mixed_stream(void **state)
 	}
 	assert_int_equal(*target, count);
 	assert_int_equal(*(uint64_t *)(b.buf + B_ATOMIC + 128), 0);
+	assert_int_equal(*(uint64_t *)(b.buf + B_ATOMIC + 256), last_write);
 	free(ops);
 }
 
@@ -518,6 +576,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_write_stream),
 		cmocka_unit_test(test_read_stream),
 		cmocka_unit_test(test_atomics_once),
+		cmocka_unit_test(test_atomic_writes_once),
 		cmocka_unit_test(test_mixed_stream),
 		cmocka_unit_test(test_faults_seen),
 	};

@@ -65,7 +65,8 @@ setup(void **state)
 			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			 IBV_QP_EX_WITH_RDMA_READ |
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+			 IBV_QP_EX_WITH_ATOMIC_WRITE);
 	if (a.qp == NULL)
 		return -1;
 	x = ibv_qp_to_qp_ex(a.qp);
@@ -105,14 +106,16 @@ test_batch(void **state)
 	static const enum ibv_wc_opcode ops[] = {
 		IBV_WC_SEND, IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE,
 		IBV_WC_RDMA_READ, IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD,
-		IBV_WC_SEND,
+		IBV_WC_SEND, IBV_WC_ATOMIC_WRITE,
 	};
+	static const uint8_t word[8] = "8 bytes!";
 	struct ibv_sge list[3];
 	struct ibv_data_buf bufs[2] = {
 		{ .addr = (void *)"inline ", .length = 7 },
 		{ .addr = (void *)"pieces", .length = 6 },
 	};
 	uint64_t *target = (uint64_t *)(void *)(b.buf + 0x8000);
+	uint8_t value[8];
 	struct ibv_wc wc[4];
 	int i;
 
@@ -120,6 +123,7 @@ test_batch(void **state)
 	fill_pattern(a.buf, 0x4000, 1);
 	fill_pattern(b.buf + 0x10000, 3000, 2);
 	*target = 10;
+	memset(b.buf + 0x8008, 0, 8);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(ep_post_recv(&b, (uint64_t)i,
 					      0x20000 + (size_t)i * 0x2000,
@@ -170,9 +174,15 @@ test_batch(void **state)
 	x->wr_id = 8;
 	x->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_send(x);
+	/* 9: ATOMIC_WRITE of 8 bytes, copied when staged */
+	x->wr_id = 9;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	memcpy(value, word, sizeof(value));
+	ibv_wr_atomic_write(x, b.mr->rkey, (uintptr_t)b.buf + 0x8008, value);
+	memset(value, 0, sizeof(value));
 	assert_int_equal(ibv_wr_complete(x), 0);
 
-	expect_sends(ops, 8);
+	expect_sends(ops, 9);
 	assert_int_equal(ep_poll(b.rcq, wc, 4, 5000), 4);
 	assert_int_equal(wc[0].byte_len, 3000);
 	assert_memory_equal(b.buf + 0x20000, a.buf, 3000);
@@ -189,6 +199,7 @@ test_batch(void **state)
 	assert_int_equal(*(uint64_t *)(void *)(a.buf + 0xa000), 10);
 	assert_int_equal(*(uint64_t *)(void *)(a.buf + 0xa008), 20);
 	assert_int_equal(*target, 25);
+	assert_memory_equal(b.buf + 0x8008, word, 8);
 }
 
 static void
@@ -246,8 +257,8 @@ test_create_rules(void **state)
 	qp = create_ex(&a, IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ);
 	assert_null(qp);
 	assert_int_equal(errno, EOPNOTSUPP);
-	/* operations droce has not got yet */
-	qp = create_ex(&a, IBV_QPT_RC, IBV_QP_EX_WITH_SEND |
+	/* ATOMIC_WRITE is RC's here: droce's XRC has no opcode for it */
+	qp = create_ex(&a, IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_SEND |
 		       IBV_QP_EX_WITH_ATOMIC_WRITE);
 	assert_null(qp);
 	assert_int_equal(errno, EOPNOTSUPP);

@@ -199,6 +199,13 @@ is_atomic(enum ibv_wr_opcode op)
 		op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* An atomic or an ATOMIC_WRITE: 8 bytes at an aligned address. */
+static bool
+is_word(enum ibv_wr_opcode op)
+{
+	return is_atomic(op) || op == IBV_WR_ATOMIC_WRITE;
+}
+
 static void
 req_to_wr(const struct req *r, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
@@ -300,7 +307,7 @@ enum fault {
 static int
 right_of(enum ibv_wr_opcode op)
 {
-	if (op == IBV_WR_RDMA_WRITE)
+	if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_ATOMIC_WRITE)
 		return IBV_ACCESS_REMOTE_WRITE;
 	if (op == IBV_WR_RDMA_READ)
 		return IBV_ACCESS_REMOTE_READ;
@@ -311,7 +318,7 @@ right_of(enum ibv_wr_opcode op)
 static void
 bad_req(enum ibv_wr_opcode op, enum fault fault, struct req *r)
 {
-	uint32_t len = is_atomic(op) ? 8 : RDMA_LEN;
+	uint32_t len = is_word(op) ? 8 : RDMA_LEN;
 	struct ibv_mr *mr;
 
 	memset(r, 0, sizeof(*r));
@@ -335,7 +342,7 @@ bad_req(enum ibv_wr_opcode op, enum fault fault, struct req *r)
 		r->rkey = mr->rkey;
 		/* starts inside, ends outside; an atomic at the very end */
 		r->raddr = (uintptr_t)(b.buf + B_OOB_MR) -
-			(is_atomic(op) ? 0 : len / 2);
+			(is_word(op) ? 0 : len / 2);
 		break;
 	case NO_RIGHT:
 		mr = extra_reg(b.pd, b.buf, BUF, ALL_ACCESS & ~right_of(op));
@@ -542,6 +549,34 @@ test_fetch_add_other_pd(void **state)
 	remote_error(IBV_WR_ATOMIC_FETCH_AND_ADD, OTHER_PD);
 }
 
+static void
+test_atomic_write_bad_rkey(void **state)
+{
+	(void)state;
+	remote_error(IBV_WR_ATOMIC_WRITE, BAD_RKEY);
+}
+
+static void
+test_atomic_write_out_of_bounds(void **state)
+{
+	(void)state;
+	remote_error(IBV_WR_ATOMIC_WRITE, OUT_OF_BOUNDS);
+}
+
+static void
+test_atomic_write_no_remote_write(void **state)
+{
+	(void)state;
+	remote_error(IBV_WR_ATOMIC_WRITE, NO_RIGHT);
+}
+
+static void
+test_atomic_write_other_pd(void **state)
+{
+	(void)state;
+	remote_error(IBV_WR_ATOMIC_WRITE, OTHER_PD);
+}
+
 /* A failing WR completes with its error even when not signalled. */
 static void
 test_unsignalled_error_completes(void **state)
@@ -679,6 +714,11 @@ misaligned_atomic(enum ibv_wr_opcode op)
 	r.compare_add = op == IBV_WR_ATOMIC_CMP_AND_SWP ? before : 1;
 	assert_int_equal(post_req(a.qp, &r), 0);
 	expect_wc(a.scq, a.qp, 3, IBV_WC_SUCCESS, &wc);
+	if (op == IBV_WR_ATOMIC_WRITE) {
+		/* the requester's 8 bytes, placed */
+		assert_memory_equal(b.buf + B_TGT, a.buf + A_BAD, 8);
+		return;
+	}
 	memcpy(&old, a.buf + A_BAD, 8);
 	assert_int_equal(old, before);
 	memcpy(&old, b.buf + B_TGT, 8);
@@ -698,6 +738,13 @@ test_fetch_add_misaligned(void **state)
 {
 	(void)state;
 	misaligned_atomic(IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+static void
+test_atomic_write_misaligned(void **state)
+{
+	(void)state;
+	misaligned_atomic(IBV_WR_ATOMIC_WRITE);
 }
 
 /* ------------------------------------------------------------------------
@@ -1262,10 +1309,15 @@ main(void)
 		T(test_fetch_add_out_of_bounds),
 		T(test_fetch_add_no_remote_atomic),
 		T(test_fetch_add_other_pd),
+		T(test_atomic_write_bad_rkey),
+		T(test_atomic_write_out_of_bounds),
+		T(test_atomic_write_no_remote_write),
+		T(test_atomic_write_other_pd),
 		T(test_unsignalled_error_completes),
 		T(test_rd_atomic_before_error),
 		T(test_cmp_swap_misaligned),
 		T(test_fetch_add_misaligned),
+		T(test_atomic_write_misaligned),
 		T(test_send_bad_lkey),
 		T(test_write_bad_lkey),
 		T(test_send_lkey_out_of_bounds),
