@@ -19,7 +19,11 @@
  * vdev, ethdev and ethdev data structures, the table of device
  * operations, and the prototypes of the INTERNAL functions called.
  *
- * It matches DPDK 22.11 (LTS) only; the build stops on any other version.
+ * It matches DPDK 22.11 (LTS) only. The driver reaches it through
+ * fault_drv.h, and only where DPDK's own driver headers are not
+ * installed; meson then refuses any DPDK but 22.11.x at configure time
+ * (drivers/net/fault/meson.build), and the #error below is a second
+ * guard.
  * The member order and types follow DPDK v22.11's own sources. Each
  * offset the driver relies on was then read back from the machine code
  * of Debian 12's amd64 libraries (22.11.11), e.g. with
@@ -55,7 +59,7 @@
 
 #if RTE_VERSION < RTE_VERSION_NUM(22, 11, 0, 0) || \
 	RTE_VERSION >= RTE_VERSION_NUM(22, 12, 0, 0)
-#error "fault_abi.h is the DPDK 22.11 driver ABI: re-check it for this DPDK"
+#error "fault_abi.h is the DPDK 22.11 driver ABI: build against DPDK's driver headers"
 #endif
 
 #if defined(_RTE_ETHDEV_DRIVER_H_) || defined(DEV_DRIVER_H) || \

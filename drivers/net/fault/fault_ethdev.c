@@ -689,7 +689,7 @@ static struct rte_vdev_driver fault_vdev_driver = {
 	.remove = fault_remove,
 };
 
-/* What RTE_PMD_REGISTER_VDEV() does, without bus_vdev_driver.h. */
+/* What RTE_PMD_REGISTER_VDEV() does: fault_abi.h has no such macro. */
 RTE_INIT(droce_fault_register)
 {
 	rte_vdev_register(&fault_vdev_driver);

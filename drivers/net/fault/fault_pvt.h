@@ -18,7 +18,7 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 
-#include "fault_abi.h"
+#include "fault_drv.h"
 
 extern int droce_fault_logtype;
 
