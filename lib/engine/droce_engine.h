@@ -108,12 +108,22 @@ uint64_t droce_clock_hz(void);
 /* ------------------------------------------------------------------------
  * Work queues: the application produces, the engine consumes.
  *
- * Slots are claimed by moving prod_head (compare-and-swap, so several
- * threads may post), filled in place, then published in claim order by
- * moving prod_tail. The engine reads slots up to prod_tail and keeps them
- * until it has completed them. A slot is free again only when the
- * application polls the completion that retires it (or a later
- * signalled one of the same queue): `retired` is moved by the poller.
+ * A droce work queue keeps each WQE in its slot from the post until the
+ * application polls the completion that retires it: the engine reads the
+ * WQE in place when it sends, and again when it resends, and a slot is
+ * free again only then (`retired`, moved by the poller), which is how a
+ * post beyond max_send_wr fails with ENOMEM as on hardware. An rte_ring
+ * frees a slot when its element is dequeued, so the engine would have
+ * to copy each WQE out (doc/guides/architecture.rst has the measurement).
+ *
+ * Posting is in the manner of rte_ring's RTS mode: a poster claims slots
+ * by moving `head` (compare-and-swap, so several threads may post),
+ * fills them in place, then counts its claim finished in `tail`; the
+ * poster that finishes the last claim outstanding moves the published
+ * position up to the head. A poster preempted between its claim and its
+ * finish holds back only what the engine sees (the WQEs posted after it
+ * wait for it, as their order requires), never another poster or the
+ * engine: nobody waits for anybody.
  */
 
 /**
@@ -122,12 +132,26 @@ uint64_t droce_clock_hz(void);
  */
 #define DROCE_MAX_RD_ATOMIC 128
 
+/** A position in a work queue and a count of claims, changed together. */
+union droce_wq_pos {
+	uint64_t raw;
+	struct {
+		uint32_t pos;       /**< slot index */
+		uint32_t cnt;       /**< claims made (head), finished (tail) */
+	};
+};
+
 /** A work queue shared by an application and an engine lcore. */
 struct droce_wq {
 	/* each on its own line: posters claim without touching the line
 	 * the engine polls */
-	alignas(RTE_CACHE_LINE_SIZE) uint32_t prod_head; /**< claimed */
-	alignas(RTE_CACHE_LINE_SIZE) uint32_t prod_tail; /**< published */
+	alignas(RTE_CACHE_LINE_SIZE) union droce_wq_pos head; /**< claimed */
+	/** published up to prod_tail (what the engine reads), and claims
+	 * finished */
+	alignas(RTE_CACHE_LINE_SIZE) union {
+		union droce_wq_pos tail;
+		uint32_t prod_tail;
+	};
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t retired; /**< freed by polls */
 	alignas(RTE_CACHE_LINE_SIZE) uint8_t *slots;
 	uint32_t mask;              /**< slot count - 1 (a power of two) */
@@ -145,39 +169,59 @@ droce_wq_slot(const struct droce_wq *wq, uint32_t idx)
 }
 
 /**
- * Claim up to @p n slots for posting.
- * @return how many were claimed (0 if the queue is full); *head receives
- * the index of the first one.
+ * Claim up to @p n slots for posting; droce_wq_publish() must follow,
+ * whether they were filled or not.
+ * @return how many were claimed (0 if the queue is full: then nothing is
+ * to publish); *head receives the index of the first one.
  */
 static inline uint32_t
 droce_wq_claim(struct droce_wq *wq, uint32_t n, uint32_t *head)
 {
-	uint32_t h = __atomic_load_n(&wq->prod_head, __ATOMIC_RELAXED);
+	union droce_wq_pos h, next;
 
+	h.raw = __atomic_load_n(&wq->head.raw, __ATOMIC_RELAXED);
 	for (;;) {
-		uint32_t used = h - __atomic_load_n(&wq->retired,
-						    __ATOMIC_ACQUIRE);
+		uint32_t used = h.pos - __atomic_load_n(&wq->retired,
+							__ATOMIC_ACQUIRE);
 		uint32_t avail = wq->max_wr > used ? wq->max_wr - used : 0;
 		uint32_t take = RTE_MIN(n, avail);
 
 		if (take == 0)
 			return 0;
-		if (__atomic_compare_exchange_n(&wq->prod_head, &h, h + take,
-						false, __ATOMIC_ACQUIRE,
+		next.pos = h.pos + take;
+		next.cnt = h.cnt + 1;
+		if (__atomic_compare_exchange_n(&wq->head.raw, &h.raw,
+						next.raw, false,
+						__ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED)) {
-			*head = h;
+			*head = h.pos;
 			return take;
 		}
 	}
 }
 
-/** Publish slots [head, head + n) once every earlier claim is published. */
+/**
+ * Count a claim filled. If no other claim is outstanding, publish
+ * everything claimed so far; else the last of them to finish will. Never
+ * waits for another poster.
+ */
 static inline void
-droce_wq_publish(struct droce_wq *wq, uint32_t head, uint32_t n)
+droce_wq_publish(struct droce_wq *wq)
 {
-	while (__atomic_load_n(&wq->prod_tail, __ATOMIC_RELAXED) != head)
-		rte_pause();
-	__atomic_store_n(&wq->prod_tail, head + n, __ATOMIC_RELEASE);
+	union droce_wq_pos t, h, next;
+
+	/* (acquire: a finish seen here makes its claim seen in head) */
+	t.raw = __atomic_load_n(&wq->tail.raw, __ATOMIC_ACQUIRE);
+	do {
+		/* every claim up to h.pos is finished once the count of
+		 * finished claims reaches h's count of claims made; a claim
+		 * made after h is published by its own finish */
+		h.raw = __atomic_load_n(&wq->head.raw, __ATOMIC_RELAXED);
+		next.cnt = t.cnt + 1;
+		next.pos = next.cnt == h.cnt ? h.pos : t.pos;
+	} while (!__atomic_compare_exchange_n(&wq->tail.raw, &t.raw, next.raw,
+					      false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
 }
 
 /**

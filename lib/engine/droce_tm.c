@@ -193,7 +193,7 @@ droce_tm_rndv(struct droce_qp_eng *qp, const struct droce_tm_tag *t,
 	w->compare_add = tag;
 	memcpy(droce_send_wqe_sge(w), t->sge,
 	       t->num_sge * sizeof(struct ibv_sge));
-	droce_wq_publish(sq, idx, 1);
+	droce_wq_publish(sq);
 	return true;
 }
 
@@ -217,7 +217,7 @@ send_fin(struct droce_qp_eng *qp, uint64_t tag, uint32_t priv)
 	w->flags = DROCE_WQE_TM_FIN | DROCE_WQE_INLINE;
 	w->length = sizeof(tmh);
 	memcpy(droce_send_wqe_sge(w), &tmh, sizeof(tmh));
-	droce_wq_publish(qp->cfg.sq, idx, 1);
+	droce_wq_publish(qp->cfg.sq);
 }
 
 void

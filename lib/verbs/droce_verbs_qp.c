@@ -495,8 +495,8 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 static void
 wq_reset(struct droce_wq *wq)
 {
-	__atomic_store_n(&wq->prod_head, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&wq->prod_tail, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&wq->head.raw, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&wq->tail.raw, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&wq->retired, 0, __ATOMIC_RELEASE);
 }
 
@@ -889,7 +889,7 @@ droce_post_send_wr(struct droce_qp *qp, struct ibv_send_wr *wr,
 	for (i = 0, w = wr; i < claimed; i++, w = w->next)
 		send_wqe_build(qp, droce_wq_slot(&qp->sq, head + i), w);
 	if (claimed != 0)
-		droce_wq_publish(&qp->sq, head, claimed);
+		droce_wq_publish(&qp->sq);
 	if (claimed < nvalid) {
 		*bad_wr = w;
 		return ENOMEM;
@@ -932,7 +932,7 @@ droce_wq_post_recv(struct droce_wq *wq, struct ibv_recv_wr *wr,
 		wqe->length = len;
 	}
 	if (claimed != 0)
-		droce_wq_publish(wq, head, claimed);
+		droce_wq_publish(wq);
 	if (claimed < nvalid) {
 		*bad_wr = w;
 		return ENOMEM;
