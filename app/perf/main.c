@@ -23,7 +23,7 @@ usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: droce-perf TEST [options] [HOST]\n"
-		"TEST: write_bw read_bw send_bw atomic_bw write_lat send_lat raw memcpy\n"
+		"TEST: write_bw read_bw send_bw atomic_bw write_lat send_lat raw memcpy wq\n"
 		"  -s, --size N         message size (default 65536; lat: 2)\n"
 		"  -n, --iters N        messages (default: run for -D)\n"
 		"  -D, --duration S     seconds (default 5)\n"
@@ -49,7 +49,7 @@ parse_test(const char *s, enum perf_test *t)
 {
 	static const char *const names[] = {
 		"write_bw", "read_bw", "send_bw", "atomic_bw", "write_lat",
-		"send_lat", "raw", "memcpy" };
+		"send_lat", "raw", "memcpy", "wq" };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -264,6 +264,11 @@ main(int argc, char **argv)
 	    (is_lat(o.test) && o.qps != 1)) {
 		usage(stderr);
 		return 2;
+	}
+	if (o.test == PERF_WQ) {
+		if (!size_set)
+			o.size = 64;
+		return perf_wq(&o) == 0 ? 0 : 1;
 	}
 	if (o.test == PERF_MEMCPY) {
 		struct perf_result r;

@@ -25,6 +25,7 @@ enum perf_test {
 	PERF_SEND_LAT,
 	PERF_RAW,
 	PERF_MEMCPY,
+	PERF_WQ,
 };
 
 struct perf_opts {
@@ -109,6 +110,9 @@ uint32_t perf_frame_len(const struct perf_opts *o);
 int perf_raw(const struct perf_opts *o, struct perf_side *tx,
 	     struct perf_result *r);
 int perf_memcpy(const struct perf_opts *o, struct perf_result *r);
+
+/* perf_wq.c */
+int perf_wq(const struct perf_opts *o);
 
 uint64_t perf_packets(const struct perf_opts *o, const struct perf_result *r);
 

@@ -22,6 +22,7 @@ perf_test_name(enum perf_test t)
 		[PERF_SEND_LAT] = "send_lat",
 		[PERF_RAW] = "raw",
 		[PERF_MEMCPY] = "memcpy",
+		[PERF_WQ] = "wq",
 	};
 
 	return names[t];
