@@ -5,6 +5,9 @@
 #include <endian.h>
 #include <errno.h>
 #include <linux/capability.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "harness.h"
 
@@ -37,19 +42,30 @@ ep_opts_default(struct ep_opts *o)
 	o->qp_type = IBV_QPT_RC;
 }
 
+struct ibv_context *
+ep_open_device(int dev)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	if (list == NULL || dev >= n) {
+		ibv_free_device_list(list);
+		return NULL;
+	}
+	ctx = ibv_open_device(list[dev]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
 int
 ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o)
 {
-	struct ibv_device **list;
 	struct ibv_qp_init_attr qa;
-	int n;
 
 	memset(e, 0, sizeof(*e));
-	list = ibv_get_device_list(&n);
-	if (list == NULL || dev >= n)
-		return -1;
-	e->ctx = ibv_open_device(list[dev]);
-	ibv_free_device_list(list);
+	e->ctx = ep_open_device(dev);
 	if (e->ctx == NULL)
 		return -1;
 	e->pd = ibv_alloc_pd(e->ctx);
@@ -168,9 +184,26 @@ ep_pair(struct ep *a, struct ep *b, size_t len, const struct ep_opts *o)
 {
 	if (ep_open(a, 0, len, o) != 0 || ep_open(b, 1, len, o) != 0)
 		return -1;
-	if (ep_connect(a, b, o) != 0 || ep_connect(b, a, o) != 0)
-		return -1;
-	return 0;
+	return ep_pair_up(a, b, o);
+}
+
+int
+ep_pair_up(struct ep *a, struct ep *b, const struct ep_opts *o)
+{
+	bool up;
+
+	switch (o->qp_type) {
+	case IBV_QPT_UD:
+		up = ep_ud_up(a, o->qkey) == 0 && ep_ud_up(b, o->qkey) == 0;
+		break;
+	case IBV_QPT_RAW_PACKET:
+		up = ep_raw_up(a) == 0 && ep_raw_up(b) == 0;
+		break;
+	default:
+		up = ep_connect(a, b, o) == 0 && ep_connect(b, a, o) == 0;
+		break;
+	}
+	return up ? 0 : -1;
 }
 
 int
@@ -197,6 +230,20 @@ int
 ep_ud_up(struct ep *e, uint32_t qkey)
 {
 	return ud_qp_up(e->qp, qkey, e->psn);
+}
+
+int
+ep_raw_up(struct ep *e)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PORT) != 0)
+		return -1;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE) != 0)
+		return -1;
+	attr.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(e->qp, &attr, IBV_QP_STATE);
 }
 
 struct ibv_ah *
@@ -266,6 +313,54 @@ ep_close(struct ep *e)
 		ibv_close_device(e->ctx);
 	free(e->buf);
 	memset(e, 0, sizeof(*e));
+}
+
+int
+pair_setup(void **state)
+{
+	const struct ep_pair_fixture *f = *state;
+
+	ep_opts_default(f->opts);
+	if (f->tweak != NULL)
+		f->tweak(f->opts);
+	if (ep_open(f->a, 0, f->len, f->opts) != 0 ||
+	    ep_open(f->b, 1, f->len, f->opts) != 0)
+		return -1;
+	if ((f->up != NULL ? f->up() : ep_pair_up(f->a, f->b, f->opts)) != 0)
+		return -1;
+	return f->ready != NULL ? f->ready() : 0;
+}
+
+int
+pair_teardown(void **state)
+{
+	const struct ep_pair_fixture *f = *state;
+
+	if (f->release != NULL)
+		f->release();
+	ep_close(f->a);
+	ep_close(f->b);
+	return 0;
+}
+
+/* The fixture of the group pair_run_group() runs (cmocka gives a group's
+ * setup no state of the caller's). */
+static struct ep_pair_fixture *group_fixture;
+
+static int
+pair_group_setup(void **state)
+{
+	*state = group_fixture;
+	return pair_setup(state);
+}
+
+int
+pair_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
+	       struct ep_pair_fixture *f)
+{
+	group_fixture = f;
+	return _cmocka_run_group_tests(name, tests, n, pair_group_setup,
+				       pair_teardown);
 }
 
 static uint64_t

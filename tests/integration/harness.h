@@ -46,21 +46,35 @@ struct ep_opts {
 	bool sq_sig_all;
 	bool recv_cq_ex;         /* the receive CQ from ibv_create_cq_ex */
 	int gid_index;
-	enum ibv_qp_type qp_type;   /* RC (default), UC or UD */
+	enum ibv_qp_type qp_type;   /* RC (default), UC, UD or raw packet */
 	uint16_t max_tso_header;    /* not 0: the QP from ibv_create_qp_ex */
+	uint32_t qkey;              /* UD: the Q_Key ep_pair_up() gives */
 };
 
 /** Defaults for @p o. */
 void ep_opts_default(struct ep_opts *o);
+
+/**
+ * Open device @p dev (0: droce0) by its place in the device list.
+ * @return its context, or NULL.
+ */
+struct ibv_context *ep_open_device(int dev);
 
 /** Open device @p dev (0: droce0) and make an endpoint with a buffer. */
 int ep_open(struct ep *e, int dev, size_t len, const struct ep_opts *o);
 
 /**
  * Open @p a on droce0 and @p b on droce1, buffers of @p len bytes, and
- * join them (both to RTS). @return 0 or -1.
+ * bring them up with ep_pair_up(). @return 0 or -1.
  */
 int ep_pair(struct ep *a, struct ep *b, size_t len, const struct ep_opts *o);
+
+/**
+ * Bring the QPs of @p a and @p b to RTS as their type (o->qp_type) wants:
+ * RC and UC joined to each other, UD with Q_Key o->qkey, raw packet QPs
+ * as they are. @return 0 or -1.
+ */
+int ep_pair_up(struct ep *a, struct ep *b, const struct ep_opts *o);
 
 /** Bring @p a to RTS talking to @p b (both RESET->INIT->RTR->RTS). */
 int ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o);
@@ -74,6 +88,9 @@ int ud_qp_up(struct ibv_qp *qp, uint32_t qkey, uint32_t sq_psn);
 
 /** Bring the UD QP of @p e to RTS with Q_Key @p qkey. */
 int ep_ud_up(struct ep *e, uint32_t qkey);
+
+/** Bring the raw packet QP of @p e to RTS. */
+int ep_raw_up(struct ep *e);
 
 /** An address handle on @p e's PD for @p to's GID (gid_index of @p o). */
 struct ibv_ah *ep_ah(struct ep *e, const struct ep *to,
@@ -89,6 +106,67 @@ int ep_post_ud(struct ep *e, uint64_t wr_id, size_t off, uint32_t len,
 
 /** Free everything of @p e. */
 void ep_close(struct ep *e);
+
+/*
+ * Two endpoints as a cmocka fixture, made once for a group of tests or
+ * afresh for each test. pair_setup() fills *opts with ep_opts_default()
+ * and the file's tweak, opens *a on droce0 and *b on droce1 with buffers
+ * of len bytes, brings their QPs up with ep_pair_up() (or the file's up)
+ * and runs the file's ready; pair_teardown() runs the file's release and
+ * closes both endpoints. The endpoints and options are the test file's
+ * own variables, so that its tests and helpers name them directly.
+ */
+struct ep_pair_fixture {
+	struct ep *a;
+	struct ep *b;
+	struct ep_opts *opts;
+	size_t len;
+	/** After the defaults: the options this file's pair differs in. */
+	void (*tweak)(struct ep_opts *o);
+	/** Instead of ep_pair_up(): bring up the QPs the tests use. */
+	int (*up)(void);
+	/** Once up: what else the tests start from. @return 0 or -1. */
+	int (*ready)(void);
+	/** Before the endpoints close: free what up and ready made. */
+	void (*release)(void);
+};
+
+/**
+ * cmocka setup of the fixture *state (see pair_test() and
+ * pair_run_group()). @return 0, or -1 if any step failed.
+ */
+int pair_setup(void **state);
+
+/** cmocka teardown of the fixture *state: release, then close both. */
+int pair_teardown(void **state);
+
+struct CMUnitTest;
+
+/**
+ * Run the @p n tests of @p tests as the cmocka group @p name on one pair
+ * from fixture @p f, set up before the first and torn down after the
+ * last. @return what cmocka_run_group_tests() returns.
+ */
+int pair_run_group(const char *name, const struct CMUnitTest *tests,
+		   size_t n, struct ep_pair_fixture *f);
+
+/** pair_run_group() of the array @p tests, named as cmocka names it. */
+#define pair_run_group_tests(tests, f) \
+	pair_run_group(#tests, tests, sizeof(tests) / sizeof((tests)[0]), f)
+
+/** pair_run_group() of the array @p tests, named @p name. */
+#define pair_run_group_tests_name(name, tests, f) \
+	pair_run_group(name, tests, sizeof(tests) / sizeof((tests)[0]), f)
+
+/** A cmocka test on a pair of its own from fixture @p f. */
+#define pair_test(test, f) \
+	cmocka_unit_test_prestate_setup_teardown(test, pair_setup, \
+						 pair_teardown, (void *)(f))
+
+/** A test that opens the endpoints of fixture @p f itself; closed after. */
+#define pair_test_teardown(test, f) \
+	cmocka_unit_test_prestate_setup_teardown(test, NULL, pair_teardown, \
+						 (void *)(f))
 
 /** @return the state of @p qp, or -1 if it cannot be queried. */
 int ep_qp_state(struct ibv_qp *qp);

@@ -41,10 +41,6 @@
 #define RTS_MASK (IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC | \
 	IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_TIMEOUT)
 
-/* A test with its own setup; pair_teardown frees whatever it made. */
-#define PAIR_TEST(test, setup) \
-	cmocka_unit_test_setup_teardown(test, setup, pair_teardown)
-
 static struct ep a, b;
 static struct ep_opts opts;
 static struct ibv_comp_channel *chan;
@@ -84,44 +80,20 @@ open_dev(int idx)
 }
 
 /* a on droce0 and b on droce1, both in RTS towards each other. */
-static int
-pair_open(const struct ep_opts *o)
-{
-	if (ep_pair(&a, &b, BUF, o) != 0)
-		return -1;
-	return 0;
-}
+static struct ep_pair_fixture connected = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF,
+};
 
 static int
-pair_setup(void **state)
+stay_in_reset(void)
 {
-	(void)state;
-	ep_opts_default(&opts);
-	return pair_open(&opts);
-}
-
-static int
-pair_teardown(void **state)
-{
-	(void)state;
-	ep_close(&a);
-	ep_close(&b);
-	if (chan != NULL)
-		ibv_destroy_comp_channel(chan);
-	chan = NULL;
 	return 0;
 }
 
 /* Both endpoints open, QPs left in RESET. */
-static int
-unconnected_setup(void **state)
-{
-	(void)state;
-	ep_opts_default(&opts);
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
-	return 0;
-}
+static struct ep_pair_fixture unconnected = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .up = stay_in_reset,
+};
 
 /* Give @p e a new QP whose receive CQ is @p rcq (its old one goes). */
 static int
@@ -789,7 +761,7 @@ test_resize_cq(void **state)
 	(void)state;
 	ep_opts_default(&opts);
 	opts.cqe = 16;
-	assert_int_equal(pair_open(&opts), 0);
+	assert_int_equal(ep_pair(&a, &b, BUF, &opts), 0);
 	assert_int_equal(ibv_query_device(a.ctx, &da), 0);
 
 	for (i = 0; i < 8; i++) {
@@ -827,24 +799,32 @@ test_resize_cq(void **state)
  */
 
 static int
-chan_setup(void **state)
+chan_up(void)
 {
 	struct ibv_cq *cq;
 
-	(void)state;
-	ep_opts_default(&opts);
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
 	chan = ibv_create_comp_channel(b.ctx);
 	if (chan == NULL)
 		return -1;
 	cq = ibv_create_cq(b.ctx, opts.cqe, &chan_tag, chan, 0);
 	if (cq == NULL || ep_requeue(&b, cq, &opts) != 0)
 		return -1;
-	if (ep_connect(&a, &b, &opts) != 0 || ep_connect(&b, &a, &opts) != 0)
-		return -1;
-	return 0;
+	return ep_pair_up(&a, &b, &opts);
 }
+
+static void
+chan_release(void)
+{
+	ep_close(&b);           /* the CQ on the channel first */
+	if (chan != NULL)
+		ibv_destroy_comp_channel(chan);
+	chan = NULL;
+}
+
+static struct ep_pair_fixture with_chan = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .up = chan_up,
+	.release = chan_release,
+};
 
 static void
 test_channel_event(void **state)
@@ -1194,7 +1174,7 @@ test_qp_query(void **state)
 	opts.rnr_retry = 6;
 	opts.min_rnr_timer = 3;
 	opts.mtu = IBV_MTU_1024;
-	assert_int_equal(pair_open(&opts), 0);
+	assert_int_equal(ep_pair(&a, &b, BUF, &opts), 0);
 
 	memset(&attr, 0xa5, sizeof(attr));
 	assert_int_equal(ibv_query_qp(a.qp, &attr, mask, &init), 0);
@@ -1636,15 +1616,16 @@ expect_wcs(struct ibv_cq *cq, uint32_t n, uint64_t base)
 	free(wc);
 }
 
-static int
-sq_small_setup(void **state)
+static void
+small_queues(struct ep_opts *o)
 {
-	(void)state;
-	ep_opts_default(&opts);
-	opts.max_send_wr = 16;
-	opts.max_recv_wr = 16;
-	return pair_open(&opts);
+	o->max_send_wr = 16;
+	o->max_recv_wr = 16;
 }
+
+static struct ep_pair_fixture sq_small = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .tweak = small_queues,
+};
 
 /* max_send_wr WRs fit; one more is ENOMEM until a completion is polled. */
 static void
@@ -1760,6 +1741,11 @@ test_rq_full(void **state)
 	free(sge);
 }
 
+/* A test on a pair of its own from fixture @p f; OWN_PAIR: a test that
+ * opens a (and b) itself, closed after it. */
+#define PAIR_TEST(test, f) pair_test(test, &f)
+#define OWN_PAIR(test) pair_test_teardown(test, &connected)
+
 int
 main(void)
 {
@@ -1780,29 +1766,29 @@ main(void)
 		cmocka_unit_test(test_cq_too_big),
 		cmocka_unit_test(test_cq_ex_unsupported_wc_flags),
 		cmocka_unit_test(test_cq_ex_supported_wc_flags),
-		PAIR_TEST(test_resize_cq, NULL),
-		PAIR_TEST(test_channel_event, chan_setup),
-		PAIR_TEST(test_channel_no_rearm, chan_setup),
-		PAIR_TEST(test_channel_solicited, chan_setup),
-		PAIR_TEST(test_channel_nonblock, chan_setup),
-		PAIR_TEST(test_channel_arm_race, chan_setup),
-		PAIR_TEST(test_qp_caps_beyond_limits, NULL),
-		PAIR_TEST(test_qp_types_unsupported, NULL),
-		PAIR_TEST(test_qp_missing_mask, unconnected_setup),
-		PAIR_TEST(test_qp_illegal_transition, unconnected_setup),
-		PAIR_TEST(test_qp_query, NULL),
-		PAIR_TEST(test_qp_to_err_and_reset, unconnected_setup),
-		PAIR_TEST(test_qp_reuse_after_reset, pair_setup),
-		PAIR_TEST(test_qp_reset_unpolled_flush, pair_setup),
-		PAIR_TEST(test_post_not_ready, unconnected_setup),
-		PAIR_TEST(test_post_bad_opcode, pair_setup),
-		PAIR_TEST(test_post_chain_bad_third, pair_setup),
-		PAIR_TEST(test_post_too_many_sge, pair_setup),
-		PAIR_TEST(test_post_inline_limit, pair_setup),
-		PAIR_TEST(test_post_inline_reuse, pair_setup),
-		PAIR_TEST(test_sq_full, sq_small_setup),
-		PAIR_TEST(test_sq_unsignalled_slots, sq_small_setup),
-		PAIR_TEST(test_rq_full, sq_small_setup),
+		OWN_PAIR(test_resize_cq),
+		PAIR_TEST(test_channel_event, with_chan),
+		PAIR_TEST(test_channel_no_rearm, with_chan),
+		PAIR_TEST(test_channel_solicited, with_chan),
+		PAIR_TEST(test_channel_nonblock, with_chan),
+		PAIR_TEST(test_channel_arm_race, with_chan),
+		OWN_PAIR(test_qp_caps_beyond_limits),
+		OWN_PAIR(test_qp_types_unsupported),
+		PAIR_TEST(test_qp_missing_mask, unconnected),
+		PAIR_TEST(test_qp_illegal_transition, unconnected),
+		OWN_PAIR(test_qp_query),
+		PAIR_TEST(test_qp_to_err_and_reset, unconnected),
+		PAIR_TEST(test_qp_reuse_after_reset, connected),
+		PAIR_TEST(test_qp_reset_unpolled_flush, connected),
+		PAIR_TEST(test_post_not_ready, unconnected),
+		PAIR_TEST(test_post_bad_opcode, connected),
+		PAIR_TEST(test_post_chain_bad_third, connected),
+		PAIR_TEST(test_post_too_many_sge, connected),
+		PAIR_TEST(test_post_inline_limit, connected),
+		PAIR_TEST(test_post_inline_reuse, connected),
+		PAIR_TEST(test_sq_full, sq_small),
+		PAIR_TEST(test_sq_unsignalled_slots, sq_small),
+		PAIR_TEST(test_rq_full, sq_small),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
