@@ -546,27 +546,17 @@ test_faults_seen(void **state)
 		assert_true(cb.dup_reqs > 0);
 }
 
-static int
-setup(void **state)
+static void
+loss_opts(struct ep_opts *o)
 {
-	(void)state;
-	ep_opts_default(&opts);
 	/* 4.096 us * 2^10: a lost tail costs about 4 ms */
-	opts.timeout = 10;
-	opts.retry_cnt = 7;
-	if (ep_pair(&a, &b, BUF, &opts) != 0)
-		return -1;
-	return 0;
+	o->timeout = 10;
+	o->retry_cnt = 7;
 }
 
-static int
-teardown(void **state)
-{
-	(void)state;
-	ep_close(&a);
-	ep_close(&b);
-	return 0;
-}
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .tweak = loss_opts,
+};
 
 int
 main(int argc, char **argv)
@@ -597,5 +587,5 @@ main(int argc, char **argv)
 	if (getenv("LOSS_ONLY") != NULL)
 		cmocka_set_test_filter(getenv("LOSS_ONLY"));
 	print_message("faults: %s\n", fault_args);
-	return cmocka_run_group_tests_name(fault_args, tests, setup, teardown);
+	return pair_run_group_tests_name(fault_args, tests, &pair);
 }

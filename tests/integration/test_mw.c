@@ -45,28 +45,25 @@
 static struct ep_opts opts;
 static struct ep a, b;
 
-static int
-setup(void **state)
+static void
+mw_opts(struct ep_opts *o)
 {
-	(void)state;
-	ep_opts_default(&opts);
-	opts.access |= IBV_ACCESS_MW_BIND;
-	opts.recv_cq_ex = true;
-	if (ep_pair(&a, &b, BUF, &opts) != 0)
-		return -1;
+	o->access |= IBV_ACCESS_MW_BIND;
+	o->recv_cq_ex = true;
+}
+
+static int
+mw_ready(void)
+{
 	fill_pattern(a.buf, BUF, 1);
 	fill_pattern(b.buf, BUF, 2);
 	return 0;
 }
 
-static int
-teardown(void **state)
-{
-	(void)state;
-	ep_close(&a);
-	ep_close(&b);
-	return 0;
-}
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .tweak = mw_opts,
+	.ready = mw_ready,
+};
 
 /* b RDMA-READs or -WRITEs @p len bytes at a's @p va through @p rkey. */
 static enum ibv_wc_status
@@ -474,7 +471,7 @@ test_busy(void **state)
 int
 main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) pair_test(f, &pair)
 	const struct CMUnitTest tests[] = {
 		T(test_type1),
 		T(test_range_and_rights),

@@ -51,7 +51,6 @@ static int sock = -1;
 static int
 setup(void **state)
 {
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
 	struct ifreq ifr;
 	int fd;
@@ -59,15 +58,7 @@ setup(void **state)
 	(void)state;
 	ep_opts_default(&opts);
 	opts.qp_type = IBV_QPT_RAW_PACKET;
-	if (ep_open(&a, 0, BUF, &opts) != 0)
-		return -1;
-	if (ibv_modify_qp(a.qp, &attr, IBV_QP_STATE | IBV_QP_PORT) != 0)
-		return -1;
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(a.qp, &attr, IBV_QP_STATE) != 0)
-		return -1;
-	attr.qp_state = IBV_QPS_RTS;
-	if (ibv_modify_qp(a.qp, &attr, IBV_QP_STATE) != 0)
+	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_raw_up(&a) != 0)
 		return -1;
 	if (droce_query_mac(a.ctx, mac) != 0)
 		return -1;

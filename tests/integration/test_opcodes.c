@@ -109,17 +109,12 @@ pair(enum ibv_qp_type type)
 	/* UD: room for a TSO header, IPoIB's, IPv4's and TCP's */
 	if (type == IBV_QPT_UD)
 		opts.max_tso_header = 64;
-	assert_int_equal(ep_open(&a, 0, BUF, &opts), 0);
-	assert_int_equal(ep_open(&b, 1, BUF, &opts), 0);
+	opts.qkey = QKEY;
+	assert_int_equal(ep_pair(&a, &b, BUF, &opts), 0);
 	if (type == IBV_QPT_UD) {
-		assert_int_equal(ep_ud_up(&a, QKEY), 0);
-		assert_int_equal(ep_ud_up(&b, QKEY), 0);
 		ah = ep_ah(&a, &b, &opts);
 		assert_non_null(ah);
-		return;
 	}
-	assert_int_equal(ep_connect(&a, &b, &opts), 0);
-	assert_int_equal(ep_connect(&b, &a, &opts), 0);
 }
 
 static bool

@@ -51,13 +51,10 @@ create_ex(struct ep *e, enum ibv_qp_type type, uint64_t ops)
 	return ibv_create_qp_ex(e->ctx, &qa);
 }
 
+/* a's QP made again through ibv_create_qp_ex, then both joined */
 static int
-setup(void **state)
+qp_ex_up(void)
 {
-	(void)state;
-	ep_opts_default(&opts);
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
 	ibv_destroy_qp(a.qp);
 	a.qp = create_ex(&a, IBV_QPT_RC, IBV_QP_EX_WITH_SEND |
 			 IBV_QP_EX_WITH_SEND_WITH_IMM |
@@ -72,19 +69,12 @@ setup(void **state)
 	x = ibv_qp_to_qp_ex(a.qp);
 	if (x == NULL)
 		return -1;
-	if (ep_connect(&a, &b, &opts) != 0 || ep_connect(&b, &a, &opts) != 0)
-		return -1;
-	return 0;
+	return ep_pair_up(&a, &b, &opts);
 }
 
-static int
-teardown(void **state)
-{
-	(void)state;
-	ep_close(&a);
-	ep_close(&b);
-	return 0;
-}
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .up = qp_ex_up,
+};
 
 static void
 expect_sends(const enum ibv_wc_opcode *ops, int n)
@@ -284,5 +274,5 @@ main(void)
 		cmocka_unit_test(test_create_rules),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pair_run_group_tests(tests, &pair);
 }

@@ -50,32 +50,18 @@ static struct ep_opts opts;
 static struct ep a, b;
 static uint8_t mac_a[6], mac_b[6];
 
-static int
-raw_up(struct ep *e)
+static void
+raw_opts(struct ep_opts *o)
 {
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-
-	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PORT) != 0)
-		return -1;
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE) != 0)
-		return -1;
-	attr.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(e->qp, &attr, IBV_QP_STATE);
+	o->qp_type = IBV_QPT_RAW_PACKET;
 }
 
+/* Both MACs known, receives posted on b. */
 static int
-setup(void **state)
+raw_ready(void)
 {
 	int i;
 
-	(void)state;
-	ep_opts_default(&opts);
-	opts.qp_type = IBV_QPT_RAW_PACKET;
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
-	if (raw_up(&a) != 0 || raw_up(&b) != 0)
-		return -1;
 	if (droce_query_mac(a.ctx, mac_a) != 0 ||
 	    droce_query_mac(b.ctx, mac_b) != 0)
 		return -1;
@@ -85,14 +71,10 @@ setup(void **state)
 	return 0;
 }
 
-static int
-teardown(void **state)
-{
-	(void)state;
-	ep_close(&a);
-	ep_close(&b);
-	return 0;
-}
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .tweak = raw_opts,
+	.ready = raw_ready,
+};
 
 /* An Ethernet header from a to b of @p type at @p f. */
 static size_t
@@ -451,7 +433,7 @@ test_raw_tso_qp_ex(void **state)
 	(void)state;
 	a.qp = ibv_create_qp_ex(a.ctx, &qa);
 	assert_non_null(a.qp);
-	assert_int_equal(raw_up(&a), 0);
+	assert_int_equal(ep_raw_up(&a), 0);
 	tso_case(false, 5000, 1200, true);
 	assert_int_equal(ibv_destroy_qp(a.qp), 0);
 	a.qp = old;
@@ -612,5 +594,5 @@ main(void)
 		cmocka_unit_test(test_raw_needs_net_raw),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pair_run_group_tests(tests, &pair);
 }

@@ -111,12 +111,12 @@ pair_open(const struct ep_opts *o)
 	memcpy(want_b, b.buf, BUF);
 }
 
-static int
-teardown(void **state)
+/* What a test made beside the endpoints. */
+static void
+free_extras(void)
 {
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < sizeof(extra_mr) / sizeof(extra_mr[0]); i++) {
 		if (extra_mr[i] != NULL)
 			ibv_dereg_mr(extra_mr[i]);
@@ -125,14 +125,17 @@ teardown(void **state)
 	if (extra_pd != NULL)
 		ibv_dealloc_pd(extra_pd);
 	extra_pd = NULL;
-	ep_close(&a);
-	ep_close(&b);
 	free(want_a);
 	free(want_b);
 	want_a = NULL;
 	want_b = NULL;
-	return 0;
 }
+
+/* Each test opens a and b with pair_open() and timers of its own; the
+ * fixture closes them after it. */
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .release = free_extras,
+};
 
 static struct ibv_mr *
 extra_reg(struct ibv_pd *pd, void *addr, size_t len, int access)
@@ -915,7 +918,7 @@ test_local_error_behind_rnr(void **state)
 
 	for (i = 0; i < 8; i++) {
 		local_error_behind_rnr();
-		teardown(state);
+		pair_teardown(state);
 	}
 }
 
@@ -1287,7 +1290,7 @@ test_recover_same_pair(void **state)
 	assert_memory_equal(a.buf + A_RECV, b.buf + B_GOOD, 100);
 }
 
-#define T(f) cmocka_unit_test_teardown(f, teardown)
+#define T(f) pair_test_teardown(f, &pair)
 
 int
 main(void)

@@ -30,25 +30,9 @@
 
 static struct ep a, b;
 static struct ep_opts opts;
-
-static int
-setup(void **state)
-{
-	(void)state;
-	ep_opts_default(&opts);
-	if (ep_pair(&a, &b, BUF, &opts) != 0)
-		return -1;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	ep_close(&a);
-	ep_close(&b);
-	return 0;
-}
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF,
+};
 
 /* Sizes around the 1024-byte path MTU, then large ones. */
 static const uint32_t sizes[] = {
@@ -720,5 +704,5 @@ main(void)
 		cmocka_unit_test(test_fence),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return pair_run_group_tests(tests, &pair);
 }

@@ -59,8 +59,9 @@ static struct ibv_cq_ex *tcq;
 static struct ibv_qp *bq;       /* b's QP on the TM SRQ */
 static const char *fault_args;
 
+/* b's QP on a TM SRQ joined to a's, ordinary buffers posted */
 static int
-setup(void **state)
+tm_up(void)
 {
 	struct ibv_cq_init_attr_ex ca = {
 		.cqe = 256,
@@ -80,10 +81,6 @@ setup(void **state)
 	struct ep me;
 	int i;
 
-	(void)state;
-	ep_opts_default(&opts);
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
 	tcq = ibv_create_cq_ex(b.ctx, &ca);
 	if (tcq == NULL)
 		return -1;
@@ -117,17 +114,18 @@ setup(void **state)
 	return 0;
 }
 
-static int
-teardown(void **state)
+static void
+tm_release(void)
 {
-	(void)state;
 	ibv_destroy_qp(bq);
 	ibv_destroy_srq(srq);
 	ibv_destroy_cq(ibv_cq_ex_to_cq(tcq));
-	ep_close(&a);
-	ep_close(&b);
-	return 0;
 }
+
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .up = tm_up,
+	.release = tm_release,
+};
 
 /* One completion of the TM CQ, as read through the extended API. */
 struct tm_wc {
@@ -557,7 +555,7 @@ test_tm_loss(void **state)
 int
 main(int argc, char **argv)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) pair_test(f, &pair)
 	const struct CMUnitTest tests[] = {
 		T(test_tm_eager),
 		T(test_tm_wildcard_and_order),

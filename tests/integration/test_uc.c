@@ -42,25 +42,15 @@ static struct ep_opts opts;
 static struct ep a, b;
 static const char *fault_args;
 
-static int
-setup(void **state)
+static void
+uc_opts(struct ep_opts *o)
 {
-	(void)state;
-	ep_opts_default(&opts);
-	opts.qp_type = IBV_QPT_UC;
-	if (ep_pair(&a, &b, BUF, &opts) != 0)
-		return -1;
-	return 0;
+	o->qp_type = IBV_QPT_UC;
 }
 
-static int
-teardown(void **state)
-{
-	(void)state;
-	ep_close(&a);
-	ep_close(&b);
-	return 0;
-}
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .tweak = uc_opts,
+};
 
 /* A signalled WR with immediate data @p imm, from a. */
 static int
@@ -381,7 +371,7 @@ main(int argc, char **argv)
 	};
 
 	if (argc == 1)
-		return cmocka_run_group_tests(tests, setup, teardown);
+		return pair_run_group_tests(tests, &pair);
 	if (argc != 3) {
 		fprintf(stderr, "usage: test_uc [WORKDIR FAULT_ARGS]\n");
 		return 2;
@@ -391,6 +381,5 @@ main(int argc, char **argv)
 		perror("test_uc: config");
 		return 1;
 	}
-	return cmocka_run_group_tests_name(fault_args, loss_tests, setup,
-					   teardown);
+	return pair_run_group_tests_name(fault_args, loss_tests, &pair);
 }

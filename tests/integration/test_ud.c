@@ -67,19 +67,20 @@ static struct ibv_ah *ah_ab, *ah_ba;
 static uint32_t mtu;
 static const char *fault_args;
 
+static void
+ud_opts(struct ep_opts *o)
+{
+	o->qp_type = IBV_QPT_UD;
+	o->max_recv_wr = 512;
+	o->qkey = QKEY;
+}
+
+/* Address handles both ways; the path MTU. */
 static int
-setup(void **state)
+ud_ready(void)
 {
 	struct ibv_port_attr port;
 
-	(void)state;
-	ep_opts_default(&opts);
-	opts.qp_type = IBV_QPT_UD;
-	opts.max_recv_wr = 512;
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
-	if (ep_ud_up(&a, QKEY) != 0 || ep_ud_up(&b, QKEY) != 0)
-		return -1;
 	ah_ab = ep_ah(&a, &b, &opts);
 	ah_ba = ep_ah(&b, &a, &opts);
 	if (ah_ab == NULL || ah_ba == NULL)
@@ -90,16 +91,17 @@ setup(void **state)
 	return 0;
 }
 
-static int
-teardown(void **state)
+static void
+ud_release(void)
 {
-	(void)state;
 	ibv_destroy_ah(ah_ab);
 	ibv_destroy_ah(ah_ba);
-	ep_close(&a);
-	ep_close(&b);
-	return 0;
 }
+
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .tweak = ud_opts,
+	.ready = ud_ready, .release = ud_release,
+};
 
 /* Wait for the signalled SEND @p wr_id of @p e. */
 static void
@@ -1085,7 +1087,7 @@ main(int argc, char **argv)
 	};
 
 	if (argc == 1)
-		return cmocka_run_group_tests(tests, setup, teardown);
+		return pair_run_group_tests(tests, &pair);
 	if (argc != 3) {
 		fprintf(stderr, "usage: test_ud [WORKDIR FAULT_ARGS]\n");
 		return 2;
@@ -1095,6 +1097,5 @@ main(int argc, char **argv)
 		perror("test_ud: config");
 		return 1;
 	}
-	return cmocka_run_group_tests_name(fault_args, loss_tests, setup,
-					   teardown);
+	return pair_run_group_tests_name(fault_args, loss_tests, &pair);
 }

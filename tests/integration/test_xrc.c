@@ -155,18 +155,15 @@ initiator(void)
 	return ibv_create_qp(a.pd, &qa);
 }
 
+/* An XRC domain with its SRQs on b, an initiator on a joined to its target */
 static int
-setup(void **state)
+xrc_up(void)
 {
 	struct ibv_xrcd_init_attr xa = {
 		.comp_mask = IBV_XRCD_INIT_ATTR_FD, .fd = -1,
 	};
 	int i;
 
-	(void)state;
-	ep_opts_default(&opts);
-	if (ep_open(&a, 0, BUF, &opts) != 0 || ep_open(&b, 1, BUF, &opts) != 0)
-		return -1;
 	xrcd = ibv_open_xrcd(b.ctx, &xa);
 	if (xrcd == NULL)
 		return -1;
@@ -183,12 +180,11 @@ setup(void **state)
 	return join(ini, tgt);
 }
 
-static int
-teardown(void **state)
+static void
+xrc_release(void)
 {
 	int i;
 
-	(void)state;
 	ibv_destroy_qp(ini);
 	ibv_destroy_qp(tgt);
 	for (i = 0; i < NSRQ; i++) {
@@ -196,10 +192,12 @@ teardown(void **state)
 		ibv_destroy_cq(srq_cq[i]);
 	}
 	ibv_close_xrcd(xrcd);
-	ep_close(&a);
-	ep_close(&b);
-	return 0;
 }
+
+static struct ep_pair_fixture pair = {
+	.a = &a, .b = &b, .opts = &opts, .len = BUF, .up = xrc_up,
+	.release = xrc_release,
+};
 
 static uint32_t
 srqn(struct ibv_srq *s)
@@ -697,7 +695,7 @@ int
 main(int argc, char **argv)
 {
 	/* a fresh pair each: a refused request fails the initiator */
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) pair_test(f, &pair)
 	const struct CMUnitTest tests[] = {
 		T(test_xrc_send),
 		T(test_xrc_rdma),
@@ -725,6 +723,5 @@ main(int argc, char **argv)
 		perror("test_xrc: config");
 		return 1;
 	}
-	return cmocka_run_group_tests_name(fault_args, loss_tests, setup,
-					   teardown);
+	return pair_run_group_tests_name(fault_args, loss_tests, &pair);
 }
