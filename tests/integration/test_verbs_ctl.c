@@ -61,22 +61,38 @@ sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Open device @p idx by its place in the device list. */
-static struct ibv_context *
-open_dev(int idx)
-{
-	struct ibv_device **list;
+/*
+ * A device of a test's own: droce0 or droce1 open and, if asked for, a
+ * PD and a page-aligned buffer. dev_close() checks each step.
+ */
+struct dev {
 	struct ibv_context *ctx;
-	int n;
+	struct ibv_pd *pd;
+	uint8_t *buf;
+};
 
-	list = ibv_get_device_list(&n);
-	if (list == NULL || idx >= n) {
-		ibv_free_device_list(list);
-		return NULL;
-	}
-	ctx = ibv_open_device(list[idx]);
-	ibv_free_device_list(list);
-	return ctx;
+/* Open device @p idx; with a PD and @p len bytes of buffer if not 0. */
+static void
+dev_open(struct dev *d, int idx, size_t len)
+{
+	memset(d, 0, sizeof(*d));
+	d->ctx = ep_open_device(idx);
+	assert_non_null(d->ctx);
+	if (len == 0)
+		return;
+	d->pd = ibv_alloc_pd(d->ctx);
+	assert_non_null(d->pd);
+	d->buf = aligned_alloc(4096, len);
+	assert_non_null(d->buf);
+}
+
+static void
+dev_close(struct dev *d)
+{
+	if (d->pd != NULL)
+		assert_int_equal(ibv_dealloc_pd(d->pd), 0);
+	free(d->buf);
+	assert_int_equal(ibv_close_device(d->ctx), 0);
 }
 
 /* a on droce0 and b on droce1, both in RTS towards each other. */
@@ -345,14 +361,13 @@ static void
 test_query_device(void **state)
 {
 	struct ibv_device_attr da;
-	struct ibv_context *ctx;
+	struct dev d;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
+	dev_open(&d, 0, 0);
 	memset(&da, 0xa5, sizeof(da));
-	assert_int_equal(ibv_query_device(ctx, &da), 0);
-	assert_true(da.node_guid == ibv_get_device_guid(ctx->device));
+	assert_int_equal(ibv_query_device(d.ctx, &da), 0);
+	assert_true(da.node_guid == ibv_get_device_guid(d.ctx->device));
 	assert_int_equal(da.phys_port_cnt, 1);
 	assert_true(da.max_qp >= 64);
 	assert_true(da.max_qp_wr >= 256);
@@ -369,7 +384,7 @@ test_query_device(void **state)
 	assert_int_not_equal(da.atomic_cap, IBV_ATOMIC_NONE);
 	assert_true(da.max_pkeys >= 1);
 	assert_true(da.fw_ver[0] != '\0');
-	assert_int_equal(ibv_close_device(ctx), 0);
+	dev_close(&d);
 }
 
 static void
@@ -377,33 +392,31 @@ test_query_device_ex(void **state)
 {
 	struct ibv_device_attr_ex dx;
 	struct ibv_device_attr da;
-	struct ibv_context *ctx;
+	struct dev d;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
+	dev_open(&d, 0, 0);
 	memset(&dx, 0, sizeof(dx));
-	assert_int_equal(ibv_query_device_ex(ctx, NULL, &dx), 0);
-	assert_int_equal(ibv_query_device(ctx, &da), 0);
+	assert_int_equal(ibv_query_device_ex(d.ctx, NULL, &dx), 0);
+	assert_int_equal(ibv_query_device(d.ctx, &da), 0);
 	assert_memory_equal(&dx.orig_attr, &da, sizeof(da));
 	assert_true(dx.hca_core_clock != 0);
-	assert_int_equal(ibv_close_device(ctx), 0);
+	dev_close(&d);
 }
 
 static void
 test_query_port(void **state)
 {
 	struct ibv_port_attr pa;
-	struct ibv_context *ctx;
+	struct dev d;
 	int i;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
+	dev_open(&d, 0, 0);
 	memset(&pa, 0, sizeof(pa));
 	/* the link may still be coming up right after the engine started */
 	for (i = 0; i < 100; i++) {
-		assert_int_equal(ibv_query_port(ctx, 1, &pa), 0);
+		assert_int_equal(ibv_query_port(d.ctx, 1, &pa), 0);
 		if (pa.state == IBV_PORT_ACTIVE)
 			break;
 		sleep_ms(20);
@@ -417,9 +430,9 @@ test_query_port(void **state)
 	assert_true(pa.pkey_tbl_len >= 1);
 	assert_true(pa.max_msg_sz >= (1u << 20));
 	/* droce has one port, numbered 1 */
-	assert_int_not_equal(ibv_query_port(ctx, 0, &pa), 0);
-	assert_int_not_equal(ibv_query_port(ctx, 2, &pa), 0);
-	assert_int_equal(ibv_close_device(ctx), 0);
+	assert_int_not_equal(ibv_query_port(d.ctx, 0, &pa), 0);
+	assert_int_not_equal(ibv_query_port(d.ctx, 2, &pa), 0);
+	dev_close(&d);
 }
 
 static void
@@ -434,12 +447,12 @@ test_query_gid(void **state)
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
-		struct ibv_context *ctx = open_dev(i);
+		struct dev d;
 
-		assert_non_null(ctx);
-		assert_int_equal(ibv_query_gid(ctx, 1, 0, &gid), 0);
+		dev_open(&d, i, 0);
+		assert_int_equal(ibv_query_gid(d.ctx, 1, 0, &gid), 0);
 		assert_memory_equal(gid.raw, want[i], 16);
-		assert_int_equal(ibv_close_device(ctx), 0);
+		dev_close(&d);
 	}
 }
 
@@ -468,30 +481,30 @@ settled_counters(struct ibv_context *ctx, struct droce_counters *c)
 static void
 test_raw_send(void **state)
 {
-	struct ibv_context *c0 = open_dev(0), *c1 = open_dev(1);
 	struct droce_counters before, after;
+	struct dev d0, d1;
 	uint8_t mac1[6];
 	uint64_t sent = 0;
 
 	(void)state;
-	assert_non_null(c0);
-	assert_non_null(c1);
-	assert_int_equal(droce_query_mac(c1, mac1), 0);
+	dev_open(&d0, 0, 0);
+	dev_open(&d1, 1, 0);
+	assert_int_equal(droce_query_mac(d1.ctx, mac1), 0);
 
-	settled_counters(c1, &before);
-	assert_int_equal(droce_raw_send(c0, mac1, 138, 50, 0, &sent), 0);
+	settled_counters(d1.ctx, &before);
+	assert_int_equal(droce_raw_send(d0.ctx, mac1, 138, 50, 0, &sent), 0);
 	assert_true(sent > 0);
-	settled_counters(c1, &after);
+	settled_counters(d1.ctx, &after);
 	assert_int_equal(after.rx_frames - before.rx_frames, sent);
 	assert_int_equal(after.rx_not_ours - before.rx_not_ours, sent);
 	assert_int_equal(after.rx_roce, before.rx_roce);
 
 	before = after;
 	sent = 0;
-	assert_int_equal(droce_raw_send(c0, mac1, 138, 50, DROCE_RAW_ROCE,
+	assert_int_equal(droce_raw_send(d0.ctx, mac1, 138, 50, DROCE_RAW_ROCE,
 					&sent), 0);
 	assert_true(sent > 0);
-	settled_counters(c1, &after);
+	settled_counters(d1.ctx, &after);
 	assert_int_equal(after.rx_frames - before.rx_frames, sent);
 	assert_int_equal(after.rx_roce - before.rx_roce, sent);
 	assert_int_equal(after.rx_not_ours - before.rx_not_ours, sent);
@@ -499,49 +512,49 @@ test_raw_send(void **state)
 	assert_int_equal(after.rx_malformed, before.rx_malformed);
 
 	/* 58 bytes of headers and ICRC, then whole words of payload */
-	assert_int_equal(droce_raw_send(c0, mac1, 60, 10, DROCE_RAW_ROCE,
+	assert_int_equal(droce_raw_send(d0.ctx, mac1, 60, 10, DROCE_RAW_ROCE,
 					&sent), EINVAL);
-	assert_int_equal(droce_raw_send(c0, mac1, 20, 10, 0, &sent), EINVAL);
-	assert_int_equal(droce_raw_send(c0, mac1, 138, 10, 2, &sent), EINVAL);
-	assert_int_equal(ibv_close_device(c0), 0);
-	assert_int_equal(ibv_close_device(c1), 0);
+	assert_int_equal(droce_raw_send(d0.ctx, mac1, 20, 10, 0, &sent),
+			 EINVAL);
+	assert_int_equal(droce_raw_send(d0.ctx, mac1, 138, 10, 2, &sent),
+			 EINVAL);
+	dev_close(&d0);
+	dev_close(&d1);
 }
 
 static void
 test_query_gid_type(void **state)
 {
 	struct ibv_gid_entry entry;
-	struct ibv_context *ctx;
+	struct dev d;
 	union ibv_gid gid;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
-	assert_int_equal(ibv_query_gid(ctx, 1, 0, &gid), 0);
+	dev_open(&d, 0, 0);
+	assert_int_equal(ibv_query_gid(d.ctx, 1, 0, &gid), 0);
 	memset(&entry, 0, sizeof(entry));
-	assert_int_equal(ibv_query_gid_ex(ctx, 1, 0, &entry, 0), 0);
+	assert_int_equal(ibv_query_gid_ex(d.ctx, 1, 0, &entry, 0), 0);
 	assert_int_equal(entry.gid_type, IBV_GID_TYPE_ROCE_V2);
 	assert_int_equal(entry.gid_index, 0);
 	assert_int_equal(entry.port_num, 1);
 	assert_memory_equal(entry.gid.raw, gid.raw, 16);
-	assert_int_equal(ibv_close_device(ctx), 0);
+	dev_close(&d);
 }
 
 static void
 test_query_gid_out_of_range(void **state)
 {
 	struct ibv_port_attr pa;
-	struct ibv_context *ctx;
+	struct dev d;
 	union ibv_gid gid;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
-	assert_int_equal(ibv_query_port(ctx, 1, &pa), 0);
-	assert_int_equal(ibv_query_gid(ctx, 1, pa.gid_tbl_len, &gid), -1);
-	assert_int_equal(ibv_query_gid(ctx, 1, -1, &gid), -1);
-	assert_int_equal(ibv_query_gid(ctx, 2, 0, &gid), -1);
-	assert_int_equal(ibv_close_device(ctx), 0);
+	dev_open(&d, 0, 0);
+	assert_int_equal(ibv_query_port(d.ctx, 1, &pa), 0);
+	assert_int_equal(ibv_query_gid(d.ctx, 1, pa.gid_tbl_len, &gid), -1);
+	assert_int_equal(ibv_query_gid(d.ctx, 1, -1, &gid), -1);
+	assert_int_equal(ibv_query_gid(d.ctx, 2, 0, &gid), -1);
+	dev_close(&d);
 }
 
 /* ------------------------------------------------------------------------
@@ -555,28 +568,21 @@ test_mr_keys(void **state)
 {
 	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_context *ctx;
 	struct ibv_mr *mr[NMR];
 	uint32_t keys[2 * NMR];
-	struct ibv_pd *pd;
-	uint8_t *buf;
+	struct dev d;
 	int i, j;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
-	pd = ibv_alloc_pd(ctx);
-	assert_non_null(pd);
-	assert_ptr_equal(pd->context, ctx);
-	buf = aligned_alloc(4096, NMR * 4096);
-	assert_non_null(buf);
+	dev_open(&d, 0, NMR * 4096);
+	assert_ptr_equal(d.pd->context, d.ctx);
 	for (i = 0; i < NMR; i++) {
-		mr[i] = ibv_reg_mr(pd, buf + i * 4096, 4096, access);
+		mr[i] = ibv_reg_mr(d.pd, d.buf + i * 4096, 4096, access);
 		assert_non_null(mr[i]);
-		assert_ptr_equal(mr[i]->addr, buf + i * 4096);
+		assert_ptr_equal(mr[i]->addr, d.buf + i * 4096);
 		assert_int_equal(mr[i]->length, 4096);
-		assert_ptr_equal(mr[i]->pd, pd);
-		assert_ptr_equal(mr[i]->context, ctx);
+		assert_ptr_equal(mr[i]->pd, d.pd);
+		assert_ptr_equal(mr[i]->context, d.ctx);
 		keys[2 * i] = mr[i]->lkey;
 		keys[2 * i + 1] = mr[i]->rkey;
 	}
@@ -591,77 +597,59 @@ test_mr_keys(void **state)
 	}
 	for (i = 0; i < NMR; i++)
 		assert_int_equal(ibv_dereg_mr(mr[i]), 0);
-	assert_int_equal(ibv_dealloc_pd(pd), 0);
-	free(buf);
-	assert_int_equal(ibv_close_device(ctx), 0);
+	dev_close(&d);
 }
 
 static void
 test_mr_access_rules(void **state)
 {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
 	struct ibv_mr *mr;
-	uint8_t *buf;
+	struct dev d;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
-	pd = ibv_alloc_pd(ctx);
-	assert_non_null(pd);
-	buf = aligned_alloc(4096, 4096);
-	assert_non_null(buf);
+	dev_open(&d, 0, 4096);
 
 	/* remote write and remote atomic need local write */
 	errno = 0;
-	assert_null(ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_REMOTE_WRITE));
+	assert_null(ibv_reg_mr(d.pd, d.buf, 4096, IBV_ACCESS_REMOTE_WRITE));
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
-	assert_null(ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_REMOTE_ATOMIC));
+	assert_null(ibv_reg_mr(d.pd, d.buf, 4096, IBV_ACCESS_REMOTE_ATOMIC));
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
-	assert_null(ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_REMOTE_READ |
+	assert_null(ibv_reg_mr(d.pd, d.buf, 4096, IBV_ACCESS_REMOTE_READ |
 			       IBV_ACCESS_REMOTE_WRITE));
 	assert_int_equal(errno, EINVAL);
 
 	/* remote read alone is fine, and so is write with local write */
-	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_REMOTE_READ);
+	mr = ibv_reg_mr(d.pd, d.buf, 4096, IBV_ACCESS_REMOTE_READ);
 	assert_non_null(mr);
 	assert_int_equal(ibv_dereg_mr(mr), 0);
-	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+	mr = ibv_reg_mr(d.pd, d.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE);
 	assert_non_null(mr);
 	assert_int_equal(ibv_dereg_mr(mr), 0);
 
-	assert_int_equal(ibv_dealloc_pd(pd), 0);
-	free(buf);
-	assert_int_equal(ibv_close_device(ctx), 0);
+	dev_close(&d);
 }
 
 static void
 test_dealloc_pd_busy(void **state)
 {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
 	struct ibv_mr *mr;
-	uint8_t *buf;
+	struct dev d;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
-	pd = ibv_alloc_pd(ctx);
-	assert_non_null(pd);
-	buf = aligned_alloc(4096, 4096);
-	assert_non_null(buf);
-	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	dev_open(&d, 0, 4096);
+	mr = ibv_reg_mr(d.pd, d.buf, 4096, IBV_ACCESS_LOCAL_WRITE);
 	assert_non_null(mr);
 
 	/* a PD in use by an MR stays */
-	assert_int_equal(ibv_dealloc_pd(pd), EBUSY);
+	assert_int_equal(ibv_dealloc_pd(d.pd), EBUSY);
 	assert_int_equal(ibv_dereg_mr(mr), 0);
-	assert_int_equal(ibv_dealloc_pd(pd), 0);
-	free(buf);
-	assert_int_equal(ibv_close_device(ctx), 0);
+	assert_int_equal(ibv_dealloc_pd(d.pd), 0);
+	d.pd = NULL;
+	dev_close(&d);
 }
 
 /* ------------------------------------------------------------------------
@@ -672,21 +660,20 @@ static void
 test_cq_too_big(void **state)
 {
 	struct ibv_device_attr da;
-	struct ibv_context *ctx;
+	struct dev d;
 	struct ibv_cq *cq;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
-	assert_int_equal(ibv_query_device(ctx, &da), 0);
+	dev_open(&d, 0, 0);
+	assert_int_equal(ibv_query_device(d.ctx, &da), 0);
 	errno = 0;
-	assert_null(ibv_create_cq(ctx, da.max_cqe + 1, NULL, NULL, 0));
+	assert_null(ibv_create_cq(d.ctx, da.max_cqe + 1, NULL, NULL, 0));
 	assert_int_equal(errno, EINVAL);
-	cq = ibv_create_cq(ctx, da.max_cqe, NULL, NULL, 0);
+	cq = ibv_create_cq(d.ctx, da.max_cqe, NULL, NULL, 0);
 	assert_non_null(cq);
 	assert_true(cq->cqe >= da.max_cqe);
 	assert_int_equal(ibv_destroy_cq(cq), 0);
-	assert_int_equal(ibv_close_device(ctx), 0);
+	dev_close(&d);
 }
 
 static void
@@ -698,33 +685,31 @@ test_cq_ex_unsupported_wc_flags(void **state)
 		IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_FLOW_TAG,
 	};
 	struct ibv_cq_init_attr_ex ca;
-	struct ibv_context *ctx;
+	struct dev d;
 	size_t i;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
+	dev_open(&d, 0, 0);
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		memset(&ca, 0, sizeof(ca));
 		ca.cqe = 64;
 		ca.wc_flags = flags[i];
 		errno = 0;
-		assert_null(ibv_create_cq_ex(ctx, &ca));
+		assert_null(ibv_create_cq_ex(d.ctx, &ca));
 		assert_int_equal(errno, EOPNOTSUPP);
 	}
-	assert_int_equal(ibv_close_device(ctx), 0);
+	dev_close(&d);
 }
 
 static void
 test_cq_ex_supported_wc_flags(void **state)
 {
 	struct ibv_cq_init_attr_ex ca;
-	struct ibv_context *ctx;
+	struct dev d;
 	struct ibv_cq_ex *cqx;
 
 	(void)state;
-	ctx = open_dev(0);
-	assert_non_null(ctx);
+	dev_open(&d, 0, 0);
 	memset(&ca, 0, sizeof(ca));
 	ca.cqe = 64;
 	ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
@@ -732,7 +717,7 @@ test_cq_ex_supported_wc_flags(void **state)
 		IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
 	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
 	ca.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
-	cqx = ibv_create_cq_ex(ctx, &ca);
+	cqx = ibv_create_cq_ex(d.ctx, &ca);
 	assert_non_null(cqx);
 	assert_true(cqx->cqe >= 64);
 	assert_non_null(cqx->start_poll);
@@ -745,7 +730,7 @@ test_cq_ex_supported_wc_flags(void **state)
 	assert_non_null(cqx->read_src_qp);
 	assert_non_null(cqx->read_completion_ts);
 	assert_int_equal(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
-	assert_int_equal(ibv_close_device(ctx), 0);
+	dev_close(&d);
 }
 
 /* Completions waiting in a CQ survive a resize; the new size holds. */
