@@ -109,6 +109,8 @@ struct pmd_port *pmd_port_find(const char *name);
 int pmd_port_start(struct pmd_port *p);
 void pmd_port_stop(struct pmd_port *p);
 void pmd_port_show(struct pmd_port *p);
+/* a counter's line of `show device` and `show qp` */
+void pmd_counter(const char *name, uint64_t v);
 int pmd_pcap_start(struct pmd_port *p, const char *path);
 int pmd_pcap_stop(struct pmd_port *p);
 

@@ -120,32 +120,22 @@ port_state_name(enum ibv_port_state s)
 	}
 }
 
-static void
-counter(const char *name, uint64_t v)
+void
+pmd_counter(const char *name, uint64_t v)
 {
 	printf("  %-16s %" PRIu64 "\n", name, v);
 }
 
+/* Every counter of droce_counters.h's list, in its order. */
 static void
 port_counters(struct ibv_context *ctx)
 {
 	struct droce_counters c;
 
 	droce_query_counters(ctx, &c);
-	counter("rx_frames", c.rx_frames);
-	counter("rx_bytes", c.rx_bytes);
-	counter("rx_roce", c.rx_roce);
-	counter("rx_icrc_err", c.rx_icrc_err);
-	counter("rx_malformed", c.rx_malformed);
-	counter("rx_not_ours", c.rx_not_ours);
-	counter("rx_arp", c.rx_arp);
-	counter("tx_frames", c.tx_frames);
-	counter("tx_bytes", c.tx_bytes);
-	counter("tx_drop", c.tx_drop);
-	counter("no_mbuf", c.no_mbuf);
-	counter("tx_csum_offload", c.tx_csum_offload);
-	counter("tx_tso_offload", c.tx_tso_offload);
-	counter("tx_gso", c.tx_gso);
+#define SHOW_COUNTER(name, desc) pmd_counter(#name, c.name);
+	DROCE_DEV_COUNTERS(SHOW_COUNTER)
+#undef SHOW_COUNTER
 }
 
 /* A stopped port is opened for the look and closed again. */

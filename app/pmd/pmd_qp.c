@@ -269,16 +269,9 @@ pmd_qp_show(struct pmd_qp *q)
 		printf("  peer none\n");
 	}
 	droce_query_qp_counters(q->qp, &c);
-	printf("  %-16s %" PRIu64 "\n", "tx_pkts", c.tx_pkts);
-	printf("  %-16s %" PRIu64 "\n", "rx_pkts", c.rx_pkts);
-	printf("  %-16s %" PRIu64 "\n", "retransmits", c.retransmits);
-	printf("  %-16s %" PRIu64 "\n", "timeouts", c.timeouts);
-	printf("  %-16s %" PRIu64 "\n", "naks_sent", c.naks_sent);
-	printf("  %-16s %" PRIu64 "\n", "naks_rcvd", c.naks_rcvd);
-	printf("  %-16s %" PRIu64 "\n", "rnr_naks_sent", c.rnr_naks_sent);
-	printf("  %-16s %" PRIu64 "\n", "rnr_naks_rcvd", c.rnr_naks_rcvd);
-	printf("  %-16s %" PRIu64 "\n", "dup_reqs", c.dup_reqs);
-	printf("  %-16s %" PRIu64 "\n", "rx_dropped", c.rx_dropped);
+#define SHOW_COUNTER(name, desc) pmd_counter(#name, c.name);
+	DROCE_QP_COUNTERS(SHOW_COUNTER)
+#undef SHOW_COUNTER
 }
 
 void

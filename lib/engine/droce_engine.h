@@ -33,6 +33,8 @@
 #include <rte_common.h>
 #include <rte_ether.h>
 
+#include "droce_counters.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -786,36 +788,20 @@ enum ibv_qp_state droce_qp_state(const struct droce_qp_eng *qp);
 /** Destroy @p qp: the engine forgets it before this returns. */
 void droce_qp_destroy(struct droce_qp_eng *qp);
 
-/** Per-QP counters. */
+/**
+ * Per-QP counters: a uint64_t for each entry of DROCE_QP_COUNTERS
+ * (droce_counters.h), named and described there, in its order.
+ */
 struct droce_qp_stats {
-	uint64_t tx_pkts;
-	uint64_t rx_pkts;
-	uint64_t retransmits;     /**< packets sent again */
-	uint64_t timeouts;
-	uint64_t naks_sent;
-	uint64_t naks_rcvd;
-	uint64_t rnr_naks_sent;
-	uint64_t rnr_naks_rcvd;
-	uint64_t dup_reqs;
-	uint64_t rx_dropped;      /**< not taken (UD: Q_Key, no WQE) */
+	DROCE_QP_COUNTERS(DROCE_COUNTER_MEMBER)
 };
 
-/** Per-device counters. */
+/**
+ * Per-device counters: a uint64_t for each entry of DROCE_DEV_COUNTERS
+ * (droce_counters.h), named and described there, in its order.
+ */
 struct droce_dev_stats {
-	uint64_t rx_frames;
-	uint64_t rx_bytes;
-	uint64_t tx_frames;
-	uint64_t tx_bytes;
-	uint64_t rx_roce;
-	uint64_t rx_icrc_err;
-	uint64_t rx_malformed;
-	uint64_t rx_not_ours;     /**< not to our MAC/IP, or unknown QP */
-	uint64_t rx_arp;
-	uint64_t tx_drop;         /**< the port refused them */
-	uint64_t no_mbuf;
-	uint64_t tx_csum_offload; /**< frames whose checksums the port fills */
-	uint64_t tx_tso_offload;  /**< TSO WRs the port segments */
-	uint64_t tx_gso;          /**< TSO WRs DPDK's GSO library segments */
+	DROCE_DEV_COUNTERS(DROCE_COUNTER_MEMBER)
 };
 
 /**

@@ -103,6 +103,24 @@ tel_devices(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* Every device counter, under its name (droce_counters.h). */
+static void
+add_dev_counters(struct rte_tel_data *d, const struct droce_dev_stats *s)
+{
+#define ADD_COUNTER(name, desc) rte_tel_data_add_dict_u64(d, #name, s->name);
+	DROCE_DEV_COUNTERS(ADD_COUNTER)
+#undef ADD_COUNTER
+}
+
+/* Every QP counter, under its name (droce_counters.h). */
+static void
+add_qp_counters(struct rte_tel_data *d, const struct droce_qp_stats *s)
+{
+#define ADD_COUNTER(name, desc) rte_tel_data_add_dict_u64(d, #name, s->name);
+	DROCE_QP_COUNTERS(ADD_COUNTER)
+#undef ADD_COUNTER
+}
+
 static int
 tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -137,20 +155,7 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 				  (int)droce_mtu_bytes(a.active_mtu));
 	rte_tel_data_add_dict_string(d, "link", a.link_up ? "up" : "down");
 	rte_tel_data_add_dict_u64(d, "link_speed_mbps", a.link_speed_mbps);
-	rte_tel_data_add_dict_u64(d, "rx_frames", s.rx_frames);
-	rte_tel_data_add_dict_u64(d, "rx_bytes", s.rx_bytes);
-	rte_tel_data_add_dict_u64(d, "tx_frames", s.tx_frames);
-	rte_tel_data_add_dict_u64(d, "tx_bytes", s.tx_bytes);
-	rte_tel_data_add_dict_u64(d, "rx_roce", s.rx_roce);
-	rte_tel_data_add_dict_u64(d, "rx_icrc_err", s.rx_icrc_err);
-	rte_tel_data_add_dict_u64(d, "rx_malformed", s.rx_malformed);
-	rte_tel_data_add_dict_u64(d, "rx_not_ours", s.rx_not_ours);
-	rte_tel_data_add_dict_u64(d, "rx_arp", s.rx_arp);
-	rte_tel_data_add_dict_u64(d, "tx_drop", s.tx_drop);
-	rte_tel_data_add_dict_u64(d, "no_mbuf", s.no_mbuf);
-	rte_tel_data_add_dict_u64(d, "tx_csum_offload", s.tx_csum_offload);
-	rte_tel_data_add_dict_u64(d, "tx_tso_offload", s.tx_tso_offload);
-	rte_tel_data_add_dict_u64(d, "tx_gso", s.tx_gso);
+	add_dev_counters(d, &s);
 	return 0;
 }
 
@@ -254,16 +259,7 @@ tel_qp_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "path_mtu", t.mtu);
 	rte_tel_data_add_dict_u64(d, "sq_psn", t.sq_psn);
 	rte_tel_data_add_dict_u64(d, "rq_psn", t.rq_psn);
-	rte_tel_data_add_dict_u64(d, "tx_pkts", t.stats.tx_pkts);
-	rte_tel_data_add_dict_u64(d, "rx_pkts", t.stats.rx_pkts);
-	rte_tel_data_add_dict_u64(d, "retransmits", t.stats.retransmits);
-	rte_tel_data_add_dict_u64(d, "timeouts", t.stats.timeouts);
-	rte_tel_data_add_dict_u64(d, "naks_sent", t.stats.naks_sent);
-	rte_tel_data_add_dict_u64(d, "naks_rcvd", t.stats.naks_rcvd);
-	rte_tel_data_add_dict_u64(d, "rnr_naks_sent", t.stats.rnr_naks_sent);
-	rte_tel_data_add_dict_u64(d, "rnr_naks_rcvd", t.stats.rnr_naks_rcvd);
-	rte_tel_data_add_dict_u64(d, "dup_reqs", t.stats.dup_reqs);
-	rte_tel_data_add_dict_u64(d, "rx_dropped", t.stats.rx_dropped);
+	add_qp_counters(d, &t.stats);
 	return 0;
 }
 

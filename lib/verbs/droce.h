@@ -19,42 +19,28 @@
 
 #include <infiniband/verbs.h>
 
+#include "droce_counters.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** Counters of a device (its port, as the engine sees it). */
+/**
+ * Counters of a device (its port, as the engine sees it): a uint64_t
+ * member for each entry of DROCE_DEV_COUNTERS (droce_counters.h), named
+ * as the entry and in its order; the entry describes it.
+ */
 struct droce_counters {
-	uint64_t rx_frames;       /**< every frame received */
-	uint64_t rx_bytes;
-	uint64_t tx_frames;       /**< every frame sent */
-	uint64_t tx_bytes;
-	uint64_t rx_roce;         /**< valid RoCEv2 frames received */
-	uint64_t rx_icrc_err;     /**< dropped: bad ICRC */
-	uint64_t rx_malformed;    /**< dropped: malformed */
-	uint64_t rx_not_ours;     /**< dropped: not for a live QP of ours */
-	uint64_t rx_arp;
-	uint64_t tx_drop;         /**< the port refused them */
-	uint64_t no_mbuf;
-	uint64_t tx_csum_offload;  /**< raw frames whose checksums the port
-				    * filled (IBV_SEND_IP_CSUM, TSO) */
-	uint64_t tx_tso_offload;   /**< TSO WRs the port segmented */
-	uint64_t tx_gso;           /**< TSO WRs DPDK's GSO library
-				    * segmented (the port has no TSO) */
+	DROCE_DEV_COUNTERS(DROCE_COUNTER_MEMBER)
 };
 
-/** Counters of a QP. */
+/**
+ * Counters of a QP: a uint64_t member for each entry of
+ * DROCE_QP_COUNTERS (droce_counters.h), named as the entry and in its
+ * order; the entry describes it.
+ */
 struct droce_qp_counters {
-	uint64_t tx_pkts;
-	uint64_t rx_pkts;
-	uint64_t retransmits;     /**< packets sent again (go-back-N) */
-	uint64_t timeouts;        /**< retransmission timer expiries */
-	uint64_t naks_sent;
-	uint64_t naks_rcvd;
-	uint64_t rnr_naks_sent;
-	uint64_t rnr_naks_rcvd;
-	uint64_t dup_reqs;        /**< duplicate requests answered */
-	uint64_t rx_dropped;      /**< not taken (UD: Q_Key, no WQE) */
+	DROCE_QP_COUNTERS(DROCE_COUNTER_MEMBER)
 };
 
 /** Read the counters of the device of @p ctx. @return 0. */

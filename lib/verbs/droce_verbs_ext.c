@@ -4,10 +4,33 @@
 
 /* droce's additions to the verbs API (droce.h). */
 
+#include <assert.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "droce.h"
 #include "droce_verbs_pvt.h"
+
+/*
+ * droce.h's counters are the engine's: both structs are made from the
+ * same list, so a query is one copy. Checked member by member here, in
+ * case either struct is ever written out by hand.
+ */
+#define SAME_DEV_COUNTER(name, desc) \
+	static_assert(offsetof(struct droce_counters, name) == \
+		      offsetof(struct droce_dev_stats, name), \
+		      "droce_counters." #name " is not where the engine has it");
+#define SAME_QP_COUNTER(name, desc) \
+	static_assert(offsetof(struct droce_qp_counters, name) == \
+		      offsetof(struct droce_qp_stats, name), \
+		      "droce_qp_counters." #name " is not where the engine has it");
+DROCE_DEV_COUNTERS(SAME_DEV_COUNTER)
+DROCE_QP_COUNTERS(SAME_QP_COUNTER)
+static_assert(sizeof(struct droce_counters) == sizeof(struct droce_dev_stats),
+	      "droce_counters and the engine's device counters differ");
+static_assert(sizeof(struct droce_qp_counters) ==
+	      sizeof(struct droce_qp_stats),
+	      "droce_qp_counters and the engine's QP counters differ");
 
 int
 droce_query_counters(struct ibv_context *ctx, struct droce_counters *c)
@@ -15,20 +38,7 @@ droce_query_counters(struct ibv_context *ctx, struct droce_counters *c)
 	struct droce_dev_stats s;
 
 	droce_dev_stats(to_ctx(ctx)->dev, &s);
-	c->rx_frames = s.rx_frames;
-	c->rx_bytes = s.rx_bytes;
-	c->tx_frames = s.tx_frames;
-	c->tx_bytes = s.tx_bytes;
-	c->rx_roce = s.rx_roce;
-	c->rx_icrc_err = s.rx_icrc_err;
-	c->rx_malformed = s.rx_malformed;
-	c->rx_not_ours = s.rx_not_ours;
-	c->rx_arp = s.rx_arp;
-	c->tx_drop = s.tx_drop;
-	c->no_mbuf = s.no_mbuf;
-	c->tx_csum_offload = s.tx_csum_offload;
-	c->tx_tso_offload = s.tx_tso_offload;
-	c->tx_gso = s.tx_gso;
+	memcpy(c, &s, sizeof(*c));
 	return 0;
 }
 
@@ -38,16 +48,7 @@ droce_query_qp_counters(struct ibv_qp *qp, struct droce_qp_counters *c)
 	struct droce_qp_stats s;
 
 	droce_qp_stats(to_qp(qp)->eng, &s);
-	c->tx_pkts = s.tx_pkts;
-	c->rx_pkts = s.rx_pkts;
-	c->retransmits = s.retransmits;
-	c->timeouts = s.timeouts;
-	c->naks_sent = s.naks_sent;
-	c->naks_rcvd = s.naks_rcvd;
-	c->rnr_naks_sent = s.rnr_naks_sent;
-	c->rnr_naks_rcvd = s.rnr_naks_rcvd;
-	c->dup_reqs = s.dup_reqs;
-	c->rx_dropped = s.rx_dropped;
+	memcpy(c, &s, sizeof(*c));
 	return 0;
 }
 

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_COUNTERS_H
+#define DROCE_COUNTERS_H
+
+/**
+ * @file
+ * droce's counters, each named and described once.
+ *
+ * Each list is an X-macro: DROCE_DEV_COUNTERS(X) expands to
+ * X(name, description) for every counter of a device, in order, and
+ * DROCE_QP_COUNTERS(X) likewise for a QP. Everything that holds or shows
+ * the counters is made from these lists: the engine's struct
+ * droce_dev_stats and struct droce_qp_stats, the public struct
+ * droce_counters and struct droce_qp_counters of droce.h (one uint64_t
+ * member per entry, named as the entry, in list order), the telemetry
+ * commands /droce/dev_stats and /droce/qp_stats, droce-pmd's `show
+ * device` and `show qp`, and the tests that check those. A counter added
+ * here appears in all of them.
+ *
+ * Every counter is a 64-bit count that only grows. To go through them
+ * all, define a macro of two arguments and hand it to a list:
+ *
+ * @code
+ * struct droce_counters c;
+ *
+ * droce_query_counters(ctx, &c);
+ * #define SHOW(name, desc) printf("%s %" PRIu64 "\n", #name, c.name);
+ * DROCE_DEV_COUNTERS(SHOW)
+ * #undef SHOW
+ * @endcode
+ *
+ * An entry is `X(name, "description")`, the description a string
+ * literal: the tests read the lists from this file.
+ */
+
+#include <stdint.h>
+
+/** The counters of a device (its port, as the engine sees it). */
+#define DROCE_DEV_COUNTERS(X) \
+	X(rx_frames, "frames received") \
+	X(rx_bytes, "bytes of the frames received") \
+	X(tx_frames, "frames sent") \
+	X(tx_bytes, "bytes of the frames sent") \
+	X(rx_roce, "RoCEv2 frames received, their ICRC good") \
+	X(rx_icrc_err, "dropped: RoCEv2 frames with a bad ICRC") \
+	X(rx_malformed, "dropped: truncated, or bad RoCEv2 headers") \
+	X(rx_not_ours, "dropped: not to our MAC or IP, or no live QP") \
+	X(rx_arp, "ARP frames received") \
+	X(tx_drop, "dropped: frames the port refused") \
+	X(no_mbuf, "packets not built: the mbuf pool was empty") \
+	X(tx_csum_offload, \
+	  "raw frames whose checksums the port filled (IBV_SEND_IP_CSUM, TSO)") \
+	X(tx_tso_offload, "TSO WRs the port segmented") \
+	X(tx_gso, "TSO WRs DPDK's GSO library segmented (the port has no TSO)")
+
+/** The counters of a QP. */
+#define DROCE_QP_COUNTERS(X) \
+	X(tx_pkts, "packets sent: requests, responses, ACKs") \
+	X(rx_pkts, "packets received") \
+	X(retransmits, "request packets sent again (go-back-N)") \
+	X(timeouts, "retransmission timer expiries") \
+	X(naks_sent, "NAKs sent (not RNR NAKs)") \
+	X(naks_rcvd, "NAKs received (not RNR NAKs)") \
+	X(rnr_naks_sent, "RNR NAKs sent: no receive WQE") \
+	X(rnr_naks_rcvd, "RNR NAKs received") \
+	X(dup_reqs, "duplicate requests answered") \
+	X(rx_dropped, "not taken: wrong transport, UD Q_Key, no WQE")
+
+/**
+ * A struct member for one counter: `struct s { DROCE_DEV_COUNTERS(
+ * DROCE_COUNTER_MEMBER) };` holds a uint64_t per device counter.
+ */
+#define DROCE_COUNTER_MEMBER(name, desc) uint64_t name;
+
+#endif /* DROCE_COUNTERS_H */
