@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The droce authors
-"""Reading what droce-pmd prints: the apps tests share it."""
+"""Reading what droce-pmd prints, and the counters it should print (the
+lists of lib/engine/droce_counters.h): the apps tests share it."""
 
+import collections
 import re
 
 PROMPT = 'droce-pmd> '
@@ -20,13 +22,28 @@ RE_PEER = re.compile(r'^  peer (\S+) qpn 0x([0-9a-f]+) psn 0x([0-9a-f]+)')
 RE_CQ = re.compile(r'^cq of qp (\d+) on (\S+): depth (\d+) polled (\d+)$')
 RE_COUNTER = re.compile(r'^  (\w+)\s+(\d+)$')
 
-DEV_COUNTERS = ['rx_frames', 'rx_bytes', 'rx_roce', 'rx_icrc_err',
-                'rx_malformed', 'rx_not_ours', 'rx_arp', 'tx_frames',
-                'tx_bytes', 'tx_drop', 'no_mbuf', 'tx_csum_offload',
-                'tx_tso_offload', 'tx_gso']
-QP_COUNTERS = ['tx_pkts', 'rx_pkts', 'retransmits', 'timeouts', 'naks_sent',
-               'naks_rcvd', 'rnr_naks_sent', 'rnr_naks_rcvd', 'dup_reqs',
-               'rx_dropped']
+# An entry of droce_counters.h's lists: X(name, "description" ...)
+RE_ENTRY = re.compile(r'\bX\(\s*(\w+)\s*,\s*"')
+
+Counters = collections.namedtuple('Counters', 'dev qp')
+
+
+def read_counters(header):
+    """Counters(dev=[names], qp=[names]): the DROCE_DEV_COUNTERS and
+    DROCE_QP_COUNTERS lists of droce_counters.h, in order."""
+    with open(header) as f:
+        text = f.read().replace('\\\n', ' ')
+    lists = {}
+    for line in text.splitlines():
+        m = re.match(r'\s*#\s*define\s+(DROCE_(?:DEV|QP)_COUNTERS)\(X\)(.*)',
+                     line)
+        if m:
+            lists[m.group(1)] = RE_ENTRY.findall(m.group(2))
+    dev = lists.get('DROCE_DEV_COUNTERS')
+    qp = lists.get('DROCE_QP_COUNTERS')
+    if not dev or not qp:
+        raise ValueError('%s: no counter lists found' % header)
+    return Counters(dev, qp)
 
 
 def sections(out):

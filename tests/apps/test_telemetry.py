@@ -19,7 +19,10 @@ processes may share the runtime directory), and checks:
 - bad parameters are refused (a null answer);
 - DPDK's own client, dpdk-telemetry.py, reads the same through -f/-i.
 
-Usage: test_telemetry.py --pmd DROCE_PMD --workdir DIR
+The counters are those of lib/engine/droce_counters.h's lists.
+
+Usage: test_telemetry.py --pmd DROCE_PMD --counters DROCE_COUNTERS_H
+                         --workdir DIR
 """
 
 import argparse
@@ -115,7 +118,7 @@ def read_until_sleep(p, out):
             return True
 
 
-def check_devices(t, shown):
+def check_devices(t, shown, counters):
     devs = t.query('/droce/devices')
     check(devs == ['droce0', 'droce1'], '/droce/devices: %s' % devs)
     stats = {}
@@ -130,12 +133,12 @@ def check_devices(t, shown):
               s['gid0'] == '::ffff:' + ip and s['link'] == 'up' and
               s['active_mtu'] == 1024,
               '%s: name, MAC, IPv4, GID, link, MTU (%s)' % (name, s))
-        missing = [c for c in pmd_out.DEV_COUNTERS if c not in s]
+        missing = [c for c in counters if c not in s]
         check(not missing, '%s: every counter (missing %s)' % (name,
                                                               missing))
         check(s.get('rx_frames', 0) > 0 and s.get('tx_frames', 0) > 0 and
               s.get('rx_roce', 0) > 0, '%s: traffic counted' % name)
-        same = all(s.get(c) == shown[name][c] for c in pmd_out.DEV_COUNTERS)
+        same = all(s.get(c) == shown[name].get(c) for c in counters)
         check(same, '%s: the counters show device printed' % name)
     if len(stats) == 2:
         check(stats['droce0']['tx_frames'] == stats['droce1']['rx_frames']
@@ -144,9 +147,9 @@ def check_devices(t, shown):
               'one port sent what the other received')
 
 
-def check_qps(t, qps):
+def check_qps(t, qps, counters):
     for q, dev in ((0, 'droce0'), (1, 'droce1')):
-        m, counters = qps[q]
+        m, shown = qps[q]
         qpn = int(m.group(3), 16)
         listed = t.query('/droce/qps,' + dev)
         check(listed == [qpn], '/droce/qps,%s: %s (want [%d])' %
@@ -162,10 +165,10 @@ def check_qps(t, qps):
               s['dgid'] == '::ffff:10.0.0.%d' % (2 - q) and
               s['path_mtu'] == 1024,
               '%s QP %d: state, peer, MTU (%s)' % (dev, qpn, s))
-        missing = [c for c in pmd_out.QP_COUNTERS if c not in s]
+        missing = [c for c in counters if c not in s]
         check(not missing, 'QP %d: every counter (missing %s)' % (qpn,
                                                                  missing))
-        check(all(s.get(c) == counters[c] for c in pmd_out.QP_COUNTERS),
+        check(all(s.get(c) == shown.get(c) for c in counters),
               'QP %d: the counters show qp printed' % qpn)
         check(s.get('tx_pkts', 0) > 0 and s.get('rx_pkts', 0) > 0,
               'QP %d: packets counted' % qpn)
@@ -208,8 +211,11 @@ def check_dpdk_telemetry_py(t):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--pmd', required=True)
+    ap.add_argument('--counters', required=True,
+                    help='droce_counters.h, whose lists telemetry gives')
     ap.add_argument('--workdir', required=True)
     args = ap.parse_args()
+    counters = pmd_out.read_counters(args.counters)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     script = os.path.join(args.workdir, 'telemetry.txt')
@@ -239,9 +245,9 @@ def main():
         check(all(c in cmds for c in ('/droce/devices', '/droce/dev_stats',
                                       '/droce/qps', '/droce/qp_stats')),
               'the /droce/ commands are registered')
-        check_devices(t, shown)
+        check_devices(t, shown, counters.dev)
         if check(sorted(qps) == [0, 1], 'droce-pmd showed two QPs'):
-            check_qps(t, qps)
+            check_qps(t, qps, counters.qp)
             check_refusals(t, int(qps[0][0].group(3), 16))
         check_dpdk_telemetry_py(t)
         t.close()
