@@ -29,7 +29,7 @@
 
 #include "droce_engine_pvt.h"
 
-RTE_LOG_REGISTER_DEFAULT(droce_engine_logtype, NOTICE);
+RTE_LOG_REGISTER(droce_engine_logtype, lib.droce.engine, NOTICE);
 
 struct droce_engine droce_eng;
 

@@ -15,7 +15,11 @@
 #include <rte_cycles.h>
 #include <rte_string_fns.h>
 
+#include <droce_build_config.h>
+
 #include "droce_verbs_pvt.h"
+
+RTE_LOG_REGISTER(droce_verbs_logtype, lib.droce.verbs, NOTICE);
 
 #define DROCE_VENDOR_ID 0x0000
 #define DROCE_VENDOR_PART 0xd20e
@@ -36,8 +40,11 @@ ibdevs_init(void)
 	if (ibdevs != NULL)
 		goto out;
 	ret = droce_engine_start();
-	if (ret < 0)
+	if (ret < 0) {
+		DROCE_VERBS_LOG(ERR, "no devices: the engine did not start "
+				"(%s)", strerror(-ret));
 		goto out;
+	}
 	n = droce_dev_count();
 	ibdevs = calloc(n ? n : 1, sizeof(*ibdevs));
 	if (ibdevs == NULL) {
@@ -207,7 +214,7 @@ static void
 fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 {
 	memset(a, 0, sizeof(*a));
-	snprintf(a->fw_ver, sizeof(a->fw_ver), "droce %s", "0.1.0");
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "droce %s", DROCE_VERSION);
 	a->node_guid = ctx->attr.guid;
 	a->sys_image_guid = ctx->attr.guid;
 	a->max_mr_size = DROCE_MAX_MR_SIZE;

@@ -18,10 +18,19 @@
 
 #include <infiniband/verbs.h>
 #include <rte_common.h>
+#include <rte_log.h>
 #include <rte_rwlock.h>
 #include <rte_spinlock.h>
 
 #include <droce_engine.h>
+
+/* The verbs layer's log type, lib.droce.verbs: what it refuses and why,
+ * at DEBUG (--log-level=lib.droce.verbs:debug in the EAL arguments). */
+extern int droce_verbs_logtype;
+#define DROCE_VERBS_LOG(level, ...) \
+	rte_log(RTE_LOG_ ## level, droce_verbs_logtype, \
+		RTE_FMT("droce verbs: " RTE_FMT_HEAD(__VA_ARGS__, ) "\n", \
+			RTE_FMT_TAIL(__VA_ARGS__, )))
 
 /** An ibv_device for each engine device. */
 struct droce_ibdev {

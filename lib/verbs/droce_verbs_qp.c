@@ -10,6 +10,7 @@
  */
 
 #include <linux/capability.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -880,6 +881,16 @@ droce_post_send_wr(struct droce_qp *qp, struct ibv_send_wr *wr,
 	for (w = wr; w != NULL; w = w->next) {
 		err = send_wr_check(qp, w, type1_bind);
 		if (err != 0) {
+			const struct droce_wr_info *op =
+				droce_wr_info(w->opcode);
+
+			DROCE_VERBS_LOG(DEBUG, "QP 0x%x (%s): WR %" PRIu64
+					" (%s) refused: %s",
+					qp->qpx.qp_base.qp_num,
+					droce_qp_type_name(
+						qp->qpx.qp_base.qp_type),
+					w->wr_id, op != NULL ? op->name :
+					"no such opcode", strerror(err));
 			bad = w;
 			break;
 		}
