@@ -578,7 +578,6 @@ droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn)
 	}
 	qp->req.cons = idx;
 	qp->req.noack_pkts = 0;
-	RTE_SET_USED(sq);
 }
 
 void

@@ -100,7 +100,7 @@ in_order_done(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn)
 {
 	qp->resp.psn = droce_psn_add(psn, 1);
 	qp->resp.done_psn = psn;
-	if ((bth[8] & 0x80) && droce_tr_reliable(qp->tr)) {
+	if (droce_bth_ackreq(bth) && droce_tr_reliable(qp->tr)) {
 		qp->resp.ack_pending = true;
 		qp->resp.ack_psn = psn;
 	}
@@ -272,7 +272,7 @@ recv_done(struct droce_qp_eng *qp, const uint8_t *bth,
 	}
 	droce_resp_recv_cqe(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
 			    wc_opcode, byte_len, wc_flags, imm,
-			    (bth[1] & 0x80) != 0);
+			    droce_bth_se(bth));
 	qp->resp.rq_cons = qp->resp.rwqe + 1;
 	qp->resp.has_rwqe = false;
 }
@@ -405,7 +405,7 @@ do_send(struct droce_qp_eng *qp, const uint8_t *bth,
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, qp->resp.roffset,
 			bth + op->hdr_len + skip, len - skip);
 	qp->resp.roffset += len - skip;
-	qp->resp.opcode = bth[0];
+	qp->resp.opcode = droce_bth_opcode(bth);
 	if (op->flags & DROCE_OPF_LAST) {
 		recv_done(qp, bth, op, IBV_WC_RECV, qp->resp.roffset);
 		qp->resp.opcode = NO_OPCODE;
@@ -465,7 +465,7 @@ do_write(struct droce_qp_eng *qp, const uint8_t *bth,
 	}
 	qp->resp.va += len;
 	qp->resp.remaining -= len;
-	qp->resp.opcode = bth[0];
+	qp->resp.opcode = droce_bth_opcode(bth);
 	if (op->flags & DROCE_OPF_LAST) {
 		if (imm)
 			recv_done(qp, bth, op, IBV_WC_RECV_RDMA_WITH_IMM,
@@ -621,7 +621,8 @@ do_atomic(struct droce_qp_eng *qp, const uint8_t *bth,
 	if (res == NULL)
 		return;
 	target = (uint64_t *)(uintptr_t)addr;
-	if ((bth[0] & 0x1f) == DROCE_OP_COMPARE_SWAP) {
+	if ((droce_bth_opcode(bth) & ~DROCE_TR_MASK) ==
+	    DROCE_OP_COMPARE_SWAP) {
 		uint64_t expected = a.compare;
 
 		__atomic_compare_exchange_n(target, &expected, a.swap_add, false,
@@ -691,7 +692,7 @@ duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 	 * where a READ ends would say nothing of the READ's data, yet
 	 * soft-RoCE (Linux 6.1) completes the READ on it, without the data
 	 * of a response still on its way or lost. */
-	if (bth[8] & 0x80) {
+	if (droce_bth_ackreq(bth)) {
 		qp->resp.ack_pending = true;
 		qp->resp.ack_psn = qp->resp.done_psn;
 	}
@@ -798,7 +799,7 @@ ud_rx(struct droce_qp_eng *qp, const uint8_t *frame, const uint8_t *bth,
 		wc_flags |= droce_ipoib_csum_ok(bth + op->hdr_len, len);
 	droce_resp_recv_cqe_from(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
 				 IBV_WC_RECV, len + DROCE_GRH_LEN, wc_flags, imm,
-				 (bth[1] & 0x80) != 0, deth.srcqp);
+				 droce_bth_se(bth), deth.srcqp);
 	qp->resp.rq_cons = qp->resp.rwqe + 1;
 	qp->resp.has_rwqe = false;
 }
@@ -839,7 +840,7 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 
 	if (qp->state == IBV_QPS_ERR)
 		return;
-	if ((bth[0] & DROCE_TR_MASK) != qp->tr) {
+	if ((droce_bth_opcode(bth) & DROCE_TR_MASK) != qp->tr) {
 		qp->stats.rx_dropped++;
 		return;
 	}

@@ -64,7 +64,7 @@ rx_group(struct droce_dev *dev, struct droce_mcast *g, struct rte_mbuf *m,
 	unsigned int i;
 
 	if (droce_bth_dqpn(bth) != DROCE_MCAST_QPN ||
-	    (bth[0] & DROCE_TR_MASK) != DROCE_TR_UD) {
+	    (droce_bth_opcode(bth) & DROCE_TR_MASK) != DROCE_TR_UD) {
 		dev->stats.rx_not_ours++;
 		return;
 	}

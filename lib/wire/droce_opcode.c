@@ -136,22 +136,3 @@ droce_opcode_name(uint8_t opcode)
 
 	return name != NULL ? name : "UNKNOWN";
 }
-
-const char *
-droce_ext_name(enum droce_ext ext)
-{
-	static const char *const names[DROCE_EXT_NUM] = {
-		[DROCE_EXT_XRCETH] = "XRCETH",
-		[DROCE_EXT_DETH] = "DETH",
-		[DROCE_EXT_FETH] = "FETH",
-		[DROCE_EXT_RETH] = "RETH",
-		[DROCE_EXT_AETH] = "AETH",
-		[DROCE_EXT_ATOMICETH] = "AtomicETH",
-		[DROCE_EXT_ATOMICACKETH] = "AtomicAckETH",
-		[DROCE_EXT_IMMDT] = "ImmDt",
-		[DROCE_EXT_IETH] = "IETH",
-		[DROCE_EXT_CNP] = "CNP",
-	};
-
-	return (unsigned int)ext < DROCE_EXT_NUM ? names[ext] : "UNKNOWN";
-}

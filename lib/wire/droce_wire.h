@@ -401,8 +401,6 @@ droce_opcode_get(uint8_t opcode)
 /** @return the name of @p opcode, or "UNKNOWN". */
 const char *droce_opcode_name(uint8_t opcode);
 
-/** @return the name of extension header @p ext ("RETH", ...). */
-const char *droce_ext_name(enum droce_ext ext);
 
 /* ------------------------------------------------------------------------
  * Header encode/decode: the only code that knows the bit layout.
@@ -451,6 +449,20 @@ static inline uint8_t
 droce_bth_opcode(const void *bth)
 {
 	return *(const uint8_t *)bth;
+}
+
+/** BTH solicited event bit straight from the wire. */
+static inline bool
+droce_bth_se(const void *bth)
+{
+	return (((const uint8_t *)bth)[1] & 0x80) != 0;
+}
+
+/** BTH AckReq bit straight from the wire. */
+static inline bool
+droce_bth_ackreq(const void *bth)
+{
+	return (((const uint8_t *)bth)[8] & 0x80) != 0;
 }
 
 /** BTH destination QPN straight from the wire. */
