@@ -22,12 +22,6 @@
 
 #include "droce_engine_pvt.h"
 
-static inline bool
-is_rd_atomic(const struct droce_send_wqe *wqe)
-{
-	return (droce_wr_flags(wqe->opcode) & DROCE_WR_RD_ATOMIC) != 0;
-}
-
 /* Something was acknowledged: reset the retry counts and the timer. */
 static void
 progress(struct droce_qp_eng *qp, uint32_t psn, uint64_t now)
@@ -74,7 +68,7 @@ ack_upto(struct droce_qp_eng *qp, uint32_t upto, uint32_t psn)
 		if (st->state != DROCE_WQE_SENT ||
 		    droce_psn_diff(st->last_psn, upto) > 0)
 			break;
-		if (is_rd_atomic(droce_wq_slot(sq, idx)))
+		if (droce_wqe_rd_atomic(droce_wq_slot(sq, idx)))
 			droce_req_ask_again(qp, idx, psn);
 		else
 			st->state = DROCE_WQE_DONE;
@@ -97,7 +91,7 @@ rd_atomic_wqe(struct droce_qp_eng *qp, uint32_t psn, uint32_t *idx)
 		return NULL;
 	st = droce_swqe(qp, i);
 	wqe = droce_wq_slot(qp->cfg.sq, i);
-	if (!is_rd_atomic(wqe) || st->state != DROCE_WQE_SENT ||
+	if (!droce_wqe_rd_atomic(wqe) || st->state != DROCE_WQE_SENT ||
 	    droce_psn_diff(psn, st->first_psn) < 0 ||
 	    droce_psn_diff(psn, st->last_psn) > 0)
 		return NULL;
@@ -324,7 +318,7 @@ droce_comp_retire(struct droce_qp_eng *qp)
 		wqe = droce_wq_slot(sq, qp->req.comp);
 		/* a READ or atomic holds its place at the responder until
 		 * every one before it is answered too */
-		if (is_rd_atomic(wqe))
+		if (droce_wqe_rd_atomic(wqe))
 			qp->req.rd_atomic--;
 		if (unlikely(wqe->flags & (DROCE_WQE_TM_RNDV |
 					   DROCE_WQE_TM_FIN)))

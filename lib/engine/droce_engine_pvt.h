@@ -551,6 +551,16 @@ bool droce_tm_rndv(struct droce_qp_eng *qp, const struct droce_tm_tag *t,
 void droce_tm_wqe_done(struct droce_qp_eng *qp, uint32_t idx,
 		       enum ibv_wc_status status);
 
+/**
+ * Is @p wqe a READ or an atomic: answered by a response, holding a
+ * responder resource (max_rd_atomic) until then?
+ */
+static inline bool
+droce_wqe_rd_atomic(const struct droce_send_wqe *wqe)
+{
+	return (droce_wr_flags(wqe->opcode) & DROCE_WR_RD_ATOMIC) != 0;
+}
+
 /** The engine's state of send WQE @p idx. */
 static inline struct droce_swqe *
 droce_swqe(const struct droce_qp_eng *qp, uint32_t idx)

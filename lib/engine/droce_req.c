@@ -17,12 +17,6 @@
 
 #include "droce_engine_pvt.h"
 
-static inline bool
-is_rd_atomic(const struct droce_send_wqe *wqe)
-{
-	return (droce_wr_flags(wqe->opcode) & DROCE_WR_RD_ATOMIC) != 0;
-}
-
 /* PSNs a WQE takes: its packets, or for a READ its responses. */
 static uint32_t
 wqe_npkts(const struct droce_qp_eng *qp, const struct droce_send_wqe *wqe)
@@ -40,7 +34,7 @@ rd_atomic_unanswered(const struct droce_qp_eng *qp)
 
 	for (idx = qp->req.comp; idx != qp->req.cons; idx++)
 		if (droce_swqe(qp, idx)->state != DROCE_WQE_DONE &&
-		    is_rd_atomic(droce_wq_slot(qp->cfg.sq, idx)))
+		    droce_wqe_rd_atomic(droce_wq_slot(qp->cfg.sq, idx)))
 			return true;
 	return false;
 }
@@ -55,7 +49,7 @@ static int
 req_start(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	  struct droce_swqe *st)
 {
-	bool rd_atomic = is_rd_atomic(wqe);
+	bool rd_atomic = droce_wqe_rd_atomic(wqe);
 	bool write_local = rd_atomic;
 	/* started before and rewound since: it holds its responder
 	 * resource still, and counts already */
@@ -513,7 +507,7 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 			ok = send_ud(qp, wqe, st, now);
 		else if (qp->tr == DROCE_TR_NONE)
 			ok = send_raw(qp, wqe, st);
-		else if (is_rd_atomic(wqe))
+		else if (droce_wqe_rd_atomic(wqe))
 			ok = send_rd_atomic(qp, wqe, st);
 		else
 			ok = send_data(qp, wqe, st);
@@ -570,7 +564,7 @@ droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn)
 		/* responses up to psn arrived: re-read the rest */
 		qp->req.psn = droce_psn_add(st->first_psn,
 					    st->done_bytes / qp->mtu);
-	} else if (is_rd_atomic(w)) {
+	} else if (droce_wqe_rd_atomic(w)) {
 		qp->req.psn = st->first_psn;
 	} else {
 		qp->req.offset = (uint32_t)into * qp->mtu;
@@ -596,7 +590,7 @@ droce_req_seek(struct droce_qp_eng *qp, uint32_t psn)
 		st = droce_swqe(qp, idx);
 		if (st->state == DROCE_WQE_DONE)
 			continue;
-		if (is_rd_atomic(w)) {
+		if (droce_wqe_rd_atomic(w)) {
 			/* the requester is at it already, or it was rewound
 			 * (POSTED) and is sent again from its start: its
 			 * response is due */
@@ -681,7 +675,7 @@ resend_point(const struct droce_qp_eng *qp)
 		if (st->state == DROCE_WQE_DONE)
 			continue;
 		w = droce_wq_slot(qp->cfg.sq, idx);
-		if (!is_rd_atomic(w))
+		if (!droce_wqe_rd_atomic(w))
 			break;
 		psn = droce_psn_add(st->first_psn, st->done_bytes / qp->mtu);
 		if (droce_psn_diff(psn, qp->req.una_psn) < 0)

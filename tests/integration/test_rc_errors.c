@@ -41,6 +41,7 @@
 
 #include <droce.h>
 
+#include "droce_engine.h"
 #include "harness.h"
 
 #define BUF (64u << 10)
@@ -195,18 +196,18 @@ struct req {
 	uint32_t imm;           /* network order */
 };
 
+/* What an opcode is: droce's opcode table. */
 static bool
 is_atomic(enum ibv_wr_opcode op)
 {
-	return op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	return (droce_wr_flags(op) & DROCE_WR_ATOMIC) != 0;
 }
 
 /* An atomic or an ATOMIC_WRITE: 8 bytes at an aligned address. */
 static bool
 is_word(enum ibv_wr_opcode op)
 {
-	return is_atomic(op) || op == IBV_WR_ATOMIC_WRITE;
+	return (droce_wr_flags(op) & DROCE_WR_WORD) != 0;
 }
 
 static void
