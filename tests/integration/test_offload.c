@@ -11,7 +11,8 @@
  * TCP over IPv4 is segmented by the port (which offers TSO: the
  * tx_tso_offload counter), over IPv6 by droce, each segment as it must
  * be.
- * Needs root (a tap, CAP_NET_RAW).
+ * Needs root (a tap, CAP_NET_RAW); runs in a network namespace of its
+ * own, so that the tap's name is this run's alone.
  *
  * Usage: test_offload WORKDIR
  */
@@ -22,6 +23,7 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -252,6 +254,10 @@ main(int argc, char **argv)
 	if (argc != 2) {
 		fprintf(stderr, "usage: test_offload WORKDIR\n");
 		return 2;
+	}
+	if (unshare(CLONE_NEWNET) != 0) {
+		perror("unshare(CLONE_NEWNET)");
+		return 1;
 	}
 	mkdir(argv[1], 0755);
 	snprintf(path, sizeof(path), "%s/offload.ini", argv[1]);

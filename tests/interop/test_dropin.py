@@ -42,11 +42,13 @@ import subprocess
 import sys
 import time
 
+import netns
+
 SYSTEM_LIB = '/usr/lib/x86_64-linux-gnu/libibverbs.so.1'
 
 MEMIF = """[eal]
 args = --no-huge -m 512 --no-pci --no-shconf \
---file-prefix=dropin-{name}-{role} \
+--file-prefix=dropin-{pid}-{name}-{role} \
 --vdev=net_memif0,role={role},socket={sock},socket-abstract=no,id=0
 [engine]
 cores = {core}
@@ -226,8 +228,8 @@ def run_pair_once(args, env, name, argv, port, attempt):
     for role, core, n in (('server', 1, 1), ('client', 0, 2)):
         ini = os.path.join(args.workdir, '%s-%s.ini' % (name, role))
         with open(ini, 'w') as f:
-            f.write(MEMIF.format(role=role, sock=sock, core=core, n=n,
-                                 name=name))
+            f.write(MEMIF.format(pid=os.getpid(), role=role, sock=sock,
+                                 core=core, n=n, name=name))
         envs.append(dict(env, DROCE_CONFIG=ini))
     argv = argv + ['-p', str(port)]
     server = subprocess.Popen(argv, env=envs[0], stdout=subprocess.PIPE,
@@ -338,6 +340,8 @@ def main():
     ap.add_argument('--check', required=True)
     ap.add_argument('--workdir', required=True)
     args = ap.parse_args()
+    # TCP ports from 18620 on, in a network namespace of this run's own
+    netns.enter()
     os.makedirs(args.workdir, exist_ok=True)
     lib = os.path.join(args.lib, 'libibverbs.so.1')
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.abspath(args.lib))

@@ -46,9 +46,12 @@ import subprocess
 import sys
 import time
 
+import netns
 import test_capture
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# (the test runs in a network namespace of its own, netns.py: the tap's
+# name, the subnet and the TCP ports below are this run's alone)
 TAP = 'droce-rxe0'
 HOST_IP = '10.0.9.1'        # the host kernel, on the tap (TCP exchanges)
 GUEST_IP = '10.0.9.2'       # the guest's eth0, rxe0
@@ -58,7 +61,7 @@ GUEST_MAC = '52:54:00:09:00:02'
 RXE_COUNTERS = '/sys/class/infiniband/rxe0/ports/1/hw_counters'
 
 HOST_INI = """[eal]
-args = --no-huge -m 512 --no-pci --no-shconf --file-prefix=softroce-{name} \
+args = --no-huge -m 512 --no-pci --no-shconf --file-prefix=softroce-{pid}-{name} \
 --vdev=net_af_packet0,iface={tap}
 [engine]
 idle_sleep_us = 20
@@ -218,8 +221,9 @@ def tap_down():
 def host_env(args, name, loss):
     ini = os.path.join(args.workdir, name + '.ini')
     with open(ini, 'w') as f:
-        f.write(HOST_INI.format(name=name, tap=TAP, mac=DROCE_MAC,
-                                ip=DROCE_IP, fault=LOSS if loss else '',
+        f.write(HOST_INI.format(pid=os.getpid(), name=name, tap=TAP,
+                                mac=DROCE_MAC, ip=DROCE_IP,
+                                fault=LOSS if loss else '',
                                 pcap=os.path.join(args.workdir,
                                                   name + '.pcap')))
     env = dict(os.environ, DROCE_CONFIG=ini,
@@ -321,6 +325,7 @@ def main():
                     help='run the steps this many times (to chase a rare '
                     'failure)')
     args = ap.parse_args()
+    netns.enter()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
 
