@@ -213,6 +213,27 @@ nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 	}
 }
 
+/*
+ * Is @p syndrome one the IBTA defines: an ACK, an RNR NAK, or a NAK with
+ * one of its five codes? The reserved type and codes mean nothing a
+ * requester could act on: such a response is dropped, not taken for an
+ * error that would end the QP.
+ */
+static bool
+aeth_defined(uint8_t syndrome)
+{
+	switch (syndrome & DROCE_AETH_TYPE_MASK) {
+	case DROCE_AETH_ACK:
+	case DROCE_AETH_RNR_NAK:
+		return true;
+	case DROCE_AETH_NAK:
+		return (syndrome & DROCE_AETH_VALUE_MASK) <=
+			DROCE_NAK_INVALID_RD_REQ;
+	default:
+		return false;
+	}
+}
+
 void
 droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	      const struct droce_wire_meta *meta, uint64_t now)
@@ -230,8 +251,13 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	/* responses to PSNs never sent are stale or forged */
 	if (droce_psn_diff(psn, qp->req.sent_psn) >= 0)
 		return;
-	if (flags & DROCE_OPF_AETH)
+	if (flags & DROCE_OPF_AETH) {
 		droce_aeth_decode(bth + meta->op->offset[DROCE_EXT_AETH], &aeth);
+		if (!aeth_defined(aeth.syndrome)) {
+			qp->stats.rx_dropped++;
+			return;
+		}
+	}
 	if (droce_psn_diff(psn, qp->req.psn) >= 0) {
 		/* it answers packets sent before a rewind and not since */
 		if (!(flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)))

@@ -67,7 +67,8 @@
 	X(rnr_naks_sent, "RNR NAKs sent: no receive WQE") \
 	X(rnr_naks_rcvd, "RNR NAKs received") \
 	X(dup_reqs, "duplicate requests answered") \
-	X(rx_dropped, "not taken: wrong transport, UD Q_Key, no WQE")
+	X(rx_dropped, "not taken: wrong transport, UD Q_Key, no WQE, " \
+	  "a stale or undefined request or response")
 
 /**
  * A struct member for one counter: `struct s { DROCE_DEV_COUNTERS(

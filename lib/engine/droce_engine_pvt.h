@@ -354,10 +354,15 @@ struct droce_swqe {
 struct droce_rd_res {
 	uint8_t busy;
 	uint8_t atomic;            /**< else READ */
+	uint8_t replay;            /**< sending again, for a duplicate */
 	uint32_t first_psn;        /**< PSN of the request */
 	uint32_t last_psn;         /**< of its last response */
-	/* READ */
-	uint64_t va;
+	/* READ: what was asked and granted (a duplicate asks for a part of
+	 * it), and what is being sent (the part a duplicate asked for) */
+	uint64_t req_va;
+	uint32_t req_len;
+	uint32_t req_rkey;
+	uint64_t va;               /**< translated: where the bytes are */
 	uint32_t length;
 	uint32_t rkey;
 	uint32_t next_psn;         /**< next response to send */

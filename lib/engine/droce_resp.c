@@ -202,7 +202,10 @@ recv_wqe(struct droce_qp_eng *qp, bool *fatal)
 
 /*
  * A message longer than the receive WQE in use: the WQE completes with
- * IBV_WC_LOC_LEN_ERR and the QP fails (RC and XRC NAK it).
+ * IBV_WC_LOC_LEN_ERR. RC and XRC NAK it and fail the QP; UC drops the
+ * rest of the message and UD the datagram, and the QP goes on, as the
+ * IBTA's class D errors do (a sender must not be able to end a UC or UD
+ * QP with one frame).
  */
 static void
 too_long(struct droce_qp_eng *qp, const struct droce_recv_wqe *wqe)
@@ -211,7 +214,10 @@ too_long(struct droce_qp_eng *qp, const struct droce_recv_wqe *wqe)
 			    IBV_WC_RECV, 0, 0, 0, false);
 	qp->resp.rq_cons = qp->resp.rwqe + 1;
 	qp->resp.has_rwqe = false;
-	nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+	if (qp->tr == DROCE_TR_UC)
+		uc_drop(qp);
+	else if (droce_tr_reliable(qp->tr))
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 }
 
 /* Complete the message of a TM SRQ in its tagged or ordinary buffer. */
@@ -527,12 +533,29 @@ res_alloc(struct droce_qp_eng *qp)
 	uint32_t n = res_slots(qp);
 	struct droce_rd_res *res = &qp->resp.res[qp->resp.res_head % n];
 
-	if (res->busy && res->sending)
-		return NULL;
+	if (res->busy && res->sending) {
+		/* answering the request for the first time: one too many;
+		 * answering it again for a duplicate: the requester, asking
+		 * for more, has what it wanted of it */
+		if (!res->replay)
+			return NULL;
+		qp->resp.res_sending--;
+	}
 	qp->resp.res_head++;
 	memset(res, 0, sizeof(*res));
 	res->busy = 1;
 	return res;
+}
+
+/*
+ * A READ or atomic while every one of max_dest_rd_atomic's resources is
+ * still answering an earlier one: the requester asked for more than the
+ * QP grants, which the IBTA answers with an Invalid Request NAK.
+ */
+static void
+too_many_rd_atomic(struct droce_qp_eng *qp)
+{
+	nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 }
 
 static uint32_t
@@ -555,8 +578,12 @@ read_start(struct droce_qp_eng *qp, struct droce_rd_res *res, uint32_t psn,
 		res->first_psn = psn;
 		res->last_psn = droce_psn_add(psn,
 					      read_npkts(qp, reth->dlen) - 1);
+		res->req_va = reth->va;
+		res->req_len = reth->dlen;
+		res->req_rkey = reth->rkey;
 	}
 	res->atomic = 0;
+	res->replay = dup;
 	res->va = addr;
 	res->length = reth->dlen;
 	res->rkey = reth->rkey;
@@ -585,8 +612,10 @@ do_read(struct droce_qp_eng *qp, const uint8_t *bth,
 		return;
 	}
 	res = res_alloc(qp);
-	if (res == NULL)
-		return;         /* no room: the requester will retry */
+	if (res == NULL) {
+		too_many_rd_atomic(qp);
+		return;
+	}
 	read_start(qp, res, psn, &reth, addr, false);
 	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
 	qp->resp.psn = droce_psn_add(res->last_psn, 1);
@@ -618,8 +647,10 @@ do_atomic(struct droce_qp_eng *qp, const uint8_t *bth,
 		return;
 	}
 	res = res_alloc(qp);
-	if (res == NULL)
+	if (res == NULL) {
+		too_many_rd_atomic(qp);
 		return;
+	}
 	target = (uint64_t *)(uintptr_t)addr;
 	if ((droce_bth_opcode(bth) & ~DROCE_TR_MASK) ==
 	    DROCE_OP_COMPARE_SWAP) {
@@ -643,6 +674,19 @@ do_atomic(struct droce_qp_eng *qp, const uint8_t *bth,
 }
 
 /* An old request again: answer it as it was answered before. */
+/*
+ * Is the READ @p reth, a duplicate of the one of @p res, a part of it: its
+ * key, and its range within the original's (a requester resending from
+ * one of the responses on asks for the rest)?
+ */
+static bool
+dup_read_within(const struct droce_rd_res *res, const struct droce_reth *reth)
+{
+	return reth->rkey == res->req_rkey && reth->va >= res->req_va &&
+		reth->dlen <= res->req_len &&
+		reth->va - res->req_va <= res->req_len - reth->dlen;
+}
+
 static void
 duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 	  const struct droce_wire_meta *meta, uint32_t psn)
@@ -662,6 +706,7 @@ duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 				if (res->atomic && psn == res->first_psn &&
 				    !res->sending) {
 					res->next_psn = psn;
+					res->replay = true;
 					res->sending = true;
 					qp->resp.res_sending++;
 				}
@@ -672,12 +717,16 @@ duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 				droce_reth_decode(bth +
 						  op->offset[DROCE_EXT_RETH],
 						  &reth);
-				if (reth.dlen != 0 &&
-				    !droce_rkey_check(qp, reth.rkey, reth.va,
-						      reth.dlen,
-						      IBV_ACCESS_REMOTE_READ,
-						      &addr))
+				/* again only what the READ was granted */
+				if (!dup_read_within(res, &reth) ||
+				    (reth.dlen != 0 &&
+				     !droce_rkey_check(qp, reth.rkey, reth.va,
+						       reth.dlen,
+						       IBV_ACCESS_REMOTE_READ,
+						       &addr))) {
+					qp->stats.rx_dropped++;
 					return;
+				}
 				read_start(qp, res, psn, &reth, addr, true);
 			}
 			return;
@@ -850,17 +899,12 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	}
 	if (!droce_qp_path_ready(qp, now))
 		return;
-	if (qp->tr == DROCE_TR_XRC) {
+	if (qp->tr == DROCE_TR_XRC &&
+	    (qp->cfg.type != IBV_QPT_XRC_RECV ||
+	     !(flags & DROCE_OPF_XRCETH))) {
 		/* an initiator only sends; a target's requests name an SRQ */
-		if (qp->cfg.type != IBV_QPT_XRC_RECV ||
-		    !(flags & DROCE_OPF_XRCETH)) {
-			qp->stats.rx_dropped++;
-			return;
-		}
-		if (!xrc_target(qp, bth, meta)) {
-			nak_fatal(qp, DROCE_NAK_INVALID_REQ);
-			return;
-		}
+		qp->stats.rx_dropped++;
+		return;
 	}
 	if (qp->tr == DROCE_TR_UC) {
 		uc_rx(qp, bth, meta, psn);
@@ -875,6 +919,16 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 					    qp->resp.psn);
 			qp->resp.nak_sent = true;
 		}
+		return;
+	}
+	/* the SRQ an XRC request names, once its PSN is known to be one the
+	 * QP takes: a stale frame naming no SRQ is dropped, and only an
+	 * expected one can fail the QP */
+	if (qp->tr == DROCE_TR_XRC && !xrc_target(qp, bth, meta)) {
+		if (diff < 0)
+			qp->stats.rx_dropped++;
+		else
+			nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
 	if (diff < 0) {

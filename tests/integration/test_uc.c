@@ -13,7 +13,10 @@
  *    bad_wr; RC-only attributes refused by ibv_modify_qp;
  *  - a SEND with no receive posted is lost, silently, and the next one
  *    is delivered; a WRITE with a bad rkey is dropped, memory untouched,
- *    the QP stays in RTS and the next WRITE arrives.
+ *    the QP stays in RTS and the next WRITE arrives;
+ *  - a SEND of several packets longer than its receive WQE: the WQE
+ *    completes with IBV_WC_LOC_LEN_ERR, no byte lands past it, the rest
+ *    of the message is dropped and the QP stays in RTS for the next.
  *
  * With WORKDIR FAULT_ARGS, both ports behind net_fault: a stream of SENDs
  * and one of WRITEs with immediate, several packets each, lose whole
@@ -128,6 +131,42 @@ test_uc_ops(void **state)
 		assert_memory_equal(b.buf, a.buf, 2 * (size_t)len);
 		assert_int_equal(b.buf[2 * (size_t)len], 0);
 	}
+}
+
+/*
+ * A SEND longer than its receive WQE ends that WQE with LOC_LEN_ERR and
+ * nothing else: a UC sender must not be able to end the QP.
+ */
+static void
+test_uc_too_long(void **state)
+{
+	struct ibv_wc wc;
+
+	(void)state;
+	memset(b.buf + RECV_OFF, 0, 8192);
+	fill_pattern(a.buf, 3000, 7);
+	assert_int_equal(ep_post_recv(&b, 1, RECV_OFF, 1000), 0);
+	assert_int_equal(ep_post_recv(&b, 2, RECV_OFF + 4096, 3000), 0);
+	assert_int_equal(post_imm(&a, IBV_WR_SEND, 1, 0, 3000, NULL, 0, 0),
+			 0);
+	expect_send_done(1, IBV_WC_SEND);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, IBV_WC_LOC_LEN_ERR);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+	/* the packets after the first went nowhere */
+	assert_int_equal(b.buf[RECV_OFF + 1000], 0);
+	assert_int_equal(b.buf[RECV_OFF + 4096], 0);
+	/* and the next message takes the next WQE, whole */
+	fill_pattern(a.buf, 3000, 8);
+	assert_int_equal(post_imm(&a, IBV_WR_SEND, 2, 0, 3000, NULL, 0, 0),
+			 0);
+	expect_send_done(2, IBV_WC_SEND);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, 3000);
+	assert_memory_equal(b.buf + RECV_OFF + 4096, a.buf, 3000);
 }
 
 static void
@@ -363,6 +402,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_uc_ops),
 		cmocka_unit_test(test_uc_rules),
+		cmocka_unit_test(test_uc_too_long),
 		cmocka_unit_test(test_uc_lost_messages),
 	};
 	const struct CMUnitTest loss_tests[] = {

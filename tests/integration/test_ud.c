@@ -16,7 +16,8 @@
  *  - Q_Keys: a datagram with another Q_Key is dropped (and counted), a
  *    WR Q_Key with the high bit set sends the QP's own;
  *  - no receive posted: the datagram is lost, the next one arrives;
- *  - a datagram longer than the receive buffer: IBV_WC_LOC_LEN_ERR;
+ *  - a datagram longer than the receive buffer: IBV_WC_LOC_LEN_ERR, and
+ *    the QP goes on to the next;
  *  - what UD has not got refused at post time with bad_wr: WRITE, READ,
  *    atomics, more than the MTU, no address handle, FENCE; the UD
  *    attribute table of ibv_modify_qp;
@@ -392,7 +393,18 @@ test_ud_too_long(void **state)
 	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
 	assert_int_equal(wc.wr_id, 5);
 	assert_int_equal(wc.status, IBV_WC_LOC_LEN_ERR);
-	assert_int_equal(ep_qp_state(c), IBV_QPS_ERR);
+	/* one datagram must not end the QP: the next one arrives */
+	assert_int_equal(ep_qp_state(c), IBV_QPS_RTS);
+	wr.wr_id = 6;
+	sge.length = GRH + 100;
+	assert_int_equal(ibv_post_recv(c, &wr, &bad), 0);
+	assert_int_equal(ep_post_ud(&a, 2, 0, 100, ah_ab, c->qp_num, QKEY,
+				    false, 0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 2, 100);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 6);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, GRH + 100);
 	assert_int_equal(ibv_destroy_qp(c), 0);
 }
 

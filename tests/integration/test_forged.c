@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * Forged requests: frames no droce requester would send, put on the wire
+ * by a raw packet QP on droce0 (built with lib/wire's droce_wire_build)
+ * to QPs on droce1 joined to a QPN of droce0's that no QP has. A sniffer
+ * rule on the raw QP sees what droce1 answers. Each case is one rule of
+ * the responder; the testing guide's table lists them:
+ *
+ *  - a duplicate READ is answered only within the range and key of the
+ *    READ it repeats (a wider range, another key: dropped), and a part
+ *    of it is answered with just that part;
+ *  - a READ or atomic beyond max_dest_rd_atomic's resources, while every
+ *    one is still answering, gets the Invalid Request NAK and the QP
+ *    fails;
+ *  - an XRC request with a stale PSN naming an SRQ that does not exist
+ *    is dropped and the target QP lives on; an expected one naming none
+ *    gets the Invalid Request NAK;
+ *  - the requester drops ACKs and NAKs of the reserved AETH type or with
+ *    a reserved NAK code, and NAKs for PSNs it has not sent.
+ *
+ * Needs root (a raw packet QP).
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include <droce.h>
+#include "droce_wire.h"
+
+#include "harness.h"
+
+#define BUF (1u << 20)
+#define SLOT 2048u               /* one frame of the raw QP */
+#define TX_OFF 0u                /* droce0's frames to send */
+#define TX_SLOTS 64u
+#define RX_OFF (256u << 10)      /* what droce0's port receives */
+#define RX_SLOTS 256u
+#define PEER_QPN 0x5a5a5u        /* droce0's QPN that no QP has */
+#define RQ_PSN 0x1000u           /* what droce1's QPs expect first */
+#define QUIET_MS 300             /* no answer for this long: none comes */
+
+static struct ep_opts opts, raw_opts;
+static struct ep a, b;           /* droce0's raw QP, droce1's RC QP */
+static struct ibv_flow *sniffer;
+static uint8_t mac0[6], mac1[6];
+
+/* One frame droce1 sent, as the tests look at it. */
+struct answer {
+	uint8_t opcode;
+	uint32_t psn;
+	uint32_t dqpn;
+	uint8_t syndrome;           /* AETH, or 0xff without one */
+	uint32_t len;               /* payload */
+	uint32_t off;               /* of the payload in the frame's slot */
+	uint64_t slot;
+};
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int
+raw_post_recv(uint64_t slot)
+{
+	struct ibv_sge sge = { (uintptr_t)(a.buf + RX_OFF + slot * SLOT), SLOT,
+			       a.mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(a.qp, &wr, &bad);
+}
+
+/* A request of @p opcode from droce0's PEER_QPN to @p dqpn at @p psn. */
+static void
+request(struct droce_wire_pkt *p, uint8_t opcode, uint32_t dqpn,
+	uint32_t psn)
+{
+	memset(p, 0, sizeof(*p));
+	memcpy(p->dst_mac.addr_bytes, mac1, 6);
+	memcpy(p->src_mac.addr_bytes, mac0, 6);
+	p->ip_version = 4;
+	p->ttl = 64;
+	p->ip_frag = 0x4000;
+	memcpy(p->src_gid, a.gid.raw, 16);
+	memcpy(p->dst_gid, b.gid.raw, 16);
+	p->udp_dport = DROCE_UDP_PORT;
+	p->udp_sport = droce_udp_sport(PEER_QPN, dqpn);
+	p->bth.opcode = opcode;
+	p->bth.pkey = 0xffff;
+	p->bth.dqpn = dqpn;
+	p->bth.psn = psn & DROCE_PSN_MASK;
+	p->bth.ackreq = 1;
+}
+
+/* A READ of [va, va + len) under @p rkey, to droce1's RC QP. */
+static void
+read_req(struct droce_wire_pkt *p, uint32_t psn, uint64_t va, uint32_t len,
+	 uint32_t rkey)
+{
+	request(p, DROCE_TR_RC | DROCE_OP_READ_REQUEST, b.qp->qp_num,
+		psn);
+	p->reth = (struct droce_reth) { va, rkey, len };
+}
+
+/* Put @p n frames on the wire from droce0, in order. */
+static void
+inject(const struct droce_wire_pkt *p, unsigned int n)
+{
+	struct ibv_send_wr wr[TX_SLOTS], *bad;
+	struct ibv_sge sge[TX_SLOTS];
+	struct ibv_wc wc[TX_SLOTS];
+	unsigned int i, got = 0;
+	uint64_t end = now_ms() + 5000;
+
+	assert_true(n <= TX_SLOTS);
+	for (i = 0; i < n; i++) {
+		uint8_t *f = a.buf + TX_OFF + i * SLOT;
+		int len = droce_wire_build(f, SLOT, &p[i]);
+
+		assert_true(len > 0);
+		sge[i] = (struct ibv_sge) { (uintptr_t)f, (uint32_t)len,
+					    a.mr->lkey };
+		wr[i] = (struct ibv_send_wr) {
+			.wr_id = i, .next = i + 1 < n ? &wr[i + 1] : NULL,
+			.sg_list = &sge[i], .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		};
+	}
+	assert_int_equal(ibv_post_send(a.qp, wr, &bad), 0);
+	while (got < n) {
+		int r = ibv_poll_cq(a.scq, (int)(n - got), wc);
+
+		assert_true(r >= 0);
+		for (i = 0; i < (unsigned int)r; i++)
+			assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		got += (unsigned int)r;
+		assert_true(now_ms() < end);
+	}
+}
+
+/*
+ * What droce1 sent droce0 until nothing came for QUIET_MS: up to @p max
+ * RoCE frames into @p out (ARP and neighbour discovery left out). The
+ * raw QP's receive slots are posted again by the next call.
+ * @return how many.
+ */
+static unsigned int
+answers(struct answer *out, unsigned int max)
+{
+	static uint64_t held[RX_SLOTS];
+	static unsigned int nheld;
+	uint64_t quiet = now_ms() + QUIET_MS;
+	unsigned int n = 0, i;
+	struct ibv_wc wc[32];
+
+	for (i = 0; i < nheld; i++)
+		assert_int_equal(raw_post_recv(held[i]), 0);
+	nheld = 0;
+	while (now_ms() < quiet) {
+		int r = ibv_poll_cq(a.rcq, 32, wc);
+
+		assert_true(r >= 0);
+		for (i = 0; i < (unsigned int)r; i++) {
+			const uint8_t *f = a.buf + RX_OFF + wc[i].wr_id * SLOT;
+			struct droce_wire_pkt p;
+
+			held[nheld++] = wc[i].wr_id;
+			if (wc[i].status != IBV_WC_SUCCESS ||
+			    memcmp(f + 6, mac1, 6) != 0 ||
+			    droce_wire_parse(f, wc[i].byte_len, 0, &p) != 0)
+				continue;
+			quiet = now_ms() + QUIET_MS;
+			if (n == max)
+				continue;
+			out[n++] = (struct answer) {
+				.opcode = p.bth.opcode, .psn = p.bth.psn,
+				.dqpn = p.bth.dqpn,
+				.syndrome = (p.op->flags & DROCE_OPF_AETH) ?
+					p.aeth.syndrome : 0xff,
+				.len = p.payload_len,
+				.off = (uint32_t)(p.payload - f),
+				.slot = wc[i].wr_id,
+			};
+		}
+	}
+	return n;
+}
+
+static const uint8_t *
+answer_payload(const struct answer *x)
+{
+	return a.buf + RX_OFF + x->slot * SLOT + x->off;
+}
+
+/* droce1's RC QP from RESET to RTS, joined to PEER_QPN, RQ_PSN next. */
+static int
+b_up(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+	struct answer x[RX_SLOTS];
+
+	(void)state;
+	if (ibv_modify_qp(b.qp, &attr, IBV_QP_STATE) != 0 ||
+	    ep_connect_remote(&b, PEER_QPN, RQ_PSN, &a.gid, &opts) != 0)
+		return -1;
+	answers(x, RX_SLOTS);   /* what came before: not this test's */
+	return 0;
+}
+
+static int
+setup(void **state)
+{
+	struct ibv_flow_attr sn = {
+		.type = IBV_FLOW_ATTR_SNIFFER, .size = sizeof(sn), .port = 1,
+	};
+	struct droce_counters c;
+	uint64_t end;
+	unsigned int i;
+
+	(void)state;
+	ep_opts_default(&opts);
+	opts.mtu = IBV_MTU_1024;
+	opts.timeout = 20;      /* 4 s: no resend while a test answers */
+	raw_opts = opts;
+	raw_opts.qp_type = IBV_QPT_RAW_PACKET;
+	raw_opts.max_send_wr = TX_SLOTS;
+	raw_opts.max_recv_wr = RX_SLOTS;
+	raw_opts.cqe = 2 * RX_SLOTS;
+	if (ep_open(&a, 0, BUF, &raw_opts) != 0 || ep_raw_up(&a) != 0 ||
+	    ep_open(&b, 1, BUF, &opts) != 0)
+		return -1;
+	for (i = 0; i < RX_SLOTS; i++)
+		if (raw_post_recv(i) != 0)
+			return -1;
+	sniffer = ibv_create_flow(a.qp, &sn);
+	if (sniffer == NULL || droce_query_mac(a.ctx, mac0) != 0 ||
+	    droce_query_mac(b.ctx, mac1) != 0 || b_up(NULL) != 0)
+		return -1;
+	/* droce1 answers once it knows droce0's MAC */
+	end = now_ms() + 5000;
+	do {
+		if (droce_query_counters(b.ctx, &c) != 0 || now_ms() > end)
+			return -1;
+	} while (c.rx_arp == 0);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	if (sniffer != NULL)
+		ibv_destroy_flow(sniffer);
+	ep_close(&b);
+	ep_close(&a);
+	return 0;
+}
+
+/*
+ * A duplicate READ is answered from what the READ it repeats was granted:
+ * not a byte more, nor under another key.
+ */
+static void
+test_dup_read_within_original(void **state)
+{
+	struct ibv_mr *other = ibv_reg_mr(b.pd, b.buf + 4096, 8192,
+					  IBV_ACCESS_REMOTE_READ |
+					  IBV_ACCESS_LOCAL_WRITE);
+	uint64_t va = (uintptr_t)b.buf;
+	struct droce_wire_pkt p;
+	struct answer x[8];
+
+	(void)state;
+	assert_non_null(other);
+	fill_pattern(b.buf, 16384, 3);
+	read_req(&p, RQ_PSN, va, 100, b.mr->rkey);
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].opcode, DROCE_TR_RC |
+			 DROCE_OP_READ_RESPONSE_ONLY);
+	assert_int_equal(x[0].psn, RQ_PSN);
+	assert_int_equal(x[0].len, 100);
+	assert_memory_equal(answer_payload(&x[0]), b.buf, 100);
+
+	/* the same PSN for more than was asked, or under another key */
+	read_req(&p, RQ_PSN, va, 3000, b.mr->rkey);
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 0);
+	read_req(&p, RQ_PSN, va + 4096, 100, other->rkey);
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 0);
+	read_req(&p, RQ_PSN, va + 60, 41, b.mr->rkey);
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 0);
+
+	/* a part of it: that part */
+	read_req(&p, RQ_PSN, va + 50, 50, b.mr->rkey);
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].psn, RQ_PSN);
+	assert_int_equal(x[0].len, 50);
+	assert_memory_equal(answer_payload(&x[0]), b.buf + 50, 50);
+
+	/* and the QP goes on */
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+	read_req(&p, RQ_PSN + 1, va + 1000, 8, b.mr->rkey);
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].psn, RQ_PSN + 1);
+	assert_memory_equal(answer_payload(&x[0]), b.buf + 1000, 8);
+	assert_int_equal(ibv_dereg_mr(other), 0);
+}
+
+/*
+ * max_dest_rd_atomic (16) READs being answered, and one more: the
+ * Invalid Request NAK at its PSN, and the QP fails.
+ */
+static void
+test_reads_beyond_max_dest_rd_atomic(void **state)
+{
+	struct droce_wire_pkt p[17];
+	struct answer x[RX_SLOTS];
+	unsigned int i, n, naks = 0;
+
+	(void)state;
+	for (i = 0; i < 17; i++)
+		read_req(&p[i], RQ_PSN + 4 * i, (uintptr_t)b.buf, 4096,
+			 b.mr->rkey);
+	inject(p, 17);
+	n = answers(x, RX_SLOTS);
+	for (i = 0; i < n; i++) {
+		if (x[i].syndrome == 0xff ||
+		    (x[i].syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_NAK)
+			continue;
+		naks++;
+		assert_int_equal(x[i].syndrome,
+				 DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+		assert_int_equal(x[i].psn, RQ_PSN + 4 * 16);
+	}
+	assert_int_equal(naks, 1);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
+}
+
+/* XRC target @p t from RESET to RTS, joined to PEER_QPN, RQ_PSN next. */
+static int
+xrc_target_up(struct ibv_qp *t)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	if (ibv_modify_qp(t, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = IBV_MTU_1024;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.port_num = 1;
+	attr.ah_attr.grh.hop_limit = 64;
+	attr.ah_attr.grh.dgid = a.gid;
+	attr.dest_qp_num = PEER_QPN;
+	attr.rq_psn = RQ_PSN;
+	attr.max_dest_rd_atomic = 16;
+	attr.min_rnr_timer = 1;
+	if (ibv_modify_qp(t, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = 14;
+	return ibv_modify_qp(t, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_SQ_PSN);
+}
+
+/*
+ * XRC: a stale request naming an SRQ that does not exist is a duplicate
+ * like any other, and must not end the target QP; an expected one does.
+ */
+static void
+test_xrc_stale_unknown_srq(void **state)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD, .fd = -1,
+	};
+	struct ibv_xrcd *xrcd = ibv_open_xrcd(b.ctx, &xa);
+	struct ibv_cq *cq = ibv_create_cq(b.ctx, 16, NULL, NULL, 0);
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
+			IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_XRC, .xrcd = xrcd, .cq = cq, .pd = b.pd,
+	};
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = xrcd,
+	};
+	struct ibv_sge sge = { (uintptr_t)b.buf, 4096, b.mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &sge,
+				   .num_sge = 1 }, *bad;
+	struct droce_wire_pkt p;
+	struct ibv_srq *srq;
+	struct ibv_qp *tgt;
+	struct answer x[8];
+	struct ibv_wc wc;
+	uint32_t srqn;
+	uint8_t data[64];
+
+	(void)state;
+	assert_non_null(xrcd);
+	assert_non_null(cq);
+	srq = ibv_create_srq_ex(b.ctx, &sa);
+	assert_non_null(srq);
+	assert_int_equal(ibv_get_srq_num(srq, &srqn), 0);
+	assert_int_equal(ibv_post_srq_recv(srq, &rwr, &bad), 0);
+	tgt = ibv_create_qp_ex(b.ctx, &qa);
+	assert_non_null(tgt);
+	assert_int_equal(xrc_target_up(tgt), 0);
+	memset(data, 0x5c, sizeof(data));
+
+	/* stale, no such SRQ: dropped */
+	request(&p, DROCE_TR_XRC | DROCE_OP_SEND_ONLY, tgt->qp_num,
+		RQ_PSN - 1);
+	p.xrceth.xrcsrq = srqn ^ 0x800;
+	p.payload = data;
+	p.payload_len = sizeof(data);
+	inject(&p, 1);
+	answers(x, 8);
+	assert_int_equal(ep_qp_state(tgt), IBV_QPS_RTS);
+
+	/* expected, its SRQ: taken */
+	p.bth.psn = RQ_PSN;
+	p.xrceth.xrcsrq = srqn;
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].syndrome & DROCE_AETH_TYPE_MASK, DROCE_AETH_ACK);
+	assert_int_equal(ep_poll(cq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 7);
+	assert_int_equal(wc.byte_len, sizeof(data));
+	assert_memory_equal(b.buf, data, sizeof(data));
+
+	/* expected, no such SRQ: the NAK, and the QP fails */
+	p.bth.psn = RQ_PSN + 1;
+	p.xrceth.xrcsrq = srqn ^ 0x800;
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].syndrome, DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+	assert_int_equal(x[0].psn, RQ_PSN + 1);
+	assert_int_equal(ep_qp_state(tgt), IBV_QPS_ERR);
+
+	assert_int_equal(ibv_destroy_qp(tgt), 0);
+	assert_int_equal(ibv_destroy_srq(srq), 0);
+	assert_int_equal(ibv_destroy_cq(cq), 0);
+	assert_int_equal(ibv_close_xrcd(xrcd), 0);
+}
+
+/* An ACK or NAK from PEER_QPN to droce1's RC QP for @p psn. */
+static void
+ack(struct droce_wire_pkt *p, uint32_t psn, uint8_t syndrome)
+{
+	request(p, DROCE_TR_RC | DROCE_OP_ACKNOWLEDGE, b.qp->qp_num, psn);
+	p->bth.ackreq = 0;
+	p->aeth = (struct droce_aeth) { syndrome, 1 };
+}
+
+/*
+ * The requester: ACKs and NAKs of the reserved AETH type or with a
+ * reserved NAK code, and NAKs for PSNs never sent, are dropped; the WR
+ * completes on the real ACK.
+ */
+static void
+test_requester_undefined_aeth(void **state)
+{
+	static const uint8_t undefined[] = {
+		0x40, 0x5f, DROCE_AETH_NAK | 5, DROCE_AETH_NAK | 0x1f,
+	};
+	struct ibv_sge sge = { (uintptr_t)b.buf, 64, b.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 },
+	}, *bad;
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	struct ibv_wc wc;
+	uint32_t psn;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(ibv_post_send(b.qp, &wr, &bad), 0);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].opcode, DROCE_TR_RC | DROCE_OP_WRITE_ONLY);
+	assert_int_equal(x[0].dqpn, PEER_QPN);
+	psn = x[0].psn;
+	for (i = 0; i < sizeof(undefined); i++) {
+		ack(&p, psn, undefined[i]);
+		inject(&p, 1);
+	}
+	/* a NAK for a PSN not sent yet */
+	ack(&p, (psn + 3) & DROCE_PSN_MASK,
+	    DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+	inject(&p, 1);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, QUIET_MS), 0);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+
+	ack(&p, psn, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID);
+	inject(&p, 1);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 9);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_dup_read_within_original, b_up),
+		cmocka_unit_test_setup(test_reads_beyond_max_dest_rd_atomic,
+				       b_up),
+		cmocka_unit_test_setup(test_xrc_stale_unknown_srq, b_up),
+		cmocka_unit_test_setup(test_requester_undefined_aeth, b_up),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
