@@ -48,6 +48,8 @@
 	X(rx_icrc_err, "dropped: RoCEv2 frames with a bad ICRC") \
 	X(rx_malformed, "dropped: truncated, or bad RoCEv2 headers") \
 	X(rx_not_ours, "dropped: not to our MAC or IP, or no live QP") \
+	X(rx_bad_header, "dropped: another partition (P_Key) or VLAN, " \
+	  "or an IPv4-mapped IPv6 source") \
 	X(rx_arp, "ARP frames received") \
 	X(tx_drop, "dropped: frames the port refused") \
 	X(no_mbuf, "packets not built: the mbuf pool was empty") \

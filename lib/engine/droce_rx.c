@@ -159,6 +159,27 @@ drop:
 	return false;
 }
 
+/*
+ * Headers a RoCE frame for droce may not have, whatever its QP: a P_Key
+ * of another partition than the default one (droce's only), an 802.1Q
+ * tag with a VLAN ID (droce joins no VLAN; a priority tag, VLAN 0, is
+ * what lossless RoCE networks put on every frame), or an IPv6 source
+ * that is an IPv4-mapped address (which no IPv6 host may send from, and
+ * which would pass for an IPv4 peer's GID).
+ */
+static bool
+header_refused(const uint8_t *frame, const struct droce_wire_meta *meta)
+{
+	if (!droce_pkey_match(droce_bth_pkey(frame + meta->bth_off),
+			      DROCE_DEFAULT_PKEY))
+		return true;
+	if (meta->l3_off != RTE_ETHER_HDR_LEN &&
+	    (droce_get_be16(frame + RTE_ETHER_HDR_LEN) & 0xfff) != 0)
+		return true;
+	return meta->ip_version == 6 &&
+		droce_gid_is_ipv4(frame + meta->l3_off + 8);
+}
+
 /* A RoCE frame with a good ICRC: to the QP (or group) it is for. */
 static void
 rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
@@ -170,6 +191,10 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 	struct droce_qp_eng *qp;
 
 	dev->stats.rx_roce++;
+	if (unlikely(header_refused(frame, meta))) {
+		dev->stats.rx_bad_header++;
+		return;
+	}
 	if (!our_ip(dev, frame, meta, src_gid, &group)) {
 		dev->stats.rx_not_ours++;
 		return;

@@ -451,6 +451,23 @@ droce_bth_opcode(const void *bth)
 	return *(const uint8_t *)bth;
 }
 
+/** BTH P_Key straight from the wire. */
+static inline uint16_t
+droce_bth_pkey(const void *bth)
+{
+	return droce_get_be16((const uint8_t *)bth + 2);
+}
+
+/**
+ * Does P_Key @p pkey match @p ours: the same partition (the low 15 bits),
+ * and not both limited members (bit 15 clear)?
+ */
+static inline bool
+droce_pkey_match(uint16_t pkey, uint16_t ours)
+{
+	return ((pkey ^ ours) & 0x7fff) == 0 && ((pkey | ours) & 0x8000) != 0;
+}
+
 /** BTH solicited event bit straight from the wire. */
 static inline bool
 droce_bth_se(const void *bth)

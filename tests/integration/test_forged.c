@@ -19,7 +19,9 @@
  *    is dropped and the target QP lives on; an expected one naming none
  *    gets the Invalid Request NAK;
  *  - the requester drops ACKs and NAKs of the reserved AETH type or with
- *    a reserved NAK code, and NAKs for PSNs it has not sent.
+ *    a reserved NAK code, and NAKs for PSNs it has not sent;
+ *  - a frame with another partition's P_Key, a VLAN ID, or an IPv4-mapped
+ *    IPv6 source is dropped and counted whatever it asks.
  *
  * Needs root (a raw packet QP).
  */
@@ -475,6 +477,67 @@ test_xrc_stale_unknown_srq(void **state)
 	assert_int_equal(ibv_close_xrcd(xrcd), 0);
 }
 
+/*
+ * Headers droce takes from no one: another partition's P_Key, a VLAN it
+ * is not on, an IPv6 source that is IPv4-mapped (droce0's IPv4 GID, as
+ * if from the QP's peer). Each is counted and dropped; the partition's
+ * limited-member P_Key and a priority tag (VLAN 0) are taken.
+ */
+static void
+test_headers_refused(void **state)
+{
+	uint8_t data[32];
+	union ibv_gid gid1_ll;
+	struct droce_counters c0, c1;
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	int i;
+
+	(void)state;
+	assert_int_equal(ibv_query_gid(b.ctx, 1, 1, &gid1_ll), 0);
+	memset(b.buf, 0, 4096);
+	memset(data, 0xa7, sizeof(data));
+	assert_int_equal(droce_query_counters(b.ctx, &c0), 0);
+	for (i = 0; i < 4; i++) {
+		request(&p, DROCE_TR_RC | DROCE_OP_WRITE_ONLY, b.qp->qp_num,
+			RQ_PSN);
+		p.reth = (struct droce_reth) { (uintptr_t)b.buf, b.mr->rkey,
+					       sizeof(data) };
+		p.payload = data;
+		p.payload_len = sizeof(data);
+		switch (i) {
+		case 0:
+			p.bth.pkey = 0x8123;
+			break;
+		case 1:
+			p.has_vlan = true;
+			p.vlan_tci = 5;
+			break;
+		case 2:
+			p.ip_version = 6;
+			memcpy(p.dst_gid, gid1_ll.raw, 16);
+			break;
+		default:
+			/* the default partition's limited member, tagged
+			 * with priority 3 in VLAN 0: taken */
+			p.bth.pkey = 0x7fff;
+			p.has_vlan = true;
+			p.vlan_tci = 3 << 13;
+			break;
+		}
+		inject(&p, 1);
+		if (i < 3) {
+			assert_int_equal(answers(x, 8), 0);
+			assert_int_equal(b.buf[0], 0);
+		}
+	}
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].syndrome & DROCE_AETH_TYPE_MASK, DROCE_AETH_ACK);
+	assert_memory_equal(b.buf, data, sizeof(data));
+	assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
+	assert_int_equal(c1.rx_bad_header - c0.rx_bad_header, 3);
+}
+
 /* An ACK or NAK from PEER_QPN to droce1's RC QP for @p psn. */
 static void
 ack(struct droce_wire_pkt *p, uint32_t psn, uint8_t syndrome)
@@ -540,6 +603,7 @@ main(void)
 				       b_up),
 		cmocka_unit_test_setup(test_xrc_stale_unknown_srq, b_up),
 		cmocka_unit_test_setup(test_requester_undefined_aeth, b_up),
+		cmocka_unit_test_setup(test_headers_refused, b_up),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

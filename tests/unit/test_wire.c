@@ -540,6 +540,24 @@ test_gid_and_sport(void **state)
 	assert_int_equal(first, droce_udp_sport(0x11, 0x11));
 }
 
+static void
+test_pkey(void **state)
+{
+	uint8_t bth[DROCE_BTH_LEN];
+	struct droce_bth h = { .opcode = 0x04, .pkey = 0x8123 };
+
+	(void)state;
+	droce_bth_encode(bth, &h);
+	assert_int_equal(droce_bth_pkey(bth), 0x8123);
+	/* the same partition, one of the two a full member */
+	assert_true(droce_pkey_match(0xffff, 0xffff));
+	assert_true(droce_pkey_match(0x7fff, 0xffff));
+	assert_true(droce_pkey_match(0xffff, 0x7fff));
+	assert_false(droce_pkey_match(0x7fff, 0x7fff));
+	assert_false(droce_pkey_match(0x8123, 0xffff));
+	assert_false(droce_pkey_match(0x0000, 0xffff));
+}
+
 int
 main(void)
 {
@@ -553,6 +571,7 @@ main(void)
 		cmocka_unit_test(test_build_refusals),
 		cmocka_unit_test(test_strerror),
 		cmocka_unit_test(test_gid_and_sport),
+		cmocka_unit_test(test_pkey),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
