@@ -118,6 +118,13 @@ read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 			droce_req_ask_again(qp, idx, psn);
 		return;
 	}
+	/* the READ's first byte comes in a FIRST or ONLY response (so does
+	 * the first of the rest, if it was asked again); a MIDDLE or LAST
+	 * one there answers nothing asked */
+	if (st->done_bytes == 0 && !(meta->op->flags & DROCE_OPF_FIRST)) {
+		qp->stats.rx_dropped++;
+		return;
+	}
 	if (st->done_bytes + len > wqe->length ||
 	    (len != qp->mtu && st->done_bytes + len != wqe->length)) {
 		droce_comp_fail(qp, IBV_WC_BAD_RESP_ERR);

@@ -121,6 +121,19 @@ sequence_ok(const struct droce_qp_eng *qp, uint32_t flags)
 	return (flags & DROCE_OPF_FIRST) == 0;
 }
 
+/*
+ * Does a SEND or WRITE packet carry what its place in the message says:
+ * a FIRST or MIDDLE packet exactly the path MTU, a LAST or ONLY one at
+ * most that?
+ */
+static bool
+length_ok(const struct droce_qp_eng *qp, uint32_t flags, uint32_t len)
+{
+	if (!(flags & (DROCE_OPF_SEND | DROCE_OPF_WRITE)))
+		return true;
+	return (flags & DROCE_OPF_LAST) ? len <= qp->mtu : len == qp->mtu;
+}
+
 /* The receive WQE in use. */
 static struct droce_recv_wqe *
 cur_rwqe(struct droce_qp_eng *qp)
@@ -763,6 +776,11 @@ uc_rx(struct droce_qp_eng *qp, const uint8_t *bth,
 		if (!(flags & DROCE_OPF_FIRST))
 			return;
 	}
+	if (!length_ok(qp, flags, meta->payload_len)) {
+		uc_drop(qp);
+		qp->stats.rx_dropped++;
+		return;
+	}
 	if ((flags & DROCE_OPF_WRITE) &&
 	    !(qp->access & IBV_ACCESS_REMOTE_WRITE)) {
 		uc_drop(qp);
@@ -816,7 +834,7 @@ ud_rx(struct droce_qp_eng *qp, const uint8_t *frame, const uint8_t *bth,
 		return;
 	}
 	droce_deth_decode(bth + op->offset[DROCE_EXT_DETH], &deth);
-	if (deth.qkey != qp->qkey) {
+	if (deth.qkey != qp->qkey || len > qp->mtu) {
 		qp->stats.rx_dropped++;
 		return;
 	}
@@ -937,7 +955,7 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	}
 	qp->resp.nak_sent = false;
 
-	if (!sequence_ok(qp, flags)) {
+	if (!sequence_ok(qp, flags) || !length_ok(qp, flags, meta->payload_len)) {
 		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}

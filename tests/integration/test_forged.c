@@ -21,7 +21,10 @@
  *  - the requester drops ACKs and NAKs of the reserved AETH type or with
  *    a reserved NAK code, and NAKs for PSNs it has not sent;
  *  - a frame with another partition's P_Key, a VLAN ID, or an IPv4-mapped
- *    IPv6 source is dropped and counted whatever it asks.
+ *    IPv6 source is dropped and counted whatever it asks;
+ *  - a WRITE FIRST not of the path MTU, a WRITE ONLY above it: the
+ *    Invalid Request NAK;
+ *  - a READ response MIDDLE where the FIRST is due: dropped.
  *
  * Needs root (a raw packet QP).
  */
@@ -538,6 +541,102 @@ test_headers_refused(void **state)
 	assert_int_equal(c1.rx_bad_header - c0.rx_bad_header, 3);
 }
 
+/*
+ * Packets whose payload is not what their place in the message says: a
+ * WRITE FIRST shorter than the path MTU, a WRITE ONLY longer. Each is an
+ * Invalid Request, NAKed at its PSN, and nothing of it is placed.
+ */
+static void
+test_payload_not_path_mtu(void **state)
+{
+	static uint8_t data[1028];
+	static const struct {
+		uint8_t op;
+		uint32_t len;
+	} cases[] = {
+		{ DROCE_OP_WRITE_FIRST, 100 },
+		{ DROCE_OP_WRITE_FIRST, 1028 },
+		{ DROCE_OP_WRITE_ONLY, 1028 },
+	};
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	size_t i;
+
+	(void)state;
+	memset(data, 0x3c, sizeof(data));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(b_up(NULL), 0);
+		memset(b.buf, 0, 4096);
+		request(&p, DROCE_TR_RC | cases[i].op, b.qp->qp_num, RQ_PSN);
+		p.reth = (struct droce_reth) { (uintptr_t)b.buf, b.mr->rkey,
+					       2048 };
+		p.payload = data;
+		p.payload_len = cases[i].len;
+		inject(&p, 1);
+		assert_int_equal(answers(x, 8), 1);
+		assert_int_equal(x[0].syndrome,
+				 DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+		assert_int_equal(x[0].psn, RQ_PSN);
+		assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
+		assert_int_equal(b.buf[0], 0);
+	}
+}
+
+/*
+ * The requester of a READ: a MIDDLE response where the first is due
+ * answers nothing and is dropped; FIRST, MIDDLE, LAST complete it.
+ */
+static void
+test_read_response_out_of_order(void **state)
+{
+	struct ibv_sge sge = { (uintptr_t)b.buf, 3000, b.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 11, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 },
+	}, *bad;
+	static uint8_t data[3000];
+	static const uint8_t ops[] = {
+		DROCE_OP_READ_RESPONSE_FIRST, DROCE_OP_READ_RESPONSE_MIDDLE,
+		DROCE_OP_READ_RESPONSE_LAST,
+	};
+	struct droce_wire_pkt p[3], stray;
+	struct answer x[8];
+	struct ibv_wc wc;
+	uint32_t psn;
+	int i;
+
+	(void)state;
+	memset(b.buf, 0, 4096);
+	fill_pattern(data, sizeof(data), 12);
+	assert_int_equal(ibv_post_send(b.qp, &wr, &bad), 0);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].opcode, DROCE_TR_RC | DROCE_OP_READ_REQUEST);
+	psn = x[0].psn;
+	for (i = 0; i < 3; i++) {
+		request(&p[i], DROCE_TR_RC | ops[i], b.qp->qp_num,
+			(psn + (uint32_t)i) & DROCE_PSN_MASK);
+		p[i].bth.ackreq = 0;
+		p[i].aeth = (struct droce_aeth) {
+			DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 1 };
+		p[i].payload = data + 1024 * i;
+		p[i].payload_len = i < 2 ? 1024 : 3000 - 2048;
+	}
+	/* the MIDDLE one, with the first PSN */
+	stray = p[1];
+	stray.bth.psn = psn;
+	inject(&stray, 1);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, QUIET_MS), 0);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+	assert_int_equal(b.buf[0], 0);
+
+	inject(p, 3);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 11);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(b.buf, data, sizeof(data));
+}
+
 /* An ACK or NAK from PEER_QPN to droce1's RC QP for @p psn. */
 static void
 ack(struct droce_wire_pkt *p, uint32_t psn, uint8_t syndrome)
@@ -604,6 +703,8 @@ main(void)
 		cmocka_unit_test_setup(test_xrc_stale_unknown_srq, b_up),
 		cmocka_unit_test_setup(test_requester_undefined_aeth, b_up),
 		cmocka_unit_test_setup(test_headers_refused, b_up),
+		cmocka_unit_test_setup(test_payload_not_path_mtu, b_up),
+		cmocka_unit_test_setup(test_read_response_out_of_order, b_up),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
