@@ -637,7 +637,9 @@ struct droce_tm {
  * @p srq of @p dev, on its engine lcore; its completion, when asked for
  * or failed, goes to the SRQ's CQ. An ADD's handle is put in
  * op->tm.handle.
- * @return 0, or -ENOMEM (no free tagged buffer: nothing was done).
+ * @return 0, or -ENOMEM (no free tagged buffer) or -EINVAL (an ADD's
+ * buffer is not memory of the SRQ's PD with local write): nothing was
+ * done.
  */
 int droce_tm_op(struct droce_dev *dev, struct droce_srq_eng *srq,
 		struct ibv_ops_wr *op);

@@ -352,6 +352,20 @@ tm_start(struct droce_qp_eng *qp, const uint8_t *bth,
 	if (tmh.opcode == IBV_TMH_EAGER) {
 		struct droce_recv_wqe *w = qp->srq_wqe;
 
+		/* checked at TAG_ADD, but its memory may be gone since: as
+		 * a receive WQE's would */
+		if (droce_sge_check(qp->dev, qp->cfg.srq->pd, t->sge,
+				    t->num_sge, true) != 0) {
+			t->used = false;
+			droce_tm_cqe(qp->cfg.srq, qp->cfg.qp_num,
+				     IBV_WC_TM_RECV, IBV_WC_LOC_PROT_ERR,
+				     t->recv_wr_id, 0, IBV_WC_TM_MATCH,
+				     qp->resp.tm_tag, qp->resp.tm_priv);
+			qp->resp.tm = DROCE_TM_NONE;
+			nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
+			return true;
+		}
+
 		w->wr_id = t->recv_wr_id;
 		w->num_sge = t->num_sge;
 		w->length = t->length;

@@ -95,7 +95,6 @@ tm_op(struct droce_dev *dev, void *arg)
 	enum ibv_wc_status status = IBV_WC_SUCCESS;
 	uint32_t i;
 
-	RTE_SET_USED(dev);
 	switch (op->opcode) {
 	case IBV_WR_TAG_ADD: {
 		struct droce_tm_tag *t = NULL;
@@ -107,6 +106,11 @@ tm_op(struct droce_dev *dev, void *arg)
 			}
 		if (t == NULL)
 			return -ENOMEM;
+		/* the buffer a matching message will be written into: the
+		 * SRQ's PD's, writable, as a receive WQE's must be */
+		if (droce_sge_check(dev, srq->pd, op->tm.add.sg_list,
+				    (uint32_t)op->tm.add.num_sge, true) != 0)
+			return -EINVAL;
 		t->tag = op->tm.add.tag;
 		t->mask = op->tm.add.mask;
 		t->recv_wr_id = op->tm.add.recv_wr_id;
@@ -174,9 +178,12 @@ droce_tm_rndv(struct droce_qp_eng *qp, const struct droce_tm_tag *t,
 	struct droce_send_wqe *w;
 	uint32_t idx;
 
+	/* (the memory checked at TAG_ADD may be gone since) */
 	if (len > t->length ||
 	    t->num_sge * sizeof(struct ibv_sge) >
-	    sq->stride - sizeof(struct droce_send_wqe))
+	    sq->stride - sizeof(struct droce_send_wqe) ||
+	    droce_sge_check(qp->dev, qp->cfg.srq->pd, t->sge, t->num_sge,
+			    true) != 0)
 		return false;
 	w = claim(qp, &idx);
 	if (w == NULL)

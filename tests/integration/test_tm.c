@@ -23,7 +23,10 @@
  *    tagged buffer (IBV_WC_TM_MATCH at once, IBV_WC_TM_DATA_VALID when
  *    the data is there) and the sender gets a FIN with its tag;
  *  - the rules: a full list (ENOMEM, bad_op), too many SGEs, ops on a
- *    basic SRQ, a TM SRQ without a CQ, a UC QP on a TM SRQ.
+ *    basic SRQ, a TM SRQ without a CQ, a UC QP on a TM SRQ;
+ *  - a tagged buffer that is not the SRQ's PD's writable memory refused
+ *    at TAG_ADD; one deregistered since: IBV_WC_LOC_PROT_ERR, nothing
+ *    written.
  *
  * With WORKDIR FAULT_ARGS, both ports behind net_fault: eager and
  * rendezvous messages alternate through the loss; each matches its own
@@ -206,9 +209,11 @@ tm_add(uint64_t wr_id, uint64_t tag, uint64_t mask, size_t off, uint32_t len)
 }
 
 /* a sends a TMH of @p op, @p tag, @p ctx and @p len bytes of a's buffer
- * at @p data (for a rendezvous request: the RVH naming them). */
-static void
-tm_send(uint8_t op, uint64_t tag, uint32_t ctx, size_t data, uint32_t len)
+ * at @p data (for a rendezvous request: the RVH naming them).
+ * @return the status of the send's completion. */
+static enum ibv_wc_status
+tm_send_status(uint8_t op, uint64_t tag, uint32_t ctx, size_t data,
+	       uint32_t len)
 {
 	struct ibv_tmh *tmh = (struct ibv_tmh *)(void *)(a.buf + SEND_OFF);
 	struct ibv_rvh *rvh = (struct ibv_rvh *)(tmh + 1);
@@ -235,7 +240,15 @@ tm_send(uint8_t op, uint64_t tag, uint32_t ctx, size_t data, uint32_t len)
 	}
 	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), 0);
 	assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
-	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	return wc.status;
+}
+
+/* tm_send_status(), which must succeed. */
+static void
+tm_send(uint8_t op, uint64_t tag, uint32_t ctx, size_t data, uint32_t len)
+{
+	assert_int_equal(tm_send_status(op, tag, ctx, data, len),
+			 IBV_WC_SUCCESS);
 }
 
 static void
@@ -501,6 +514,76 @@ test_tm_rules(void **state)
 }
 
 /*
+ * A tagged buffer must be memory the application may have written into:
+ * TAG_ADD refuses a wrong lkey, a range past its MR, an MR without
+ * local write, another PD's MR (EINVAL, bad_op); an eager message for a
+ * tag whose MR is gone since completes with IBV_WC_LOC_PROT_ERR and
+ * writes nothing.
+ */
+static void
+test_tm_buffer_memory(void **state)
+{
+	struct ibv_pd *other_pd = ibv_alloc_pd(b.ctx);
+	struct ibv_mr *ro = ibv_reg_mr(b.pd, b.buf + 65536, 4096, 0);
+	struct ibv_mr *other = ibv_reg_mr(other_pd, b.buf + 65536, 4096,
+					  IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *gone = ibv_reg_mr(b.pd, b.buf + 131072, 4096,
+					 IBV_ACCESS_LOCAL_WRITE);
+	const struct ibv_sge bad_sges[] = {
+		{ (uintptr_t)b.buf, 64, b.mr->lkey ^ 0x4000 },
+		{ (uintptr_t)b.buf + BUF - 32, 64, b.mr->lkey },
+		{ (uintptr_t)b.buf + 65536, 64, ro->lkey },
+		{ (uintptr_t)b.buf + 65536, 64, other->lkey },
+	};
+	struct ibv_sge sge;
+	struct ibv_ops_wr op, *bad;
+	struct tm_wc w;
+	size_t i;
+
+	(void)state;
+	assert_non_null(ro);
+	assert_non_null(other);
+	assert_non_null(gone);
+	memset(&op, 0, sizeof(op));
+	op.opcode = IBV_WR_TAG_ADD;
+	op.flags = IBV_OPS_SIGNALED;
+	op.tm.add.sg_list = &sge;
+	op.tm.add.num_sge = 1;
+	op.tm.add.mask = ~0ull;
+	for (i = 0; i < sizeof(bad_sges) / sizeof(bad_sges[0]); i++) {
+		sge = bad_sges[i];
+		bad = NULL;
+		assert_int_equal(ibv_post_srq_ops(srq, &op, &bad), EINVAL);
+		assert_ptr_equal(bad, &op);
+	}
+	assert_int_equal(tm_poll(&w, 200), 0);
+
+	/* accepted, then its memory deregistered before the message */
+	sge = (struct ibv_sge) { (uintptr_t)b.buf + 131072, 64, gone->lkey };
+	op.wr_id = 77;
+	op.tm.add.recv_wr_id = 177;
+	op.tm.add.tag = 0x77;
+	assert_int_equal(ibv_post_srq_ops(srq, &op, &bad), 0);
+	assert_int_equal(tm_poll(&w, 2000), 1);
+	assert_int_equal(w.opcode, IBV_WC_TM_ADD);
+	assert_int_equal(w.status, IBV_WC_SUCCESS);
+	assert_int_equal(ibv_dereg_mr(gone), 0);
+	memset(b.buf + 131072, 0, 64);
+	fill_pattern(a.buf, 64, 9);
+	/* the sender learns it as for a receive WQE with a bad lkey */
+	assert_int_equal(tm_send_status(IBV_TMH_EAGER, 0x77, 1, 0, 64),
+			 IBV_WC_REM_OP_ERR);
+	assert_int_equal(tm_poll(&w, 5000), 1);
+	assert_int_equal(w.opcode, IBV_WC_TM_RECV);
+	assert_int_equal(w.status, IBV_WC_LOC_PROT_ERR);
+	assert_int_equal(w.wr_id, 177);
+	assert_int_equal(b.buf[131072], 0);
+	assert_int_equal(ibv_dereg_mr(ro), 0);
+	assert_int_equal(ibv_dereg_mr(other), 0);
+	assert_int_equal(ibv_dealloc_pd(other_pd), 0);
+}
+
+/*
  * Under loss: @p n messages, eager and rendezvous in turn, each to a tag
  * of its own posted beforehand (NTAGS at a time).
  */
@@ -564,6 +647,7 @@ main(int argc, char **argv)
 		T(test_tm_del),
 		T(test_tm_rendezvous),
 		T(test_tm_rules),
+		T(test_tm_buffer_memory),
 	};
 	const struct CMUnitTest loss_tests[] = {
 		T(test_tm_loss),
