@@ -32,10 +32,12 @@ ipv4 = 10.0.0.2/24
 INI
 # the same pair with a jumbo MTU (9000: path MTU 4096), for large messages
 sed -e 's/^\(ipv4 = .*\)/\1\nmtu = 9000/' "$work/ring.ini" >"$work/ring9k.ini"
-sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20/' \
+# memif: each process on its engine's core, the engines yielding before
+# they sleep (not the default: doc/guides/user.rst says why)
+sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20\nidle_yield_us = 1000/' \
 	-e "s|/tmp/droce-memif.sock|$work/memif.sock|" \
 	config/memif-server.ini >"$work/server.ini"
-sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20/' \
+sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20\nidle_yield_us = 1000/' \
 	-e "s|/tmp/droce-memif.sock|$work/memif.sock|" \
 	config/memif-client.ini >"$work/client.ini"
 

@@ -14,7 +14,7 @@
  *   [engine]
  *   cores = 1              ; CPUs of the engine lcores (default: the last)
  *   idle_sleep_us = 20     ; sleep when idle; 0 busy-polls
- *   idle_yield_us = 1000   ; before sleeping, yield the CPU this long
+ *   idle_yield_us = 0      ; before sleeping, yield the CPU this long
  *   link_wait_s = 30       ; at start, wait up to this long for every link
  *                          ; to be up (a memif server's comes up when its
  *                          ; client connects); default 0
@@ -45,7 +45,7 @@
 #define DEFAULT_EAL_ARGS "--no-huge -m 512 --no-pci --no-shconf"
 #define DEFAULT_MBUFS 16384
 #define DEFAULT_IDLE_SLEEP_US 20
-#define DEFAULT_IDLE_YIELD_US 1000
+#define DEFAULT_IDLE_YIELD_US 0
 #define DEFAULT_MTU 1500
 
 static void

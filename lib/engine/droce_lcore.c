@@ -92,12 +92,16 @@ run_device(struct droce_dev *dev, uint64_t now)
 }
 
 /*
- * An idle engine spins a few passes, then yields its CPU for
- * idle_yield_us (to an application thread or another engine sharing the
- * core, back at once if none), then sleeps idle_sleep_us at a time. The
- * yield keeps a pipeline of two engines and an application on two cores
- * moving: a sleep costs some 20 us more than asked here, and a busy spin
- * holds the core for a whole time slice.
+ * An idle engine spins a few passes, then sleeps idle_sleep_us at a time;
+ * with idle_yield_us, it first yields its CPU that long (to a thread
+ * sharing the core, back at once if none). The yield keeps a pipeline of
+ * two engines and their applications pinned to two cores moving (a sleep
+ * costs some 20 us more than asked in a virtual machine), but under
+ * Linux's EEVDF scheduler (6.6 on) each yield while another thread wants
+ * the core pushes the engine's deadline a time slice further: an engine
+ * that yields among busy threads is kept off its core for hundreds of
+ * milliseconds, longer than a peer's retransmissions last. So yielding
+ * is asked for, not done by default (doc/guides/user.rst).
  */
 int
 droce_lcore_main(void *arg)

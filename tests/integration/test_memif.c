@@ -10,7 +10,17 @@
  * atomics, sizes around the path MTU up to 1 MiB, and both sides check
  * every byte.
  *
- * Usage: test_memif WORKDIR
+ * With "starved", the same two processes on a machine kept busy on
+ * purpose: two busy threads per CPU of other processes, at the same
+ * priority, for the whole run. The pair plays ping-pong with 4096-byte
+ * SENDs, 1000 round trips polled as ibv_rc_pingpong polls, the QPs'
+ * timeout 14 and retry_cnt 7 (0.47 s of retransmissions): every one must
+ * complete, and none may take more than half that. An engine that
+ * yields its CPU among such threads (given as IDLE_YIELD_US; droce's
+ * default is not to) is kept off its core for hundreds of milliseconds
+ * under Linux's EEVDF scheduler, and the pair fails.
+ *
+ * Usage: test_memif WORKDIR [starved [IDLE_YIELD_US]]
  */
 
 #include <arpa/inet.h>
@@ -19,8 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ALIGN_UP(v, a) (((v) + (a) - 1) / (a) * (a))
@@ -40,6 +53,11 @@ struct info {
 
 static const char *role;
 static int wfd, rfd;
+static bool starved;
+static const char *idle_yield_us;     /* the engine's, if given */
+
+#define PINGPONGS 1000
+#define PINGPONG_LEN 4096
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -60,6 +78,15 @@ die(const char *fmt, ...)
 	if (!(cond)) \
 		die("%s:%d: %s", __FILE__, __LINE__, #cond); \
 } while (0)
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void
 put(const void *p, size_t len)
@@ -103,11 +130,13 @@ write_config(const char *dir, const char *name, const char *memif_role,
 	fprintf(f, "[eal]\nargs = --no-huge -m 256 --no-pci --no-shconf "
 		"--file-prefix=droce-test-%s-%d "
 		"--vdev=net_memif0,role=%s,socket=%s/memif.sock,id=0\n"
-		"[engine]\ncores = %d\npcap = %s/%s.pcap\n\n"
+		"[engine]\ncores = %d\npcap = %s/%s.pcap\n%s%s%s\n"
 		"[device droce0]\nport = net_memif0\n"
 		"mac = 02:d7:0c:e0:09:%02x\nipv4 = 10.9.0.%d/24\n",
 		name, (int)getpid(), memif_role, dir, core, dir, name,
-		last_octet, last_octet);
+		idle_yield_us != NULL ? "idle_yield_us = " : "",
+		idle_yield_us != NULL ? idle_yield_us : "",
+		idle_yield_us != NULL ? "\n" : "", last_octet, last_octet);
 	CHECK(fclose(f) == 0);
 	CHECK(setenv("DROCE_CONFIG", path, 1) == 0);
 }
@@ -258,6 +287,49 @@ client(struct ep *e, const struct info *peer)
 	token('A');
 }
 
+/*
+ * Ping-pong: the client SENDs, the server answers each SEND it receives
+ * with one of its own; both poll their CQs without pause.
+ */
+static void
+pingpong(struct ep *e, bool is_server)
+{
+	struct ibv_wc wc;
+	double worst = 0, t0, start;
+	int i;
+
+	CHECK(ep_post_recv(e, 1, PINGPONG_LEN, PINGPONG_LEN) == 0);
+	token('p');
+	start = now_s();
+	for (i = 0; i < PINGPONGS; i++) {
+		t0 = now_s();
+		if (!is_server)
+			CHECK(ep_post(e, IBV_WR_SEND, 2, 0, PINGPONG_LEN, NULL,
+				      0, IBV_SEND_SIGNALED) == 0);
+		expect_ok(e->rcq, IBV_WC_RECV, &wc);
+		CHECK(wc.byte_len == PINGPONG_LEN);
+		CHECK(ep_post_recv(e, 1, PINGPONG_LEN, PINGPONG_LEN) == 0);
+		if (is_server)
+			CHECK(ep_post(e, IBV_WR_SEND, 2, 0, PINGPONG_LEN, NULL,
+				      0, IBV_SEND_SIGNALED) == 0);
+		expect_ok(e->scq, IBV_WC_SEND, &wc);
+		if (now_s() - t0 > worst)
+			worst = now_s() - t0;
+	}
+	printf("test_memif %s: %d round trips, %.2f ms each on average, the "
+	       "slowest %.1f ms\n", role, PINGPONGS,
+	       (now_s() - start) * 1000 / PINGPONGS, worst * 1000);
+	/* half the retransmissions' 0.47 s: a peer this late was almost
+	 * lost; and engines that get their share of the CPUs keep a round
+	 * trip within a few time slices (some 1.5 ms here; 40 ms when they
+	 * yield among the busy threads) */
+	if (!is_server && worst > 0.235)
+		die("a round trip took %.0f ms", worst * 1000);
+	if (!is_server && now_s() - start > PINGPONGS * 0.010)
+		die("%d round trips took %.1f s: the engines starve",
+		    PINGPONGS, now_s() - start);
+}
+
 static void
 run(const char *dir, bool is_server, int to_peer, int from_peer)
 {
@@ -292,7 +364,9 @@ run(const char *dir, bool is_server, int to_peer, int from_peer)
 	if (ep_connect_remote(&e, peer.qpn, peer.psn, &peer.gid, &o) != 0)
 		die("cannot connect");
 	token('c');
-	if (is_server)
+	if (starved)
+		pingpong(&e, is_server);
+	else if (is_server)
 		server(&e, &peer);
 	else
 		client(&e, &peer);
@@ -304,26 +378,61 @@ run(const char *dir, bool is_server, int to_peer, int from_peer)
 int
 main(int argc, char **argv)
 {
-	int s2c[2], c2s[2], status;
-	pid_t pid;
+	int s2c[2], c2s[2], status, ok;
+	pid_t pid, busy[64];
+	int nbusy = 0, i;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: test_memif WORKDIR\n");
+	if (argc < 2 || argc > 4 ||
+	    (argc > 2 && strcmp(argv[2], "starved") != 0)) {
+		fprintf(stderr,
+			"usage: test_memif WORKDIR [starved [IDLE_YIELD_US]]\n");
 		return 2;
 	}
+	starved = argc > 2;
+	idle_yield_us = argc > 3 ? argv[3] : NULL;
 	mkdir(argv[1], 0755);
+	/* the machine kept busy: two spinning processes per CPU */
+	for (i = 0; starved && i < 2 * sysconf(_SC_NPROCESSORS_ONLN) &&
+	     nbusy < 64; i++) {
+		pid_t parent = getpid();
+
+		busy[nbusy] = fork();
+		if (busy[nbusy] == 0) {
+			/* gone with the test, however it ends */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(0);
+			/* another program's, as the scheduler sees it */
+			setsid();
+			for (;;)
+				;
+		}
+		if (busy[nbusy] > 0)
+			nbusy++;
+	}
 	if (pipe(s2c) != 0 || pipe(c2s) != 0)
 		return 1;
 	pid = fork();
 	if (pid < 0)
 		return 1;
+	/* each side keeps its own ends only: a peer that dies is an end
+	 * of file, not a wait */
 	if (pid == 0) {
+		close(c2s[0]);
+		close(s2c[1]);
 		run(argv[1], false, c2s[1], s2c[0]);
 		return 0;
 	}
+	close(s2c[0]);
+	close(c2s[1]);
 	run(argv[1], true, s2c[1], c2s[0]);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0) {
+	ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		WEXITSTATUS(status) == 0;
+	for (i = 0; i < nbusy; i++) {
+		kill(busy[i], SIGKILL);
+		waitpid(busy[i], NULL, 0);
+	}
+	if (!ok) {
 		fprintf(stderr, "test_memif: the client failed\n");
 		return 1;
 	}
