@@ -33,8 +33,16 @@ extern int droce_engine_logtype;
 #define DROCE_MAX_DEVS 16
 #define DROCE_MAX_LCORES 16
 /** QPNs 0 and 1 are special; droce's start where Linux's do. */
-#define DROCE_QPN_BASE 0x11
 #define DROCE_MAX_QP 4096
+/*
+ * A QPN is a slot of dev->qps in its low 12 bits and a tag drawn at
+ * random for each QP above them (1..0xffe: never QP0, QP1 or the
+ * multicast QPN), so that QPNs are not predictable and a QPN that named
+ * a destroyed QP names no QP made in its slot since.
+ */
+#define DROCE_QPN_SLOT_BITS 12
+#define DROCE_QPN_SLOT(qpn) ((qpn) & (DROCE_MAX_QP - 1))
+#define DROCE_QPN_TAGS 0xffe
 /** MR table slots, indexed by bits 8.. of a key; the rest are random. */
 #define DROCE_MR_BITS 14
 #define DROCE_MAX_MR (1u << DROCE_MR_BITS)
@@ -168,8 +176,10 @@ struct droce_dev {
 	union ibv_gid gid[4];
 
 	/* owned by the engine lcore */
-	/** by QPN - DROCE_QPN_BASE */
+	/** by DROCE_QPN_SLOT(QPN) */
 	struct droce_qp_eng *qps[DROCE_MAX_QP];
+	uint32_t next_slot;           /**< where the search for a free one
+				       *   starts: slots are reused last */
 	uint32_t nlive;
 	struct droce_qp_eng *live[DROCE_MAX_QP];   /**< dense, for the loop */
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
@@ -505,6 +515,15 @@ struct droce_qp_eng {
 
 	struct droce_qp_stats stats;
 };
+
+/** The QP of @p dev with QPN @p qpn, or NULL. */
+static inline struct droce_qp_eng *
+droce_qp_by_qpn(const struct droce_dev *dev, uint32_t qpn)
+{
+	struct droce_qp_eng *qp = dev->qps[DROCE_QPN_SLOT(qpn)];
+
+	return qp != NULL && qp->cfg.qp_num == qpn ? qp : NULL;
+}
 
 /** qp->tr of a raw packet QP: no RoCE transport. */
 #define DROCE_TR_NONE 0xff

@@ -14,6 +14,7 @@
 #include <errno.h>
 
 #include <rte_cycles.h>
+#include <rte_random.h>
 #include <rte_ip.h>
 #include <rte_malloc.h>
 
@@ -98,15 +99,20 @@ static int
 qp_insert(struct droce_dev *dev, void *arg)
 {
 	struct droce_qp_eng *qp = arg;
-	uint32_t i;
+	uint32_t n, i = 0, tag;
 
-	for (i = 0; i < DROCE_MAX_QP; i++)
+	/* the free slot after the last one taken, and a tag of its own */
+	for (n = 0; n < DROCE_MAX_QP; n++) {
+		i = (dev->next_slot + n) % DROCE_MAX_QP;
 		if (dev->qps[i] == NULL)
 			break;
-	if (i == DROCE_MAX_QP)
+	}
+	if (n == DROCE_MAX_QP)
 		return -ENOMEM;
+	dev->next_slot = (i + 1) % DROCE_MAX_QP;
+	tag = 1 + (uint32_t)(rte_rand() % DROCE_QPN_TAGS);
 	qp->slot = i;
-	qp->cfg.qp_num = DROCE_QPN_BASE + i;
+	qp->cfg.qp_num = tag << DROCE_QPN_SLOT_BITS | i;
 	qp->live_idx = dev->nlive;
 	dev->live[dev->nlive++] = qp;
 	dev->qps[i] = qp;

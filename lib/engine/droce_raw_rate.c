@@ -29,7 +29,7 @@
  * here (64 gives some 3 % less). */
 #define RAW_BURST 32
 
-/* A QPN no device gives out (they start at DROCE_QPN_BASE). */
+/* A QPN no device gives out (the tag of a QPN is never 0). */
 #define RAW_DEST_QPN 1
 
 struct raw_args {

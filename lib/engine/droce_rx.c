@@ -82,12 +82,8 @@ rx_group(struct droce_dev *dev, struct droce_mcast *g, struct rte_mbuf *m,
 static struct droce_qp_eng *
 rx_qp(struct droce_dev *dev, const uint8_t *bth, const uint8_t src_gid[16])
 {
-	uint32_t qpn = droce_bth_dqpn(bth);
-	struct droce_qp_eng *qp;
+	struct droce_qp_eng *qp = droce_qp_by_qpn(dev, droce_bth_dqpn(bth));
 
-	if (qpn < DROCE_QPN_BASE || qpn >= DROCE_QPN_BASE + DROCE_MAX_QP)
-		return NULL;
-	qp = dev->qps[qpn - DROCE_QPN_BASE];
 	if (qp == NULL || qp->state < IBV_QPS_RTR)
 		return NULL;
 	/* a connected QP hears only its peer */

@@ -204,9 +204,7 @@ copy_qp(struct droce_dev *dev, void *arg)
 	struct tel_qp *t = arg;
 	const struct droce_qp_eng *qp;
 
-	if (t->qpn < DROCE_QPN_BASE || t->qpn >= DROCE_QPN_BASE + DROCE_MAX_QP)
-		return 0;
-	qp = dev->qps[t->qpn - DROCE_QPN_BASE];
+	qp = droce_qp_by_qpn(dev, t->qpn);
 	if (qp == NULL)
 		return 0;
 	t->found = true;

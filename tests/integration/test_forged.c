@@ -24,7 +24,9 @@
  *    IPv6 source is dropped and counted whatever it asks;
  *  - a WRITE FIRST not of the path MTU, a WRITE ONLY above it: the
  *    Invalid Request NAK;
- *  - a READ response MIDDLE where the FIRST is due: dropped.
+ *  - a READ response MIDDLE where the FIRST is due: dropped;
+ *  - QPNs are not consecutive and a destroyed QP's is not reused at
+ *    once: a WRITE to it reaches no QP.
  *
  * Needs root (a raw packet QP).
  */
@@ -637,6 +639,67 @@ test_read_response_out_of_order(void **state)
 	assert_memory_equal(b.buf, data, sizeof(data));
 }
 
+/* An RC QP on droce1 on b's PD and CQs, in RESET. */
+static struct ibv_qp *
+b_qp(void)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = b.scq, .recv_cq = b.rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(b.pd, &qa);
+}
+
+/*
+ * QPNs cannot be guessed from one another, and a destroyed QP's QPN is
+ * not given to the next QP: a frame to it reaches no QP.
+ */
+static void
+test_qpn_unpredictable(void **state)
+{
+	struct ibv_qp *qp[16];
+	struct droce_counters c0, c1;
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	uint32_t gone;
+	int i, j, steps = 0;
+
+	(void)state;
+	for (i = 0; i < 16; i++) {
+		qp[i] = b_qp();
+		assert_non_null(qp[i]);
+		for (j = 0; j < i; j++)
+			assert_int_not_equal(qp[i]->qp_num, qp[j]->qp_num);
+		if (i > 0 && qp[i]->qp_num == qp[i - 1]->qp_num + 1)
+			steps++;
+		assert_true(qp[i]->qp_num > 1 && qp[i]->qp_num < 0xffffff);
+	}
+	/* (sixteen random tags in a row one apart: one chance in 2^180) */
+	assert_true(steps < 15);
+	gone = qp[0]->qp_num;
+	for (i = 0; i < 16; i++)
+		assert_int_equal(ibv_destroy_qp(qp[i]), 0);
+	qp[0] = b_qp();
+	assert_non_null(qp[0]);
+	assert_int_not_equal(qp[0]->qp_num, gone);
+
+	/* a WRITE to the QPN that is gone: counted, not answered */
+	memset(b.buf, 0, 64);
+	assert_int_equal(droce_query_counters(b.ctx, &c0), 0);
+	request(&p, DROCE_TR_RC | DROCE_OP_WRITE_ONLY, gone, RQ_PSN);
+	p.reth = (struct droce_reth) { (uintptr_t)b.buf, b.mr->rkey, 4 };
+	p.payload = (const uint8_t *)"abcd";
+	p.payload_len = 4;
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 0);
+	assert_int_equal(b.buf[0], 0);
+	assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
+	assert_int_equal(c1.rx_not_ours - c0.rx_not_ours, 1);
+	assert_int_equal(ibv_destroy_qp(qp[0]), 0);
+}
+
 /* An ACK or NAK from PEER_QPN to droce1's RC QP for @p psn. */
 static void
 ack(struct droce_wire_pkt *p, uint32_t psn, uint8_t syndrome)
@@ -705,6 +768,7 @@ main(void)
 		cmocka_unit_test_setup(test_headers_refused, b_up),
 		cmocka_unit_test_setup(test_payload_not_path_mtu, b_up),
 		cmocka_unit_test_setup(test_read_response_out_of_order, b_up),
+		cmocka_unit_test(test_qpn_unpredictable),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -15,7 +15,7 @@
  * priority, for the whole run. The pair plays ping-pong with 4096-byte
  * SENDs, 1000 round trips polled as ibv_rc_pingpong polls, the QPs'
  * timeout 14 and retry_cnt 7 (0.47 s of retransmissions): every one must
- * complete, and none may take more than half that. An engine that
+ * complete, 20 ms each at most on average. An engine that
  * yields its CPU among such threads (given as IDLE_YIELD_US; droce's
  * default is not to) is kept off its core for hundreds of milliseconds
  * under Linux's EEVDF scheduler, and the pair fails.
@@ -319,13 +319,11 @@ pingpong(struct ep *e, bool is_server)
 	printf("test_memif %s: %d round trips, %.2f ms each on average, the "
 	       "slowest %.1f ms\n", role, PINGPONGS,
 	       (now_s() - start) * 1000 / PINGPONGS, worst * 1000);
-	/* half the retransmissions' 0.47 s: a peer this late was almost
-	 * lost; and engines that get their share of the CPUs keep a round
-	 * trip within a few time slices (some 1.5 ms here; 40 ms when they
-	 * yield among the busy threads) */
-	if (!is_server && worst > 0.235)
-		die("a round trip took %.0f ms", worst * 1000);
-	if (!is_server && now_s() - start > PINGPONGS * 0.010)
+	/* engines that get their share of the CPUs keep a round trip to a
+	 * few time slices on average: 0.3 to 0.5 ms here, 4 ms with the
+	 * interop suite of another clone running too, 43 to 46 ms when they
+	 * yield among the busy threads */
+	if (!is_server && now_s() - start > PINGPONGS * 0.020)
 		die("%d round trips took %.1f s: the engines starve",
 		    PINGPONGS, now_s() - start);
 }
