@@ -191,6 +191,8 @@ struct droce_dev {
 	struct droce_mcast mcast[DROCE_MAX_MCAST];
 	uint32_t neigh_pending;       /**< entries being resolved */
 	struct droce_neigh neigh[DROCE_MAX_NEIGH];
+	uint32_t neigh_evict;         /**< the valid entry a full table gives
+				       *   up next for droce's own lookups */
 	/* frames to send: [0, nready) finished (ICRC in, mirrored),
 	 * [nready, ntx) queued, roce[] saying which need an ICRC */
 	uint16_t ntx;

@@ -39,36 +39,64 @@ neigh_find(struct droce_dev *dev, const uint8_t gid[16])
 	return NULL;
 }
 
-/* A free entry, or the oldest pending one. */
+/* A free entry, or NULL. */
 static struct droce_neigh *
-neigh_alloc(struct droce_dev *dev)
+neigh_free(struct droce_dev *dev)
 {
 	unsigned int i;
 
 	for (i = 0; i < DROCE_MAX_NEIGH; i++)
 		if (dev->neigh[i].state == DROCE_NEIGH_FREE)
 			return &dev->neigh[i];
+	return NULL;
+}
+
+/*
+ * An entry for an address droce must resolve itself: a free one, else a
+ * pending one, else the next valid one round the table (paths keep the
+ * MAC they resolved, so only later paths to its address ask again).
+ */
+static struct droce_neigh *
+neigh_alloc(struct droce_dev *dev)
+{
+	struct droce_neigh *n = neigh_free(dev);
+	unsigned int i;
+
+	if (n != NULL)
+		return n;
 	for (i = 0; i < DROCE_MAX_NEIGH; i++)
 		if (dev->neigh[i].state == DROCE_NEIGH_PENDING)
 			return &dev->neigh[i];
-	return &dev->neigh[0];
+	n = &dev->neigh[dev->neigh_evict];
+	dev->neigh_evict = (dev->neigh_evict + 1) % DROCE_MAX_NEIGH;
+	return n;
 }
 
+/*
+ * What a peer's ARP or neighbour discovery says of @p gid. An answer
+ * (@p solicited) fills an entry droce asked for; a request for droce's
+ * address makes an entry for its sender if there is a free one. Neither
+ * changes a resolved entry nor takes one from another address: anyone
+ * on the link can send them, and a storm of them must not redirect or
+ * push out the peers droce talks to.
+ */
 static void
 neigh_learn(struct droce_dev *dev, const uint8_t gid[16],
-	    const struct rte_ether_addr *mac, bool create)
+	    const struct rte_ether_addr *mac, bool solicited)
 {
 	struct droce_neigh *n = neigh_find(dev, gid);
 
 	if (n == NULL) {
-		if (!create)
+		if (solicited)
 			return;
-		n = neigh_alloc(dev);
-		if (n->state == DROCE_NEIGH_PENDING)
-			dev->neigh_pending--;
+		n = neigh_free(dev);
+		if (n == NULL)
+			return;
 		memcpy(n->gid, gid, 16);
 	} else if (n->state == DROCE_NEIGH_PENDING) {
 		dev->neigh_pending--;
+	} else {
+		return;
 	}
 	n->mac = *mac;
 	n->state = DROCE_NEIGH_VALID;
@@ -149,7 +177,7 @@ droce_neigh_arp_input(struct droce_dev *dev, struct rte_mbuf *m)
 		goto out;
 	droce_gid_from_ipv4(gid, sip);
 	/* a request for us also tells us where its sender is */
-	neigh_learn(dev, gid, &sha, op == RTE_ARP_OP_REQUEST);
+	neigh_learn(dev, gid, &sha, op != RTE_ARP_OP_REQUEST);
 	if (op == RTE_ARP_OP_REQUEST)
 		arp_send(dev, RTE_ARP_OP_REPLY, &sha, sip);
 out:
@@ -283,14 +311,14 @@ droce_neigh_nd_input(struct droce_dev *dev, struct rte_mbuf *m)
 		if (ll == NULL)
 			goto done;
 		memcpy(&mac, ll, 6);
-		neigh_learn(dev, ip + 8, &mac, true);
+		neigh_learn(dev, ip + 8, &mac, false);
 		nd_send(dev, ICMPV6_NA, icmp + 8, ip + 8, &mac);
 	} else {
 		ll = nd_option(icmp + 24, plen - 24, ND_OPT_TGT_LL);
 		if (ll == NULL)
 			goto done;
 		memcpy(&mac, ll, 6);
-		neigh_learn(dev, icmp + 8, &mac, false);
+		neigh_learn(dev, icmp + 8, &mac, true);
 	}
 done:
 	rte_pktmbuf_free(m);

@@ -26,7 +26,10 @@
  *    Invalid Request NAK;
  *  - a READ response MIDDLE where the FIRST is due: dropped;
  *  - QPNs are not consecutive and a destroyed QP's is not reused at
- *    once: a WRITE to it reaches no QP.
+ *    once: a WRITE to it reaches no QP;
+ *  - ARP requests and unasked-for replies naming droce0's address with
+ *    another MAC, and a storm of requests from other addresses, do not
+ *    move where droce1 sends to droce0.
  *
  * Needs root (a raw packet QP).
  */
@@ -62,6 +65,7 @@ static struct ep_opts opts, raw_opts;
 static struct ep a, b;           /* droce0's raw QP, droce1's RC QP */
 static struct ibv_flow *sniffer;
 static uint8_t mac0[6], mac1[6];
+static unsigned int b_arp_requests;   /* ARP requests droce1 sent */
 
 /* One frame droce1 sent, as the tests look at it. */
 struct answer {
@@ -72,6 +76,7 @@ struct answer {
 	uint32_t len;               /* payload */
 	uint32_t off;               /* of the payload in the frame's slot */
 	uint64_t slot;
+	uint8_t dst_mac[6];
 };
 
 static uint64_t
@@ -124,6 +129,23 @@ read_req(struct droce_wire_pkt *p, uint32_t psn, uint64_t va, uint32_t len,
 	request(p, DROCE_TR_RC | DROCE_OP_READ_REQUEST, b.qp->qp_num,
 		psn);
 	p->reth = (struct droce_reth) { va, rkey, len };
+}
+
+/* Put the frame @p f of @p len bytes on the wire from droce0. */
+static void
+inject_raw(const void *f, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)(a.buf + TX_OFF), len, a.mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	memcpy(a.buf + TX_OFF, f, len);
+	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), 0);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 }
 
 /* Put @p n frames on the wire from droce0, in order. */
@@ -189,6 +211,10 @@ answers(struct answer *out, unsigned int max)
 			struct droce_wire_pkt p;
 
 			held[nheld++] = wc[i].wr_id;
+			if (wc[i].status == IBV_WC_SUCCESS &&
+			    memcmp(f + 6, mac1, 6) == 0 && f[12] == 0x08 &&
+			    f[13] == 0x06 && f[21] == 1)
+				b_arp_requests++;
 			if (wc[i].status != IBV_WC_SUCCESS ||
 			    memcmp(f + 6, mac1, 6) != 0 ||
 			    droce_wire_parse(f, wc[i].byte_len, 0, &p) != 0)
@@ -205,6 +231,7 @@ answers(struct answer *out, unsigned int max)
 				.off = (uint32_t)(p.payload - f),
 				.slot = wc[i].wr_id,
 			};
+			memcpy(out[n - 1].dst_mac, f, 6);
 		}
 	}
 	return n;
@@ -700,6 +727,90 @@ test_qpn_unpredictable(void **state)
 	assert_int_equal(ibv_destroy_qp(qp[0]), 0);
 }
 
+/* An ARP frame from droce0's port: @p op, sender @p sha and @p sip,
+ * target droce1's address. */
+static void
+arp(uint16_t op, const uint8_t sha[6], const uint8_t sip[4])
+{
+	uint8_t f[60] = { 0 };
+
+	memcpy(f, op == 1 ? (const uint8_t *)"\xff\xff\xff\xff\xff\xff" :
+	       mac1, 6);
+	memcpy(f + 6, mac0, 6);
+	f[12] = 0x08;
+	f[13] = 0x06;
+	f[15] = 1;              /* Ethernet */
+	f[16] = 0x08;           /* IPv4 */
+	f[18] = 6;
+	f[19] = 4;
+	f[21] = (uint8_t)op;
+	memcpy(f + 22, sha, 6);
+	memcpy(f + 28, sip, 4);
+	memcpy(f + 32, mac1, 6);
+	memcpy(f + 38, b.gid.raw + 12, 4);
+	inject_raw(f, sizeof(f));
+}
+
+/* A new RC QP on droce1 joined to droce0; the destination MAC of the
+ * WRITE it sends. */
+static void
+new_qp_sends_to(uint8_t dst[6])
+{
+	struct ibv_sge sge = { (uintptr_t)b.buf, 16, b.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 5, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 },
+	}, *bad;
+	struct ep c = b;
+	struct answer x[8];
+
+	c.qp = b_qp();
+	assert_non_null(c.qp);
+	assert_int_equal(ep_connect_remote(&c, PEER_QPN, RQ_PSN, &a.gid,
+					   &opts), 0);
+	assert_int_equal(ibv_post_send(c.qp, &wr, &bad), 0);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].opcode, DROCE_TR_RC | DROCE_OP_WRITE_ONLY);
+	memcpy(dst, x[0].dst_mac, 6);
+	assert_int_equal(ibv_destroy_qp(c.qp), 0);
+}
+
+/*
+ * ARP from anyone on the link: a request and an unasked-for reply naming
+ * droce0's address with another MAC must not move where droce1 sends to
+ * droce0, and requests from a hundred other addresses (more than the
+ * neighbour table holds) must not push droce0's entry out: a QP made
+ * afterwards sends to droce0's MAC without asking again.
+ */
+static void
+test_arp_does_not_redirect(void **state)
+{
+	static const uint8_t evil[6] = { 0x02, 0xee, 0xee, 0xee, 0xee, 0x01 };
+	struct answer x[8];
+	uint8_t sip[4], dst[6];
+	unsigned int asked;
+	int i;
+
+	(void)state;
+	arp(1, evil, a.gid.raw + 12);
+	arp(2, evil, a.gid.raw + 12);
+	answers(x, 8);          /* droce1's reply: not RoCE */
+	new_qp_sends_to(dst);
+	assert_memory_equal(dst, mac0, 6);
+
+	memcpy(sip, a.gid.raw + 12, 4);
+	for (i = 0; i < 100; i++) {
+		sip[3] = (uint8_t)(100 + i);
+		arp(1, evil, sip);
+	}
+	answers(x, 8);
+	asked = b_arp_requests;
+	new_qp_sends_to(dst);
+	assert_memory_equal(dst, mac0, 6);
+	assert_int_equal(b_arp_requests, asked);
+}
+
 /* An ACK or NAK from PEER_QPN to droce1's RC QP for @p psn. */
 static void
 ack(struct droce_wire_pkt *p, uint32_t psn, uint8_t syndrome)
@@ -769,6 +880,7 @@ main(void)
 		cmocka_unit_test_setup(test_payload_not_path_mtu, b_up),
 		cmocka_unit_test_setup(test_read_response_out_of_order, b_up),
 		cmocka_unit_test(test_qpn_unpredictable),
+		cmocka_unit_test(test_arp_does_not_redirect),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
