@@ -81,10 +81,19 @@ bool
 droce_rkey_check(const struct droce_qp_eng *qp, uint32_t rkey,
 		 uint64_t va, uint64_t len, uint32_t access, uint64_t *addr)
 {
+	return droce_rkey_check_pd(qp, qp->cfg.pd, rkey, va, len, access,
+				   addr);
+}
+
+bool
+droce_rkey_check_pd(const struct droce_qp_eng *qp,
+		    const struct droce_pd_eng *pd, uint32_t rkey, uint64_t va,
+		    uint64_t len, uint32_t access, uint64_t *addr)
+{
 	const struct droce_mr_eng *mr = droce_mr_lookup(qp->dev, rkey, true);
 	uint64_t base;
 
-	if (mr == NULL || mr->pd != qp->cfg.pd ||
+	if (mr == NULL || mr->pd != pd ||
 	    (mr->access & access) != access ||
 	    (mr->mw_type == IBV_MW_TYPE_2 && mr->qp != qp))
 		return false;

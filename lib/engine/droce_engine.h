@@ -547,6 +547,7 @@ struct droce_mr_eng {
 	/* memory windows: written on the engine lcore only */
 	uint8_t mw_type;           /**< 0: a region; IBV_MW_TYPE_1 or _2 */
 	bool bound;                /**< a window: bound, its rkey valid */
+	bool was_bound;            /**< a window: bound once, under rkey */
 	const struct droce_qp_eng *qp; /**< a bound type 2 window: its QP */
 	struct droce_mr_eng *mr;   /**< a bound window: its region */
 	uint32_t windows;          /**< a region: windows bound to it */

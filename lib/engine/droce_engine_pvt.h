@@ -374,9 +374,11 @@ struct droce_rd_res {
 	uint64_t req_va;
 	uint32_t req_len;
 	uint32_t req_rkey;
-	uint64_t va;               /**< translated: where the bytes are */
+	uint64_t va;               /**< the part being sent, as asked */
 	uint32_t length;
 	uint32_t rkey;
+	const struct droce_pd_eng *pd; /**< the QP's when it was asked (an
+					* XRC target's changes) */
 	uint32_t next_psn;         /**< next response to send */
 	uint32_t sent;             /**< bytes sent */
 	bool sending;
@@ -489,9 +491,11 @@ struct droce_qp_eng {
 		 * PSN, which a requester must not take for their answer) */
 		uint32_t done_psn;
 		uint8_t opcode;        /**< of the message in progress (0xff) */
-		/* RDMA WRITE in progress (the key is looked up per packet:
-		 * the MR may be deregistered between two) */
-		uint64_t va;
+		/* RDMA WRITE in progress: each packet's range is checked
+		 * and translated on its own, under the key as it is then
+		 * (deregistered, invalidated or bound again between two) */
+		uint64_t va;           /**< the next packet's, as the wire
+					*   gives it */
 		uint32_t remaining;
 		uint32_t rkey;
 		uint32_t msg_len;      /**< bytes of the message so far */
@@ -828,6 +832,13 @@ void droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 bool droce_rkey_check(const struct droce_qp_eng *qp, uint32_t rkey,
 		      uint64_t va, uint64_t len, uint32_t access,
 		      uint64_t *addr);
+
+/** droce_rkey_check() in PD @p pd rather than the QP's own (an XRC
+ * target's changes with the SRQ each request names). */
+bool droce_rkey_check_pd(const struct droce_qp_eng *qp,
+			 const struct droce_pd_eng *pd, uint32_t rkey,
+			 uint64_t va, uint64_t len, uint32_t access,
+			 uint64_t *addr);
 
 /* ------------------------------------------------------------------------
  * Packet capture mirror (lib/engine/droce_mirror.c).

@@ -111,8 +111,11 @@ droce_mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 	    droce_key_slot(wqe->rkey) != droce_key_slot(mw->rkey) ||
 	    (wqe->rkey & ~0xffu) != (mw->rkey & ~0xffu))
 		return IBV_WC_MW_BIND_ERR;
-	/* a type 2 window is invalidated before it is bound again */
-	if (mw->mw_type == IBV_MW_TYPE_2 && mw->bound)
+	/* a type 2 window is invalidated before it is bound again, and
+	 * under a new key: a peer still using the old one (a WRITE half
+	 * placed) must not reach the new binding */
+	if (mw->mw_type == IBV_MW_TYPE_2 &&
+	    (mw->bound || (mw->was_bound && wqe->rkey == mw->rkey)))
 		return IBV_WC_MW_BIND_ERR;
 	if (mr == NULL || len == 0) {
 		/* unbind (type 1) */
@@ -139,6 +142,7 @@ droce_mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 	mw->mr = mr;
 	mw->qp = mw->mw_type == IBV_MW_TYPE_2 ? qp : NULL;
 	mw->bound = true;
+	mw->was_bound = true;
 	mr->windows++;
 	return IBV_WC_SUCCESS;
 }

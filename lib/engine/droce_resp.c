@@ -454,13 +454,11 @@ do_write(struct droce_qp_eng *qp, const uint8_t *bth,
 	const struct droce_opcode_info *op = meta->op;
 	uint32_t len = meta->payload_len;
 	bool imm = (op->flags & DROCE_OPF_IMMDT) != 0;
-	struct droce_mr_eng *mr = NULL;
+	uint64_t addr = 0;
 	bool fatal;
 
 	if (op->flags & DROCE_OPF_RETH) {
 		struct droce_reth reth;
-
-		uint64_t addr = 0;
 
 		droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
 		if (reth.dlen != 0 &&
@@ -469,7 +467,7 @@ do_write(struct droce_qp_eng *qp, const uint8_t *bth,
 			refuse(qp, DROCE_NAK_REM_ACCESS_ERR);
 			return;
 		}
-		qp->resp.va = addr;
+		qp->resp.va = reth.va;
 		qp->resp.remaining = reth.dlen;
 		qp->resp.rkey = reth.rkey;
 		qp->resp.msg_len = reth.dlen;
@@ -488,13 +486,12 @@ do_write(struct droce_qp_eng *qp, const uint8_t *bth,
 		return;
 	}
 	if (len != 0) {
-		mr = droce_mr_lookup(qp->dev, qp->resp.rkey, true);
-		if (mr == NULL) {
+		if (!droce_rkey_check(qp, qp->resp.rkey, qp->resp.va, len,
+				      IBV_ACCESS_REMOTE_WRITE, &addr)) {
 			refuse(qp, DROCE_NAK_REM_ACCESS_ERR);
 			return;
 		}
-		rte_memcpy((void *)(uintptr_t)qp->resp.va, bth + op->hdr_len,
-			   len);
+		rte_memcpy((void *)(uintptr_t)addr, bth + op->hdr_len, len);
 	}
 	qp->resp.va += len;
 	qp->resp.remaining -= len;
@@ -599,7 +596,7 @@ read_npkts(const struct droce_qp_eng *qp, uint32_t len)
  */
 static void
 read_start(struct droce_qp_eng *qp, struct droce_rd_res *res, uint32_t psn,
-	   const struct droce_reth *reth, uint64_t addr, bool dup)
+	   const struct droce_reth *reth, bool dup)
 {
 	if (!dup) {
 		res->first_psn = psn;
@@ -611,7 +608,8 @@ read_start(struct droce_qp_eng *qp, struct droce_rd_res *res, uint32_t psn,
 	}
 	res->atomic = 0;
 	res->replay = dup;
-	res->va = addr;
+	res->va = reth->va;
+	res->pd = qp->cfg.pd;
 	res->length = reth->dlen;
 	res->rkey = reth->rkey;
 	res->next_psn = psn;
@@ -643,7 +641,7 @@ do_read(struct droce_qp_eng *qp, const uint8_t *bth,
 		too_many_rd_atomic(qp);
 		return;
 	}
-	read_start(qp, res, psn, &reth, addr, false);
+	read_start(qp, res, psn, &reth, false);
 	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
 	qp->resp.psn = droce_psn_add(res->last_psn, 1);
 }
@@ -754,7 +752,7 @@ duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 					qp->stats.rx_dropped++;
 					return;
 				}
-				read_start(qp, res, psn, &reth, addr, true);
+				read_start(qp, res, psn, &reth, true);
 			}
 			return;
 		}
@@ -1051,8 +1049,14 @@ send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 	struct rte_mbuf *m;
 	uint8_t *bth;
 
-	if (len != 0 && droce_mr_lookup(qp->dev, res->rkey, true) == NULL) {
-		/* deregistered since the request: nothing more to read */
+	uint64_t addr = 0;
+
+	/* each packet's bytes under the key as it is now: deregistered,
+	 * invalidated or bound elsewhere since the request, nothing more is
+	 * read */
+	if (len != 0 &&
+	    !droce_rkey_check_pd(qp, res->pd, res->rkey, res->va + res->sent,
+				 len, IBV_ACCESS_REMOTE_READ, &addr)) {
 		res->sending = false;
 		qp->resp.res_sending--;
 		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
@@ -1070,8 +1074,8 @@ send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 		droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
 	}
 	if (len != 0)
-		rte_memcpy(bth + op->hdr_len,
-			   (const void *)(uintptr_t)(res->va + res->sent), len);
+		rte_memcpy(bth + op->hdr_len, (const void *)(uintptr_t)addr,
+			   len);
 	droce_pkt_send(qp, m);
 	res->sent += len;
 	res->next_psn = droce_psn_add(res->next_psn, 1);

@@ -19,7 +19,8 @@
  *    window serves the QP it was bound through only;
  *  - bind errors complete with IBV_WC_MW_BIND_ERR: a region without
  *    IBV_ACCESS_MW_BIND, a range beyond the region, a bound type 2
- *    window; a type 1 window in a WR is EINVAL;
+ *    window, a type 2 window invalidated and bound again under the key
+ *    it had; a type 1 window in a WR is EINVAL;
  *  - a region with a window bound to it cannot be deregistered (EBUSY)
  *    until the window goes.
  */
@@ -451,6 +452,34 @@ test_bind_bound_type2(void **state)
 	assert_int_equal(ibv_dealloc_mw(mw), 0);
 }
 
+/*
+ * A type 2 window invalidated and bound again must take a new key: a
+ * peer still holding the old one (a WRITE half placed, READ responses
+ * still going) would otherwise reach the new binding.
+ */
+static void
+test_rebind_same_key(void **state)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(a.pd, IBV_MW_TYPE_2);
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct ibv_send_wr inv = {
+		.wr_id = 8, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = rkey,
+	}, *bad;
+	struct ibv_wc wc;
+
+	(void)state;
+	assert_int_equal(bind2(a.qp, mw, rkey, a.mr, win(0), 64, RW),
+			 IBV_WC_SUCCESS);
+	assert_int_equal(ibv_post_send(a.qp, &inv, &bad), 0);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(bind2(a.qp, mw, rkey, a.mr,
+			       (uintptr_t)a.buf + 65536, 64, RW),
+			 IBV_WC_MW_BIND_ERR);
+	assert_int_equal(ibv_dealloc_mw(mw), 0);
+}
+
 static void
 test_busy(void **state)
 {
@@ -485,6 +514,7 @@ main(void)
 		T(test_bind_errors),
 		T(test_bind_beyond_region),
 		T(test_bind_bound_type2),
+		T(test_rebind_same_key),
 		T(test_busy),
 	};
 #undef T
