@@ -369,11 +369,11 @@ struct droce_rd_res {
 	uint8_t replay;            /**< sending again, for a duplicate */
 	uint32_t first_psn;        /**< PSN of the request */
 	uint32_t last_psn;         /**< of its last response */
-	/* READ: what was asked and granted (a duplicate asks for a part of
-	 * it), and what is being sent (the part a duplicate asked for) */
+	/* READ: the range asked and granted (a duplicate, under the same
+	 * key, asks for a part of it), and what is being sent (the part a
+	 * duplicate asked for) */
 	uint64_t req_va;
 	uint32_t req_len;
-	uint32_t req_rkey;
 	uint64_t va;               /**< the part being sent, as asked */
 	uint32_t length;
 	uint32_t rkey;

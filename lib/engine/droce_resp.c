@@ -356,7 +356,6 @@ tm_start(struct droce_qp_eng *qp, const uint8_t *bth,
 		 * a receive WQE's would */
 		if (droce_sge_check(qp->dev, qp->cfg.srq->pd, t->sge,
 				    t->num_sge, true) != 0) {
-			t->used = false;
 			droce_tm_cqe(qp->cfg.srq, qp->cfg.qp_num,
 				     IBV_WC_TM_RECV, IBV_WC_LOC_PROT_ERR,
 				     t->recv_wr_id, 0, IBV_WC_TM_MATCH,
@@ -507,6 +506,32 @@ do_write(struct droce_qp_eng *qp, const uint8_t *bth,
 }
 
 /*
+ * The aligned 8 bytes at @p va under @p rkey with @p access, for an
+ * atomic or an ATOMIC_WRITE: a misaligned va (or a zero-based window
+ * that puts an aligned va at a misaligned address) is an Invalid Request,
+ * a key that does not grant them a Remote Access Error; either is NAKed
+ * and fails the QP. @return true with *addr set.
+ */
+static bool
+word_target(struct droce_qp_eng *qp, uint32_t rkey, uint64_t va,
+	    uint32_t access, uint64_t *addr)
+{
+	if (va & 7) {
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return false;
+	}
+	if (!droce_rkey_check(qp, rkey, va, 8, access, addr)) {
+		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+		return false;
+	}
+	if (*addr & 7) {
+		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		return false;
+	}
+	return true;
+}
+
+/*
  * ATOMIC_WRITE (memory placement extensions): 8 bytes placed at once at
  * an aligned address. It is answered by an ACK and needs no responder
  * resource: a duplicate is acknowledged again, never placed again, as a
@@ -521,21 +546,13 @@ do_atomic_write(struct droce_qp_eng *qp, const uint8_t *bth,
 	uint64_t addr, value;
 
 	droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
-	if (reth.dlen != sizeof(value) || meta->payload_len != sizeof(value) ||
-	    (reth.va & 7)) {
+	if (reth.dlen != sizeof(value) || meta->payload_len != sizeof(value)) {
 		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
-	if (!droce_rkey_check(qp, reth.rkey, reth.va, sizeof(value),
-			      IBV_ACCESS_REMOTE_WRITE, &addr)) {
-		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+	if (!word_target(qp, reth.rkey, reth.va, IBV_ACCESS_REMOTE_WRITE,
+			 &addr))
 		return;
-	}
-	if (addr & 7) {
-		/* a zero-based window may put an aligned va anywhere */
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
-		return;
-	}
 	/* the bytes as they came, in one store */
 	memcpy(&value, bth + op->hdr_len, sizeof(value));
 	__atomic_store_n((uint64_t *)(uintptr_t)addr, value, __ATOMIC_SEQ_CST);
@@ -604,7 +621,6 @@ read_start(struct droce_qp_eng *qp, struct droce_rd_res *res, uint32_t psn,
 					      read_npkts(qp, reth->dlen) - 1);
 		res->req_va = reth->va;
 		res->req_len = reth->dlen;
-		res->req_rkey = reth->rkey;
 	}
 	res->atomic = 0;
 	res->replay = dup;
@@ -657,20 +673,8 @@ do_atomic(struct droce_qp_eng *qp, const uint8_t *bth,
 	uint64_t addr;
 
 	droce_atomiceth_decode(bth + op->offset[DROCE_EXT_ATOMICETH], &a);
-	if (a.va & 7) {
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+	if (!word_target(qp, a.rkey, a.va, IBV_ACCESS_REMOTE_ATOMIC, &addr))
 		return;
-	}
-	if (!droce_rkey_check(qp, a.rkey, a.va, 8, IBV_ACCESS_REMOTE_ATOMIC,
-			      &addr)) {
-		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
-		return;
-	}
-	if (addr & 7) {
-		/* a zero-based window may put an aligned va anywhere */
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
-		return;
-	}
 	res = res_alloc(qp);
 	if (res == NULL) {
 		too_many_rd_atomic(qp);
@@ -698,7 +702,6 @@ do_atomic(struct droce_qp_eng *qp, const uint8_t *bth,
 	qp->resp.psn = droce_psn_add(psn, 1);
 }
 
-/* An old request again: answer it as it was answered before. */
 /*
  * Is the READ @p reth, a duplicate of the one of @p res, a part of it: its
  * key, and its range within the original's (a requester resending from
@@ -707,11 +710,12 @@ do_atomic(struct droce_qp_eng *qp, const uint8_t *bth,
 static bool
 dup_read_within(const struct droce_rd_res *res, const struct droce_reth *reth)
 {
-	return reth->rkey == res->req_rkey && reth->va >= res->req_va &&
+	return reth->rkey == res->rkey && reth->va >= res->req_va &&
 		reth->dlen <= res->req_len &&
 		reth->va - res->req_va <= res->req_len - reth->dlen;
 }
 
+/* An old request again: answer it as it was answered before. */
 static void
 duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 	  const struct droce_wire_meta *meta, uint32_t psn)
@@ -1047,9 +1051,8 @@ send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 	uint8_t opcode = qp->tr | base;
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	struct rte_mbuf *m;
-	uint8_t *bth;
-
 	uint64_t addr = 0;
+	uint8_t *bth;
 
 	/* each packet's bytes under the key as it is now: deregistered,
 	 * invalidated or bound elsewhere since the request, nothing more is
