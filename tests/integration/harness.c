@@ -363,8 +363,8 @@ pair_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
 				       pair_teardown);
 }
 
-static uint64_t
-now_ms(void)
+uint64_t
+ep_now_ms(void)
 {
 	struct timespec ts;
 
@@ -386,7 +386,7 @@ ep_qp_state(struct ibv_qp *qp)
 int
 ep_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms)
 {
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = ep_now_ms() + (uint64_t)timeout_ms;
 	int got = 0;
 
 	while (got < n) {
@@ -395,7 +395,7 @@ ep_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms)
 		if (r < 0)
 			return r;
 		got += r;
-		if (r == 0 && now_ms() > end)
+		if (r == 0 && ep_now_ms() > end)
 			break;
 	}
 	return got;

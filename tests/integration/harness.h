@@ -224,4 +224,7 @@ int ep_drop_net_raw(void);
 /** Fill @p p with a pattern depending on @p seed. */
 void fill_pattern(uint8_t *p, size_t len, uint32_t seed);
 
+/** The monotonic clock, in milliseconds. */
+uint64_t ep_now_ms(void);
+
 #endif /* DROCE_TEST_HARNESS_H */

@@ -42,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -78,15 +77,6 @@ struct answer {
 	uint64_t slot;
 	uint8_t dst_mac[6];
 };
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int
 raw_post_recv(uint64_t slot)
@@ -156,7 +146,7 @@ inject(const struct droce_wire_pkt *p, unsigned int n)
 	struct ibv_sge sge[TX_SLOTS];
 	struct ibv_wc wc[TX_SLOTS];
 	unsigned int i, got = 0;
-	uint64_t end = now_ms() + 5000;
+	uint64_t end = ep_now_ms() + 5000;
 
 	assert_true(n <= TX_SLOTS);
 	for (i = 0; i < n; i++) {
@@ -180,7 +170,7 @@ inject(const struct droce_wire_pkt *p, unsigned int n)
 		for (i = 0; i < (unsigned int)r; i++)
 			assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
 		got += (unsigned int)r;
-		assert_true(now_ms() < end);
+		assert_true(ep_now_ms() < end);
 	}
 }
 
@@ -195,14 +185,14 @@ answers(struct answer *out, unsigned int max)
 {
 	static uint64_t held[RX_SLOTS];
 	static unsigned int nheld;
-	uint64_t quiet = now_ms() + QUIET_MS;
+	uint64_t quiet = ep_now_ms() + QUIET_MS;
 	unsigned int n = 0, i;
 	struct ibv_wc wc[32];
 
 	for (i = 0; i < nheld; i++)
 		assert_int_equal(raw_post_recv(held[i]), 0);
 	nheld = 0;
-	while (now_ms() < quiet) {
+	while (ep_now_ms() < quiet) {
 		int r = ibv_poll_cq(a.rcq, 32, wc);
 
 		assert_true(r >= 0);
@@ -219,7 +209,7 @@ answers(struct answer *out, unsigned int max)
 			    memcmp(f + 6, mac1, 6) != 0 ||
 			    droce_wire_parse(f, wc[i].byte_len, 0, &p) != 0)
 				continue;
-			quiet = now_ms() + QUIET_MS;
+			quiet = ep_now_ms() + QUIET_MS;
 			if (n == max)
 				continue;
 			out[n++] = (struct answer) {
@@ -288,9 +278,9 @@ setup(void **state)
 	    droce_query_mac(b.ctx, mac1) != 0 || b_up(NULL) != 0)
 		return -1;
 	/* droce1 answers once it knows droce0's MAC */
-	end = now_ms() + 5000;
+	end = ep_now_ms() + 5000;
 	do {
-		if (droce_query_counters(b.ctx, &c) != 0 || now_ms() > end)
+		if (droce_query_counters(b.ctx, &c) != 0 || ep_now_ms() > end)
 			return -1;
 	} while (c.rx_arp == 0);
 	return 0;

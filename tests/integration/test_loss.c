@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -172,15 +171,6 @@ check_recv(const struct ibv_wc *wc, unsigned int k, const struct op *o,
 	}
 }
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Nothing more may complete on either side. */
 static void
 expect_quiet(void)
@@ -202,7 +192,7 @@ run_stream(const struct op *ops, unsigned int n)
 {
 	unsigned int *recv_op = calloc(n + 1, sizeof(*recv_op));
 	unsigned int posted = 0, done = 0, nrecv_ops = 0, recvd = 0, k;
-	uint64_t deadline = now_ms() + TIMEOUT_MS;
+	uint64_t deadline = ep_now_ms() + TIMEOUT_MS;
 	unsigned int i;
 
 	assert_non_null(recv_op);
@@ -245,7 +235,7 @@ run_stream(const struct op *ops, unsigned int n)
 			if (recvd + NRECV < nrecv_ops)
 				post_recv_slot(recvd + NRECV);
 		}
-		if (now_ms() > deadline)
+		if (ep_now_ms() > deadline)
 			fail_msg("stuck: %u/%u ops completed, %u/%u received",
 				 done, n, recvd, nrecv_ops);
 	}
