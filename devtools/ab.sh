@@ -28,18 +28,9 @@ meson setup -Dtests=false "$work/old/build" "$work/old" >/dev/null
 ninja -C "$work/old/build" app/droce-perf >/dev/null
 old=$work/old/build/app/droce-perf
 
-# the configurations of devtools/bench.sh: busy-polling engines
-cat >"$work/ring.ini" <<INI
-[engine]
-idle_sleep_us = 0
-[device droce0]
-port = ring:ab:0
-ipv4 = 10.0.0.1/24
-[device droce1]
-port = ring:ab:1
-ipv4 = 10.0.0.2/24
-INI
-sed -e 's/^\(ipv4 = .*\)/\1\nmtu = 9000/' "$work/ring.ini" >"$work/ring9k.ini"
+# the configurations of devtools/bench.sh
+. devtools/ring_configs.sh
+ring_configs "$work"
 
 one() { # binary port test size: "Mmsg/s ratio"
 	DROCE_CONFIG="$work/$2.ini" "$1" "$3" -s "$4" -D "$secs" -R \

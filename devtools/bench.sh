@@ -19,19 +19,8 @@ secs=${1:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# busy-polling engines: no idle sleeps in a benchmark
-cat >"$work/ring.ini" <<INI
-[engine]
-idle_sleep_us = 0
-[device droce0]
-port = ring:bench:0
-ipv4 = 10.0.0.1/24
-[device droce1]
-port = ring:bench:1
-ipv4 = 10.0.0.2/24
-INI
-# the same pair with a jumbo MTU (9000: path MTU 4096), for large messages
-sed -e 's/^\(ipv4 = .*\)/\1\nmtu = 9000/' "$work/ring.ini" >"$work/ring9k.ini"
+. devtools/ring_configs.sh
+ring_configs "$work"
 # memif: each process on its engine's core, the engines yielding before
 # they sleep (not the default: doc/guides/user.rst says why)
 sed -e 's/^idle_sleep_us = .*/idle_sleep_us = 20\nidle_yield_us = 1000/' \
