@@ -83,6 +83,14 @@ int ep_connect(struct ep *a, struct ep *b, const struct ep_opts *o);
 int ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 		      const union ibv_gid *gid, const struct ep_opts *o);
 
+/**
+ * Bring XRC target QP @p t from RESET to RTS, joined to the initiator
+ * @p qpn at @p gid, @p rq_psn next (path MTU 1024, every remote right,
+ * max_dest_rd_atomic 16). @return 0 or -1.
+ */
+int ep_xrc_target_up(struct ibv_qp *t, const union ibv_gid *gid,
+		     uint32_t qpn, uint32_t rq_psn);
+
 /** Bring UD QP @p qp from RESET to RTS with Q_Key @p qkey. */
 int ud_qp_up(struct ibv_qp *qp, uint32_t qkey, uint32_t sq_psn);
 

@@ -382,41 +382,6 @@ test_reads_beyond_max_dest_rd_atomic(void **state)
 	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
 }
 
-/* XRC target @p t from RESET to RTS, joined to PEER_QPN, RQ_PSN next. */
-static int
-xrc_target_up(struct ibv_qp *t)
-{
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-	};
-
-	if (ibv_modify_qp(t, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = IBV_MTU_1024;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.port_num = 1;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.grh.dgid = a.gid;
-	attr.dest_qp_num = PEER_QPN;
-	attr.rq_psn = RQ_PSN;
-	attr.max_dest_rd_atomic = 16;
-	attr.min_rnr_timer = 1;
-	if (ibv_modify_qp(t, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 14;
-	return ibv_modify_qp(t, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_SQ_PSN);
-}
-
 /*
  * XRC: a stale request naming an SRQ that does not exist is a duplicate
  * like any other, and must not end the target QP; an expected one does.
@@ -459,7 +424,7 @@ test_xrc_stale_unknown_srq(void **state)
 	assert_int_equal(ibv_post_srq_recv(srq, &rwr, &bad), 0);
 	tgt = ibv_create_qp_ex(b.ctx, &qa);
 	assert_non_null(tgt);
-	assert_int_equal(xrc_target_up(tgt), 0);
+	assert_int_equal(ep_xrc_target_up(tgt, &a.gid, PEER_QPN, RQ_PSN), 0);
 	memset(data, 0x5c, sizeof(data));
 
 	/* stale, no such SRQ: dropped */
