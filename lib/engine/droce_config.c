@@ -38,12 +38,14 @@
 #include <string.h>
 
 #include <rte_cfgfile.h>
+#include <rte_mempool.h>
 #include <rte_string_fns.h>
 
 #include "droce_engine_pvt.h"
 
 #define DEFAULT_EAL_ARGS "--no-huge -m 512 --no-pci --no-shconf"
 #define DEFAULT_MBUFS 16384
+#define DEFAULT_MBUF_CACHE 256
 #define DEFAULT_IDLE_SLEEP_US 20
 #define DEFAULT_IDLE_YIELD_US 0
 #define DEFAULT_MTU 1500
@@ -58,6 +60,7 @@ config_defaults(struct droce_cfg *cfg)
 	cfg->idle_sleep_us = DEFAULT_IDLE_SLEEP_US;
 	cfg->idle_yield_us = DEFAULT_IDLE_YIELD_US;
 	cfg->mbufs = DEFAULT_MBUFS;
+	cfg->mbuf_cache = DEFAULT_MBUF_CACHE;
 }
 
 static void
@@ -288,7 +291,9 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 			&cfg->idle_yield_us) < 0 ||
 	    engine_uint(f, path, "link_wait_s", 0, 3600,
 			&cfg->link_wait_s) < 0 ||
-	    engine_uint(f, path, "mbufs", 1024, 1u << 22, &cfg->mbufs) < 0) {
+	    engine_uint(f, path, "mbufs", 1024, 1u << 22, &cfg->mbufs) < 0 ||
+	    engine_uint(f, path, "mbuf_cache", 0, RTE_MEMPOOL_CACHE_MAX_SIZE,
+			&cfg->mbuf_cache) < 0) {
 		ret = -EINVAL;
 		goto out;
 	}

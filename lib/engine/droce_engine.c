@@ -545,7 +545,8 @@ engine_init(void)
 		max_mtu = RTE_MAX(max_mtu, cfg->dev[i].mtu);
 	/* DPDK's default size at least: some PMDs (af_packet) want their
 	 * whole frame slot to fit in one mbuf */
-	pool = rte_pktmbuf_pool_create("droce_mbufs", cfg->mbufs, 256, 0,
+	pool = rte_pktmbuf_pool_create("droce_mbufs", cfg->mbufs,
+				       cfg->mbuf_cache, 0,
 				       RTE_MAX(RTE_MBUF_DEFAULT_BUF_SIZE,
 					       RTE_PKTMBUF_HEADROOM + max_mtu +
 					       14 + 4),

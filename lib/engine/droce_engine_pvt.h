@@ -96,6 +96,7 @@ struct droce_cfg {
 	unsigned int link_wait_s;    /**< wait at start for links to be up */
 	char pcap[512];              /**< mirror every frame here if set */
 	unsigned int mbufs;
+	unsigned int mbuf_cache;   /**< per-lcore cache of the pool */
 	unsigned int ndevs;
 	struct droce_dev_cfg dev[DROCE_MAX_DEVS];
 };

@@ -251,16 +251,31 @@ fault_dev_close(struct rte_eth_dev *dev)
 	return ret;
 }
 
+/*
+ * Link down and up cut and mend the wire: while down every frame is
+ * dropped both ways, whether the wrapped port can set its link or not,
+ * and the link reads down.
+ */
 static int
 fault_dev_set_link_up(struct rte_eth_dev *dev)
 {
-	return rte_eth_dev_set_link_up(fault_port(dev)->wrapped_port);
+	struct fault_port *fp = fault_port(dev);
+	int ret = rte_eth_dev_set_link_up(fp->wrapped_port);
+
+	__atomic_store_n(&fp->cut, false, __ATOMIC_RELAXED);
+	fault_link_update(dev, 0);
+	return ret == -ENOTSUP ? 0 : ret;
 }
 
 static int
 fault_dev_set_link_down(struct rte_eth_dev *dev)
 {
-	return rte_eth_dev_set_link_down(fault_port(dev)->wrapped_port);
+	struct fault_port *fp = fault_port(dev);
+	int ret = rte_eth_dev_set_link_down(fp->wrapped_port);
+
+	__atomic_store_n(&fp->cut, true, __ATOMIC_RELAXED);
+	fault_link_update(dev, 0);
+	return ret == -ENOTSUP ? 0 : ret;
 }
 
 /* Returns 0 if the link status changed, -1 if not (ethdev's convention). */
@@ -278,6 +293,8 @@ fault_link_update(struct rte_eth_dev *dev, int wait_to_complete)
 		ret = rte_eth_link_get_nowait(fp->wrapped_port, &link);
 	if (ret != 0)
 		return ret;
+	if (__atomic_load_n(&fp->cut, __ATOMIC_RELAXED))
+		link.link_status = RTE_ETH_LINK_DOWN;
 	/* readers load dev_link as one 64-bit word */
 	__atomic_exchange(&dev->data->dev_link, &link, &old, __ATOMIC_SEQ_CST);
 	return old.link_status == link.link_status ? -1 : 0;

@@ -100,6 +100,7 @@ struct fault_queue {
 	uint64_t threshold[FAULT_KIND_MAX];	/**< hit if rand53 < threshold */
 	uint64_t delay_cycles;
 	uint64_t reorder_cycles;
+	const bool *cut;			/**< the port's link is down */
 
 	/* Fast-path state. */
 	uint64_t rng;
@@ -121,6 +122,9 @@ struct fault_port {
 	uint16_t port_id;			/**< this port */
 	uint16_t wrapped_port;
 	uint64_t owner_id;			/**< our claim on the wrapped port */
+	/** Set link down: every frame dropped both ways, as with the
+	 * cable pulled, until set link up (read by the queues). */
+	bool cut;
 	uint64_t retired[FAULT_DIR_MAX][FAULT_STAT_MAX];	/**< freed queues */
 };
 

@@ -240,6 +240,35 @@ fault_frame(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
 	}
 }
 
+/* Is the link down? Then the frames go nowhere. */
+static inline bool
+fault_cut(const struct fault_queue *q)
+{
+	return __atomic_load_n(q->cut, __ATOMIC_RELAXED);
+}
+
+/* Link down: what arrives is taken from the wrapped port and dropped. */
+static uint16_t
+fault_rx_cut(struct fault_queue *q)
+{
+	struct rte_mbuf *in[FAULT_BURST_MAX];
+	uint16_t nb = rte_eth_rx_burst(q->port_id, q->queue_id, in,
+				       FAULT_BURST_MAX);
+
+	rte_pktmbuf_free_bulk(in, nb);
+	q->stats[FAULT_STAT_DROPPED] += nb;
+	return 0;
+}
+
+/* Link down: what is sent is dropped. */
+static uint16_t
+fault_tx_cut(struct fault_queue *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	rte_pktmbuf_free_bulk(pkts, nb_pkts);
+	q->stats[FAULT_STAT_DROPPED] += nb_pkts;
+	return nb_pkts;
+}
+
 uint16_t
 droce_fault_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
@@ -249,6 +278,8 @@ droce_fault_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	uint32_t ready, n, i;
 	uint16_t nb;
 
+	if (unlikely(fault_cut(q)))
+		return fault_rx_cut(q);
 	fault_release(q, now);
 	ready = fault_ready_count(q);
 	if (ready < nb_pkts) {
@@ -293,6 +324,8 @@ droce_fault_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	uint64_t now = rte_rdtsc();
 	unsigned int nb, i;
 
+	if (unlikely(fault_cut(q)))
+		return fault_tx_cut(q, pkts, nb_pkts);
 	fault_release(q, now);
 	nb = fault_intake(q, nb_pkts);
 	for (i = 0; i < nb; i++)
@@ -305,8 +338,11 @@ uint16_t
 droce_fault_rx_pass(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
 	struct fault_queue *q = rxq;
-	uint16_t nb = rte_eth_rx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
+	uint16_t nb;
 
+	if (unlikely(fault_cut(q)))
+		return fault_rx_cut(q);
+	nb = rte_eth_rx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
 	q->stats[FAULT_STAT_PASSED] += nb;
 	return nb;
 }
@@ -315,8 +351,11 @@ uint16_t
 droce_fault_tx_pass(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
 	struct fault_queue *q = txq;
-	uint16_t nb = rte_eth_tx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
+	uint16_t nb;
 
+	if (unlikely(fault_cut(q)))
+		return fault_tx_cut(q, pkts, nb_pkts);
+	nb = rte_eth_tx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
 	q->stats[FAULT_STAT_PASSED] += nb;
 	return nb;
 }
@@ -352,6 +391,7 @@ droce_fault_queue_create(const struct fault_port *fp, enum fault_dir dir,
 		return NULL;
 	}
 	q->port_id = fp->wrapped_port;
+	q->cut = &fp->cut;
 	q->queue_id = queue_id;
 	q->mp = mp;
 	q->delay_mask = nb_delay != 0 ? nb_delay - 1 : 0;
