@@ -19,9 +19,9 @@ as server and one as client:
     latency tools go in lock step: a bandwidth tool's datagrams could
     outrun the guest's receives and be lost, as UD allows);
   - ib_write_bw, ib_read_bw, ib_send_bw with messages below and above the
-    path MTU, ib_atomic_bw, each both ways (and, named with --only,
-    ib_write_bw -b: both sides writing at once, 64 KiB messages, the run
-    of the recorded failure in tests/data/interop-cases/);
+    path MTU, ib_atomic_bw, each both ways; ib_write_bw -b (both sides
+    writing at once, 64 KiB messages: the run of the recorded failure in
+    tests/data/interop-cases/);
   - rdma_check (tests/interop/rdma_check.c): RDMA WRITE and READ both
     ways at once, every byte checked on both sides (perftest does not
     look at the data);
@@ -89,6 +89,7 @@ RUNS = [
     ('ibv_rc_pingpong', ['-c', '-N', '-s', '5000', '-n', '100'], False),
     ('ib_write_bw', ['-s', '512', '-n', '300'], False),
     ('ib_write_bw', ['-s', '8192', '-n', '300'], False),
+    ('ib_write_bw', ['-b', '-s', '65536', '-n', '300'], False),
     ('ib_read_bw', ['-s', '512', '-n', '300'], False),
     ('ib_read_bw', ['-s', '8192', '-n', '300'], False),
     ('ib_send_bw', ['-s', '512', '-n', '300'], False),
@@ -104,20 +105,11 @@ RUNS = [
     ('rdma_check', ['-s', '100', '-n', '300'], False),
     ('rdma_check', ['-s', '5000', '-n', '100'], False),
     ('ib_write_bw', ['-s', '8192', '-n', '300'], True),
+    ('ib_write_bw', ['-b', '-s', '65536', '-n', '300'], True),
     ('ib_read_bw', ['-s', '8192', '-n', '300'], True),
     ('ib_send_bw', ['-s', '8192', '-n', '300'], True),
     ('ib_atomic_bw', ['-n', '300'], True),
     ('rdma_check', ['-s', '5000', '-n', '100'], True),
-]
-
-# Run only when --only names them: both sides writing 64 KiB at once
-# (the run of the recorded failure in tests/data/interop-cases/). On a
-# loaded machine the guest falls so far behind that retries run out
-# (ccnt=0 after RETRY_EXC_ERR with 3% loss, a CI run with other jobs),
-# so they are not part of the suite's pass.
-EXTRA_RUNS = [
-    ('ib_write_bw', ['-b', '-s', '65536', '-n', '300'], False),
-    ('ib_write_bw', ['-b', '-s', '65536', '-n', '300'], True),
 ]
 
 failures = []
@@ -135,7 +127,7 @@ def steps(only, repeat):
     repeat times."""
     out = []
     for r in range(repeat):
-        for tool, args, loss in RUNS + (EXTRA_RUNS if only else []):
+        for tool, args, loss in RUNS:
             for server in ('guest', 'droce'):
                 name = '%s%s%s-%s-server' % (tool, ''.join(args),
                                              '-loss' if loss else '', server)
