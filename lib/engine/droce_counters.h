@@ -73,6 +73,33 @@
 	  "a stale or undefined request or response")
 
 /**
+ * What a device holds at the moment: gauges, not counters. Every table
+ * the engine keeps is of a size fixed when it starts, and nothing it
+ * receives allocates memory: a flood fills a table or the mbuf pool and
+ * is then dropped and counted. Each entry in use comes with the size of
+ * its table (_max). The mbuf pool is the engine's, shared by its devices.
+ */
+#define DROCE_DEV_RESOURCES(X) \
+	X(qps, "QPs of the device") \
+	X(qps_max, "QPs a device can have") \
+	X(mrs, "memory regions and windows registered") \
+	X(mrs_max, "memory regions and windows a device can have") \
+	X(srqs, "shared receive queues") \
+	X(srqs_max, "shared receive queues a device can have") \
+	X(neigh, "neighbour entries in use (ARP, IPv6 ND)") \
+	X(neigh_max, "neighbour entries a device has") \
+	X(neigh_pending, "neighbour entries being resolved") \
+	X(mcast_groups, "multicast groups joined") \
+	X(mcast_groups_max, "multicast groups a device can join") \
+	X(flows, "flow rules of raw packet QPs") \
+	X(flows_max, "flow rules a device can have") \
+	X(tx_queued, "frames built and not yet taken by the port") \
+	X(tx_queued_max, "frames the device queues for its port") \
+	X(mbufs_in_use, "mbufs of the engine's pool taken (lcore caches " \
+	  "included)") \
+	X(mbufs, "mbufs of the engine's pool")
+
+/**
  * A struct member for one counter: `struct s { DROCE_DEV_COUNTERS(
  * DROCE_COUNTER_MEMBER) };` holds a uint64_t per device counter.
  */

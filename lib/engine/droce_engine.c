@@ -113,6 +113,36 @@ droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats)
 	*stats = dev->stats;
 }
 
+int
+droce_dev_count_resources(struct droce_dev *dev, void *arg)
+{
+	struct droce_dev_resources *r = arg;
+	unsigned int i;
+
+	memset(r, 0, sizeof(*r));
+	r->qps = dev->nlive;
+	r->qps_max = DROCE_MAX_QP;
+	for (i = 0; i < DROCE_MAX_MR; i++)
+		r->mrs += dev->mrs[i] != NULL;
+	r->mrs_max = DROCE_MAX_MR;
+	for (i = 0; i < DROCE_MAX_SRQ; i++)
+		r->srqs += dev->srqs[i] != NULL;
+	r->srqs_max = DROCE_MAX_SRQ;
+	for (i = 0; i < DROCE_MAX_NEIGH; i++)
+		r->neigh += dev->neigh[i].state != DROCE_NEIGH_FREE;
+	r->neigh_max = DROCE_MAX_NEIGH;
+	r->neigh_pending = dev->neigh_pending;
+	r->mcast_groups = dev->nmcast;
+	r->mcast_groups_max = DROCE_MAX_MCAST;
+	r->flows = dev->nflows;
+	r->flows_max = DROCE_MAX_FLOWS;
+	r->tx_queued = dev->ntx;
+	r->tx_queued_max = DROCE_TX_BUF;
+	r->mbufs_in_use = rte_mempool_in_use_count(dev->pool);
+	r->mbufs = dev->pool->size;
+	return 0;
+}
+
 void
 droce_port_event_hook(void (*fn)(struct droce_dev *dev,
 				 enum ibv_event_type type))

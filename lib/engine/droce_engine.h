@@ -845,6 +845,23 @@ int droce_dev_mirror_stop(struct droce_dev *dev);
 /** Read the counters of @p dev. */
 void droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats);
 
+/**
+ * What a device holds: a uint64_t for each entry of DROCE_DEV_RESOURCES
+ * (droce_counters.h), named and described there, in its order.
+ */
+struct droce_dev_resources {
+	DROCE_DEV_RESOURCES(DROCE_COUNTER_MEMBER)
+};
+
+/**
+ * Count what @p dev holds into the struct droce_dev_resources @p r. Run
+ * on the device's engine lcore, where alone its tables change: through
+ * droce_dev_call().
+ *
+ * @return 0.
+ */
+int droce_dev_count_resources(struct droce_dev *dev, void *r);
+
 /** Read the counters of @p qp. */
 void droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats);
 

@@ -10,6 +10,8 @@
  *   /droce/dev_stats,NAME          a device: addresses, link, counters
  *   /droce/qps,NAME                QPNs of the device's QPs
  *   /droce/qp_stats,NAME,QPN       a QP: state, peer, PSNs, counters
+ *   /droce/resources,NAME          what a device holds of its tables
+ *                                  and of the mbuf pool
  *
  * Telemetry answers from a thread of its own. Device counters are 64-bit
  * words the engine lcore alone writes, read as they are: a statistic may
@@ -160,6 +162,29 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
+tel_resources(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct droce_dev_resources r;
+	struct droce_dev *dev;
+	int ret;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL)
+		return -EINVAL;
+	dev = dev_by_name(params, strlen(params));
+	if (dev == NULL)
+		return -ENODEV;
+	ret = tel_call(dev, droce_dev_count_resources, &r);
+	if (ret < 0)
+		return ret;
+	rte_tel_data_start_dict(d);
+#define ADD_GAUGE(name, desc) rte_tel_data_add_dict_u64(d, #name, r.name);
+	DROCE_DEV_RESOURCES(ADD_GAUGE)
+#undef ADD_GAUGE
+	return 0;
+}
+
+static int
 gather_qpns(struct droce_dev *dev, void *arg)
 {
 	struct tel_qpns *q = arg;
@@ -275,6 +300,10 @@ droce_telemetry_init(void)
 	rte_telemetry_register_cmd("/droce/qp_stats", tel_qp_stats,
 				   "State and counters of a QP. Parameters: "
 				   "device name,QPN");
+	rte_telemetry_register_cmd("/droce/resources", tel_resources,
+				   "What a droce device holds of its tables "
+				   "and of the mbuf pool. Parameters: device "
+				   "name");
 }
 
 void

@@ -49,6 +49,22 @@ int droce_query_counters(struct ibv_context *ctx, struct droce_counters *c);
 /** Read the counters of @p qp. @return 0. */
 int droce_query_qp_counters(struct ibv_qp *qp, struct droce_qp_counters *c);
 
+/**
+ * What the device of a context holds: a uint64_t member for each entry
+ * of DROCE_DEV_RESOURCES (droce_counters.h), named as the entry and in
+ * its order; the entry describes it. Each table comes with its size.
+ */
+struct droce_resources {
+	DROCE_DEV_RESOURCES(DROCE_COUNTER_MEMBER)
+};
+
+/**
+ * Count what the device of @p ctx holds (its QPs, memory regions,
+ * neighbour entries, queued frames, the mbufs of its pool in use).
+ * @return 0.
+ */
+int droce_query_resources(struct ibv_context *ctx, struct droce_resources *r);
+
 /** The name of QP state @p s ("RESET" ... "ERR"), or "?". */
 const char *droce_qp_state_str(enum ibv_qp_state s);
 

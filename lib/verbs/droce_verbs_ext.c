@@ -42,6 +42,20 @@ droce_query_counters(struct ibv_context *ctx, struct droce_counters *c)
 	return 0;
 }
 
+static_assert(sizeof(struct droce_resources) ==
+	      sizeof(struct droce_dev_resources),
+	      "droce_resources and the engine's differ");
+
+int
+droce_query_resources(struct ibv_context *ctx, struct droce_resources *r)
+{
+	struct droce_dev_resources s;
+
+	droce_dev_call(to_ctx(ctx)->dev, droce_dev_count_resources, &s);
+	memcpy(r, &s, sizeof(*r));
+	return 0;
+}
+
 int
 droce_query_qp_counters(struct ibv_qp *qp, struct droce_qp_counters *c)
 {

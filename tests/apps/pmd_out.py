@@ -46,6 +46,18 @@ def read_counters(header):
     return Counters(dev, qp)
 
 
+def read_resources(header):
+    """[names] of the DROCE_DEV_RESOURCES list of droce_counters.h, in
+    order."""
+    with open(header) as f:
+        text = f.read().replace('\\\n', ' ')
+    for line in text.splitlines():
+        m = re.match(r'\s*#\s*define\s+DROCE_DEV_RESOURCES\(X\)(.*)', line)
+        if m:
+            return RE_ENTRY.findall(m.group(1))
+    raise ValueError('%s: no resource list found' % header)
+
+
 def sections(out):
     """[(command, [lines it printed])] of a script's output."""
     result = [('', [])]

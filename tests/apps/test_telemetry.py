@@ -178,8 +178,28 @@ def check_qps(t, qps, counters):
               'QP %d: the requester moved its PSN' % qpn)
 
 
+def check_resources(t, names):
+    """What each device holds: every entry, each within its table."""
+    for dev in ('droce0', 'droce1'):
+        r = t.query('/droce/resources,' + dev)
+        if not check(isinstance(r, dict), '/droce/resources,%s answers' %
+                     dev):
+            continue
+        missing = [n for n in names if n not in r]
+        check(not missing, '%s: every resource (missing %s)' % (dev, missing))
+        if missing:
+            continue
+        check(r['qps'] == 1 and r['mrs'] >= 1 and r['mbufs'] > 0,
+              '%s: its QP, MR and mbuf pool counted (%s)' % (dev, r))
+        over = [n for n in names if n + '_max' in r and r[n] > r[n + '_max']]
+        check(not over and r['mbufs_in_use'] <= r['mbufs'] and
+              r['neigh_pending'] <= r['neigh'],
+              '%s: within its tables (%s)' % (dev, r))
+
+
 def check_refusals(t, qpn):
     for cmd in ('/droce/dev_stats', '/droce/dev_stats,nope',
+                '/droce/resources', '/droce/resources,nope',
                 '/droce/qps,nope', '/droce/qp_stats,droce0',
                 '/droce/qp_stats,droce0,x', '/droce/qp_stats,droce0,99999',
                 '/droce/qp_stats,nope,%d' % qpn,
@@ -216,6 +236,7 @@ def main():
     ap.add_argument('--workdir', required=True)
     args = ap.parse_args()
     counters = pmd_out.read_counters(args.counters)
+    resources = pmd_out.read_resources(args.counters)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     script = os.path.join(args.workdir, 'telemetry.txt')
@@ -243,11 +264,13 @@ def main():
               'greeting %s' % t.greeting)
         cmds = t.query('/')
         check(all(c in cmds for c in ('/droce/devices', '/droce/dev_stats',
-                                      '/droce/qps', '/droce/qp_stats')),
+                                      '/droce/qps', '/droce/qp_stats',
+                                      '/droce/resources')),
               'the /droce/ commands are registered')
         check_devices(t, shown, counters.dev)
         if check(sorted(qps) == [0, 1], 'droce-pmd showed two QPs'):
             check_qps(t, qps, counters.qp)
+            check_resources(t, resources)
             check_refusals(t, int(qps[0][0].group(3), 16))
         check_dpdk_telemetry_py(t)
         t.close()
