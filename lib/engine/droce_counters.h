@@ -69,7 +69,8 @@
 	X(rnr_naks_sent, "RNR NAKs sent: no receive WQE") \
 	X(rnr_naks_rcvd, "RNR NAKs received") \
 	X(dup_reqs, "duplicate requests answered") \
-	X(rx_dropped, "not taken: wrong transport, UD Q_Key, no WQE, " \
+	X(rx_dropped, "not taken: the QP in ERR, wrong transport, UD Q_Key, " \
+	  "no WQE, " \
 	  "a stale or undefined request or response")
 
 /**

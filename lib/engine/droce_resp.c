@@ -921,8 +921,10 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	uint32_t psn = droce_bth_psn(bth);
 	int32_t diff;
 
-	if (qp->state == IBV_QPS_ERR)
+	if (qp->state == IBV_QPS_ERR) {
+		qp->stats.rx_dropped++;
 		return;
+	}
 	if ((droce_bth_opcode(bth) & DROCE_TR_MASK) != qp->tr) {
 		qp->stats.rx_dropped++;
 		return;

@@ -30,11 +30,22 @@
  *  - ARP requests and unasked-for replies naming droce0's address with
  *    another MAC, and a storm of requests from other addresses, do not
  *    move where droce1 sends to droce0.
+ *  - frames that lie (bad ICRC, cut short, IP/UDP lengths, an IPv4
+ *    fragment or header checksum, an IPv6 extension header) are dropped
+ *    and counted, nothing written;
+ *  - a MIDDLE or LAST without its FIRST, a FIRST or another request
+ *    inside a message: the Invalid Request NAK, nothing of it placed;
+ *  - PSNs far ahead get one PSN sequence NAK, far behind an ACK as a
+ *    duplicate, and neither is written;
+ *  - a QP in RESET, INIT or ERR takes nothing;
+ *  - floods of duplicate READs and of RNR NAKs hold no more mbufs than
+ *    a burst's worth, and the QP goes on.
  *
  * Needs root (a raw packet QP).
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -822,6 +834,422 @@ test_requester_undefined_aeth(void **state)
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 }
 
+/* A WRITE ONLY of @p len bytes of @p data into b.buf at @p psn. */
+static void
+write_only(struct droce_wire_pkt *p, uint32_t psn, const uint8_t *data,
+	   uint32_t len)
+{
+	request(p, DROCE_TR_RC | DROCE_OP_WRITE_ONLY, b.qp->qp_num, psn);
+	p->reth = (struct droce_reth) { (uintptr_t)b.buf, b.mr->rkey, len };
+	p->payload = data;
+	p->payload_len = len;
+}
+
+/* The IPv4 header checksum of the header at @p ip, written in. */
+static void
+ipv4_csum(uint8_t *ip)
+{
+	uint32_t sum = 0;
+	unsigned int i;
+
+	ip[10] = ip[11] = 0;
+	for (i = 0; i < (ip[0] & 0xfu) * 4u; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	droce_put_be16(ip + 10, (uint16_t)~sum);
+}
+
+/* The sum of droce1's drop counters. */
+static uint64_t
+b_drops(const struct droce_counters *c)
+{
+	return c->rx_icrc_err + c->rx_malformed + c->rx_not_ours +
+	       c->rx_bad_header;
+}
+
+/*
+ * Frames that are not what they say: a bad ICRC, cut short, IP and UDP
+ * lengths that lie (longer or shorter than what follows), an IPv4
+ * fragment, a bad IPv4 header checksum, an IPv6 hop-by-hop extension
+ * header before the UDP header. Each is dropped and counted by droce1
+ * (the ICRC in rx_icrc_err, the rest among its drop counters), nothing
+ * is answered or written, and the same WRITE whole is then taken.
+ */
+static void
+test_malformed_frames(void **state)
+{
+	enum { N = 9 };
+	uint8_t data[64], f[SLOT];
+	struct droce_counters c0, c1;
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	int i, len;
+
+	(void)state;
+	memset(b.buf, 0, 4096);
+	fill_pattern(data, sizeof(data), 21);
+	assert_int_equal(droce_query_counters(b.ctx, &c0), 0);
+	for (i = 0; i < N; i++) {
+		uint8_t *ip = f + 14;
+
+		write_only(&p, RQ_PSN, data, sizeof(data));
+		if (i == 8)
+			p.ip_version = 6;
+		len = droce_wire_build(f, sizeof(f), &p);
+		assert_true(len > 0);
+		switch (i) {
+		case 0:                 /* the ICRC */
+			f[len - 1] ^= 1;
+			break;
+		case 1:                 /* cut short */
+			len -= 8;
+			break;
+		case 2:                 /* IP length past the frame */
+			droce_put_be16(ip + 2, droce_get_be16(ip + 2) + 64);
+			ipv4_csum(ip);
+			break;
+		case 3:                 /* IP length short of the UDP one */
+			droce_put_be16(ip + 2, droce_get_be16(ip + 2) - 8);
+			ipv4_csum(ip);
+			break;
+		case 4:                 /* UDP length short of the IP one */
+			droce_put_be16(ip + 24, droce_get_be16(ip + 24) - 8);
+			break;
+		case 5:                 /* UDP length past the IP packet */
+			droce_put_be16(ip + 24, droce_get_be16(ip + 24) + 8);
+			break;
+		case 6:                 /* more fragments */
+			ip[6] |= 0x20;
+			ipv4_csum(ip);
+			break;
+		case 7:                 /* the IPv4 header checksum */
+			ip[10] ^= 0x40;
+			break;
+		default:                /* IPv6, hop-by-hop options first */
+			memmove(ip + 48, ip + 40, (size_t)len - 14 - 40);
+			memset(ip + 40, 0, 8);
+			ip[40] = ip[6];         /* its next header: UDP */
+			ip[41] = 0;             /* 8 bytes */
+			ip[42] = 1;             /* PadN of 4: 6 bytes of pad */
+			ip[43] = 4;
+			ip[6] = 0;              /* hop-by-hop */
+			droce_put_be16(ip + 4, droce_get_be16(ip + 4) + 8);
+			len += 8;
+			break;
+		}
+		inject_raw(f, (uint32_t)len);
+		assert_int_equal(answers(x, 8), 0);
+		assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
+		assert_int_equal(b_drops(&c1) - b_drops(&c0), (uint64_t)i + 1);
+	}
+	assert_int_equal(c1.rx_icrc_err - c0.rx_icrc_err, 1);
+	assert_int_equal(b.buf[0], 0);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+
+	write_only(&p, RQ_PSN, data, sizeof(data));
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].syndrome & DROCE_AETH_TYPE_MASK, DROCE_AETH_ACK);
+	assert_int_equal(x[0].psn, RQ_PSN);
+	assert_memory_equal(b.buf, data, sizeof(data));
+}
+
+/*
+ * Packets out of their message's order, at the expected PSN: a MIDDLE or
+ * LAST with no FIRST before it, a FIRST where the MIDDLE or LAST of a
+ * message begun is due, a new request there. Each is an Invalid Request
+ * NAKed at its PSN, the QP in ERR, nothing of it placed.
+ */
+static void
+test_opcode_sequence(void **state)
+{
+	static const struct {
+		uint8_t first;          /* 0xff: none */
+		uint8_t op;
+	} cases[] = {
+		{ 0xff, DROCE_OP_WRITE_MIDDLE },
+		{ 0xff, DROCE_OP_WRITE_LAST },
+		{ 0xff, DROCE_OP_SEND_MIDDLE },
+		{ 0xff, DROCE_OP_SEND_LAST },
+		{ DROCE_OP_WRITE_FIRST, DROCE_OP_WRITE_FIRST },
+		{ DROCE_OP_WRITE_FIRST, DROCE_OP_WRITE_ONLY },
+		{ DROCE_OP_WRITE_FIRST, DROCE_OP_SEND_ONLY },
+		{ DROCE_OP_WRITE_FIRST, DROCE_OP_READ_REQUEST },
+		{ DROCE_OP_SEND_FIRST, DROCE_OP_SEND_FIRST },
+		{ DROCE_OP_SEND_FIRST, DROCE_OP_WRITE_MIDDLE },
+	};
+	static uint8_t data[1024];
+	struct droce_wire_pkt p[2];
+	struct answer x[8];
+	size_t i;
+
+	(void)state;
+	fill_pattern(data, sizeof(data), 22);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t psn = RQ_PSN, n = 0;
+		unsigned int k;
+
+		assert_int_equal(b_up(NULL), 0);
+		assert_int_equal(ep_post_recv(&b, 1, 8192, 8192), 0);
+		memset(b.buf, 0, 4 * 4096);
+		if (cases[i].first != 0xff) {
+			request(&p[n], DROCE_TR_RC | cases[i].first,
+				b.qp->qp_num, psn);
+			p[n].reth = (struct droce_reth) { (uintptr_t)b.buf,
+							  b.mr->rkey, 4096 };
+			p[n].payload = data;
+			p[n].payload_len = sizeof(data);
+			p[n].bth.ackreq = 0;
+			n++;
+			psn++;
+		}
+		request(&p[n], DROCE_TR_RC | cases[i].op, b.qp->qp_num, psn);
+		p[n].reth = (struct droce_reth) { (uintptr_t)b.buf + 4096,
+						  b.mr->rkey,
+						  cases[i].op ==
+						  DROCE_OP_READ_REQUEST ? 64 :
+						  sizeof(data) };
+		if (cases[i].op != DROCE_OP_READ_REQUEST) {
+			p[n].payload = data;
+			p[n].payload_len = sizeof(data);
+		}
+		n++;
+		inject(p, n);
+		assert_int_equal(answers(x, 8), 1);
+		assert_int_equal(x[0].syndrome,
+				 DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+		assert_int_equal(x[0].psn, psn);
+		assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
+		/* the packet out of order placed nothing: not where its
+		 * RETH points, nor in the receive WQE beyond what a SEND
+		 * FIRST before it placed */
+		for (k = 4096; k < 4 * 4096; k++)
+			if (k < 8192 + sizeof(data) &&
+			    cases[i].first == DROCE_OP_SEND_FIRST)
+				continue;
+			else
+				assert_int_equal(b.buf[k], 0);
+	}
+}
+
+/*
+ * PSNs far from the expected one. Ahead (1000, and 2^23 - 1, the far
+ * end of the window): a PSN sequence error NAK at the expected PSN, once
+ * for the gap, nothing written. Behind (1, 1000 and 2^23 back): a
+ * duplicate, acknowledged at the last PSN taken and not written again.
+ * The expected WRITE is then taken.
+ */
+static void
+test_psn_far(void **state)
+{
+	static const uint32_t ahead[] = { 1000, (1u << 23) - 1 };
+	static const uint32_t behind[] = { 1, 1000, 1u << 23 };
+	uint8_t data[64], other[64];
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	size_t i;
+
+	(void)state;
+	memset(b.buf, 0, 4096);
+	fill_pattern(data, sizeof(data), 23);
+	fill_pattern(other, sizeof(other), 24);
+	for (i = 0; i < 2; i++) {
+		write_only(&p, RQ_PSN + ahead[i], other, sizeof(other));
+		inject(&p, 1);
+		assert_int_equal(answers(x, 8), i == 0 ? 1 : 0);
+		if (i == 0) {
+			assert_int_equal(x[0].syndrome, DROCE_AETH_NAK |
+					 DROCE_NAK_PSN_SEQ_ERR);
+			assert_int_equal(x[0].psn, RQ_PSN);
+		}
+	}
+	assert_int_equal(b.buf[0], 0);
+	write_only(&p, RQ_PSN, data, sizeof(data));
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].syndrome & DROCE_AETH_TYPE_MASK, DROCE_AETH_ACK);
+	assert_int_equal(x[0].psn, RQ_PSN);
+	assert_memory_equal(b.buf, data, sizeof(data));
+
+	for (i = 0; i < 3; i++) {
+		write_only(&p, (RQ_PSN + 1 - behind[i]) & DROCE_PSN_MASK,
+			   other, sizeof(other));
+		inject(&p, 1);
+		assert_int_equal(answers(x, 8), 1);
+		assert_int_equal(x[0].syndrome & DROCE_AETH_TYPE_MASK,
+				 DROCE_AETH_ACK);
+		assert_int_equal(x[0].psn, RQ_PSN);
+	}
+	assert_memory_equal(b.buf, data, sizeof(data));
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+}
+
+/*
+ * A QP that is not ready to receive (RESET, INIT) or is in ERR: a WRITE
+ * to it is dropped and counted (by the device: no QP takes it before
+ * RTR; by the QP in ERR), unanswered, nothing written.
+ */
+static void
+test_qp_not_ready(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+	uint8_t data[64];
+	struct droce_qp_counters q0, q1;
+	struct droce_counters c0, c1;
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	int i;
+
+	(void)state;
+	memset(b.buf, 0, 4096);
+	fill_pattern(data, sizeof(data), 25);
+	for (i = 0; i < 3; i++) {
+		switch (i) {
+		case 0:
+			attr.qp_state = IBV_QPS_RESET;
+			assert_int_equal(ibv_modify_qp(b.qp, &attr,
+						       IBV_QP_STATE), 0);
+			break;
+		case 1:
+			attr.qp_state = IBV_QPS_INIT;
+			attr.port_num = 1;
+			attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+			assert_int_equal(ibv_modify_qp(b.qp, &attr,
+						       IBV_QP_STATE |
+						       IBV_QP_PKEY_INDEX |
+						       IBV_QP_PORT |
+						       IBV_QP_ACCESS_FLAGS), 0);
+			break;
+		default:
+			attr.qp_state = IBV_QPS_ERR;
+			assert_int_equal(ibv_modify_qp(b.qp, &attr,
+						       IBV_QP_STATE), 0);
+			break;
+		}
+		assert_int_equal(droce_query_counters(b.ctx, &c0), 0);
+		assert_int_equal(droce_query_qp_counters(b.qp, &q0), 0);
+		write_only(&p, RQ_PSN, data, sizeof(data));
+		inject(&p, 1);
+		assert_int_equal(answers(x, 8), 0);
+		assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
+		assert_int_equal(droce_query_qp_counters(b.qp, &q1), 0);
+		/* no QP takes it before RTR; the QP in ERR drops it */
+		assert_int_equal(b_drops(&c1) - b_drops(&c0), i < 2);
+		assert_int_equal(q1.rx_dropped - q0.rx_dropped, i == 2);
+		assert_int_equal(b.buf[0], 0);
+	}
+}
+
+/*
+ * A flood of duplicate READs: one READ of 64 KiB answered, then the
+ * same request again 2048 times, as fast as droce0's raw QP sends. Each
+ * is answered from the original's range at most; droce1 holds no more
+ * mbufs than a burst's worth meanwhile; the next READ is answered whole.
+ */
+static void
+test_dup_read_flood(void **state)
+{
+	enum { LEN = 65536, PKTS = LEN / 1024, DUPS = 2048 };
+	struct droce_wire_pkt p[TX_SLOTS];
+	struct droce_resources r0, r;
+	struct droce_qp_counters q0, q1;
+	struct answer x[RX_SLOTS];
+	uint64_t peak = 0;
+	unsigned int i, n;
+
+	(void)state;
+	fill_pattern(b.buf, 2 * LEN, 26);
+	read_req(&p[0], RQ_PSN, (uintptr_t)b.buf, LEN, b.mr->rkey);
+	inject(p, 1);
+	assert_int_equal(answers(x, RX_SLOTS), PKTS);
+	usleep(300 * 1000);
+	assert_int_equal(droce_query_resources(b.ctx, &r0), 0);
+	assert_int_equal(droce_query_qp_counters(b.qp, &q0), 0);
+	for (i = 0; i < TX_SLOTS; i++)
+		p[i] = p[0];
+	for (n = 0; n < DUPS; n += TX_SLOTS) {
+		inject(p, TX_SLOTS);
+		assert_int_equal(droce_query_resources(b.ctx, &r), 0);
+		peak = RTE_MAX(peak, r.mbufs_in_use);
+	}
+	answers(x, RX_SLOTS);
+	assert_int_equal(droce_query_qp_counters(b.qp, &q1), 0);
+	print_message("dup read flood: %u duplicates, %" PRIu64 " packets "
+		      "sent, mbufs in use at most %" PRIu64 " (quiet %" PRIu64
+		      ")\n", DUPS, q1.tx_pkts - q0.tx_pkts, peak,
+		      r0.mbufs_in_use);
+	assert_true(q1.dup_reqs - q0.dup_reqs >= 1);
+	assert_true(q1.tx_pkts - q0.tx_pkts <= (uint64_t)DUPS * PKTS);
+	assert_true(peak <= r0.mbufs_in_use + 1024);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+
+	read_req(&p[0], (RQ_PSN + PKTS) & DROCE_PSN_MASK,
+		 (uintptr_t)b.buf + LEN, 1024, b.mr->rkey);
+	inject(p, 1);
+	n = answers(x, RX_SLOTS);
+	assert_int_equal(n, 1);
+	assert_int_equal(x[0].opcode, DROCE_TR_RC |
+			 DROCE_OP_READ_RESPONSE_ONLY);
+	assert_memory_equal(answer_payload(&x[0]), b.buf + LEN, 1024);
+}
+
+/*
+ * The requester under a flood of RNR NAKs for the SEND it has sent
+ * (RNR retries without end): it waits and sends again each time, holds
+ * nothing more for it, and the SEND completes on the real ACK.
+ */
+static void
+test_rnr_nak_flood(void **state)
+{
+	enum { NAKS = 1024 };
+	struct ibv_sge sge = { (uintptr_t)b.buf, 64, b.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 13, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct droce_wire_pkt p[TX_SLOTS];
+	struct droce_qp_counters q0, q1;
+	struct droce_resources r0, r;
+	struct answer x[8];
+	struct ibv_wc wc;
+	uint64_t peak = 0;
+	uint32_t psn;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(ibv_post_send(b.qp, &wr, &bad), 0);
+	assert_int_equal(answers(x, 8), 1);
+	psn = x[0].psn;
+	assert_int_equal(droce_query_resources(b.ctx, &r0), 0);
+	assert_int_equal(droce_query_qp_counters(b.qp, &q0), 0);
+	for (i = 0; i < TX_SLOTS; i++)
+		ack(&p[i], psn, DROCE_AETH_RNR_NAK | 1);
+	for (i = 0; i < NAKS; i += TX_SLOTS) {
+		inject(p, TX_SLOTS);
+		assert_int_equal(droce_query_resources(b.ctx, &r), 0);
+		peak = RTE_MAX(peak, r.mbufs_in_use);
+	}
+	answers(x, 8);
+	assert_int_equal(droce_query_qp_counters(b.qp, &q1), 0);
+	print_message("rnr nak flood: %" PRIu64 " taken, %" PRIu64
+		      " packets sent again, mbufs in use at most %" PRIu64
+		      " (quiet %" PRIu64 ")\n",
+		      q1.rnr_naks_rcvd - q0.rnr_naks_rcvd,
+		      q1.tx_pkts - q0.tx_pkts, peak, r0.mbufs_in_use);
+	assert_true(q1.rnr_naks_rcvd - q0.rnr_naks_rcvd >= 1);
+	assert_true(q1.tx_pkts - q0.tx_pkts <= NAKS);
+	assert_true(peak <= r0.mbufs_in_use + 1024);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, 0), 0);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+
+	ack(&p[0], psn, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID);
+	inject(p, 1);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 13);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+}
+
 int
 main(void)
 {
@@ -836,6 +1264,12 @@ main(void)
 		cmocka_unit_test_setup(test_read_response_out_of_order, b_up),
 		cmocka_unit_test(test_qpn_unpredictable),
 		cmocka_unit_test(test_arp_does_not_redirect),
+		cmocka_unit_test_setup(test_malformed_frames, b_up),
+		cmocka_unit_test(test_opcode_sequence),
+		cmocka_unit_test_setup(test_psn_far, b_up),
+		cmocka_unit_test_setup(test_qp_not_ready, b_up),
+		cmocka_unit_test_setup(test_dup_read_flood, b_up),
+		cmocka_unit_test_setup(test_rnr_nak_flood, b_up),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
