@@ -371,12 +371,22 @@ droce_comp_retire(struct droce_qp_eng *qp)
 		qp->req.una_psn = una;
 }
 
-/* Give up on the oldest WQE with @p status; the QP goes to ERR. */
+/*
+ * Give up on the oldest WQE not done with @p status; the QP goes to ERR.
+ * The WQEs before it that are done (answered by the response that fails
+ * this one, say) complete first as they are: the error is not charged to
+ * a WQE that was already answered. If one of those failed on its own, it
+ * keeps its error and @p status is charged to nothing.
+ */
 void
 droce_comp_fail(struct droce_qp_eng *qp, enum ibv_wc_status status)
 {
-	struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
+	struct droce_swqe *st;
 
+	droce_comp_retire(qp);
+	if (qp->state == IBV_QPS_ERR)
+		return;
+	st = droce_swqe(qp, qp->req.comp);
 	st->state = DROCE_WQE_DONE;
 	st->status = (uint8_t)status;
 	droce_qp_error(qp);

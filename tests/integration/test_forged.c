@@ -29,7 +29,9 @@
  *    once: a WRITE to it reaches no QP;
  *  - ARP requests and unasked-for replies naming droce0's address with
  *    another MAC, and a storm of requests from other addresses, do not
- *    move where droce1 sends to droce0.
+ *    move where droce1 sends to droce0;
+ *  - a READ response of the wrong length fails the READ it answers with
+ *    IBV_WC_BAD_RESP_ERR, not a WR before it that it acknowledges.
  *
  * Needs root (a raw packet QP).
  */
@@ -822,6 +824,62 @@ test_requester_undefined_aeth(void **state)
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 }
 
+/* A READ response of @p op from PEER_QPN to droce1's RC QP. */
+static void
+read_resp(struct droce_wire_pkt *p, uint8_t op, uint32_t psn,
+	  const uint8_t *data, uint32_t len)
+{
+	request(p, DROCE_TR_RC | op, b.qp->qp_num, psn);
+	p->bth.ackreq = 0;
+	p->aeth = (struct droce_aeth) {
+		DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 1 };
+	p->payload = data;
+	p->payload_len = len;
+}
+
+/*
+ * A WRITE, then a READ whose response has the wrong length: the
+ * response acknowledges the WRITE, which completes; the READ it answers
+ * fails with IBV_WC_BAD_RESP_ERR, not the WRITE before it.
+ */
+static void
+test_bad_read_response_fails_the_read(void **state)
+{
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)b.buf, 64, b.mr->lkey },
+		{ (uintptr_t)b.buf + 4096, 100, b.mr->lkey },
+	};
+	struct ibv_send_wr wr[2] = {
+		{ .wr_id = 21, .next = &wr[1], .sg_list = &sge[0],
+		  .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		  .send_flags = IBV_SEND_SIGNALED,
+		  .wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 } },
+		{ .wr_id = 22, .sg_list = &sge[1], .num_sge = 1,
+		  .opcode = IBV_WR_RDMA_READ,
+		  .send_flags = IBV_SEND_SIGNALED,
+		  .wr.rdma = { .remote_addr = 0x20000, .rkey = 0x1234 } },
+	}, *bad;
+	static uint8_t data[50];
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	struct ibv_wc wc;
+
+	(void)state;
+	assert_int_equal(ibv_post_send(b.qp, wr, &bad), 0);
+	assert_int_equal(answers(x, 8), 2);
+	assert_int_equal(x[1].opcode, DROCE_TR_RC | DROCE_OP_READ_REQUEST);
+	read_resp(&p, DROCE_OP_READ_RESPONSE_ONLY, x[1].psn, data,
+		  sizeof(data));
+	inject(&p, 1);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 21);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 22);
+	assert_int_equal(wc.status, IBV_WC_BAD_RESP_ERR);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
+}
+
 int
 main(void)
 {
@@ -836,6 +894,8 @@ main(void)
 		cmocka_unit_test_setup(test_read_response_out_of_order, b_up),
 		cmocka_unit_test(test_qpn_unpredictable),
 		cmocka_unit_test(test_arp_does_not_redirect),
+		cmocka_unit_test_setup(test_bad_read_response_fails_the_read,
+				       b_up),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
