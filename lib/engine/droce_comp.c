@@ -99,6 +99,26 @@ rd_atomic_wqe(struct droce_qp_eng *qp, uint32_t psn, uint32_t *idx)
 	return wqe;
 }
 
+/*
+ * Is @p len bytes right for a READ response of position @p flags when
+ * @p left bytes of the READ have not arrived yet? The IBTA's rules: a
+ * FIRST or MIDDLE response carries exactly the path MTU and leaves some
+ * for the LAST, which carries 1 to the MTU and ends the READ exactly; an
+ * ONLY carries all that is asked (0 for an empty READ) up to the MTU.
+ * (What is left is what a READ asked again asks for, so the same rules
+ * hold for its responses.)
+ */
+static bool
+read_response_len_ok(const struct droce_qp_eng *qp, uint32_t flags,
+		     uint32_t len, uint32_t left)
+{
+	if ((flags & DROCE_OPF_ONLY) == DROCE_OPF_ONLY)
+		return len == left && len <= qp->mtu;
+	if (flags & DROCE_OPF_LAST)
+		return len == left && len >= 1 && len <= qp->mtu;
+	return len == qp->mtu && len < left;
+}
+
 static void
 read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 	      const struct droce_wire_meta *meta, uint64_t now)
@@ -125,8 +145,8 @@ read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 		qp->stats.rx_dropped++;
 		return;
 	}
-	if (st->done_bytes + len > wqe->length ||
-	    (len != qp->mtu && st->done_bytes + len != wqe->length)) {
+	if (!read_response_len_ok(qp, meta->op->flags, len,
+				  wqe->length - st->done_bytes)) {
 		droce_comp_fail(qp, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
@@ -134,13 +154,8 @@ read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 			bth + meta->op->hdr_len, len);
 	st->done_bytes += len;
 	progress(qp, psn, now);
-	if (meta->op->flags & DROCE_OPF_LAST) {
-		if (st->done_bytes != wqe->length) {
-			droce_comp_fail(qp, IBV_WC_BAD_RESP_ERR);
-			return;
-		}
+	if (meta->op->flags & DROCE_OPF_LAST)
 		st->state = DROCE_WQE_DONE;
-	}
 }
 
 static void

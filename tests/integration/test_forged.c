@@ -31,7 +31,11 @@
  *    another MAC, and a storm of requests from other addresses, do not
  *    move where droce1 sends to droce0;
  *  - a READ response of the wrong length fails the READ it answers with
- *    IBV_WC_BAD_RESP_ERR, not a WR before it that it acknowledges.
+ *    IBV_WC_BAD_RESP_ERR, not a WR before it that it acknowledges;
+ *  - READ responses follow the IBTA's length rules: FIRST and MIDDLE
+ *    the path MTU, LAST 1 to the MTU ending the READ exactly, ONLY all
+ *    that was asked (0 for an empty READ); anything else is a bad
+ *    response, nothing placed past the READ's length.
  *
  * Needs root (a raw packet QP).
  */
@@ -880,6 +884,93 @@ test_bad_read_response_fails_the_read(void **state)
 	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
 }
 
+/* One READ and the responses forged for it. */
+struct read_case {
+	uint32_t len;               /* of the READ */
+	unsigned int n;
+	uint8_t op[3];              /* READ_RESPONSE_* */
+	uint32_t plen[3];
+	bool ok;                    /* else IBV_WC_BAD_RESP_ERR */
+};
+
+#define R_FIRST DROCE_OP_READ_RESPONSE_FIRST
+#define R_MIDDLE DROCE_OP_READ_RESPONSE_MIDDLE
+#define R_LAST DROCE_OP_READ_RESPONSE_LAST
+#define R_ONLY DROCE_OP_READ_RESPONSE_ONLY
+
+static const struct read_case read_cases[] = {
+	/* FIRST and MIDDLE carry the path MTU and leave some for LAST */
+	{ 1024, 1, { R_FIRST }, { 1024 }, false },
+	{ 2048, 3, { R_FIRST, R_MIDDLE, R_LAST }, { 1024, 1024, 0 }, false },
+	{ 3000, 1, { R_FIRST }, { 1000 }, false },
+	{ 3000, 2, { R_FIRST, R_MIDDLE }, { 1024, 1000 }, false },
+	/* LAST ends the READ exactly, with 1 to the MTU */
+	{ 3000, 3, { R_FIRST, R_MIDDLE, R_LAST }, { 1024, 1024, 900 },
+	  false },
+	{ 2048, 2, { R_FIRST, R_LAST }, { 1024, 1024 }, true },
+	/* ONLY carries what is asked, up to the MTU, 0 for an empty READ */
+	{ 100, 1, { R_ONLY }, { 99 }, false },
+	{ 100, 1, { R_ONLY }, { 101 }, false },
+	{ 3000, 1, { R_ONLY }, { 1024 }, false },
+	{ 1024, 1, { R_ONLY }, { 1024 }, true },
+	{ 0, 1, { R_ONLY }, { 0 }, true },
+};
+
+/*
+ * READ responses of lengths the IBTA does not allow for their position
+ * or for what the READ asked: IBV_WC_BAD_RESP_ERR, nothing placed past
+ * the READ's length. The right ones complete it, every byte checked.
+ */
+static void
+test_read_response_lengths(void **state)
+{
+	static uint8_t data[3 * 1024];
+	static uint8_t before[4096];
+	size_t i;
+
+	(void)state;
+	fill_pattern(data, sizeof(data), 17);
+	for (i = 0; i < sizeof(read_cases) / sizeof(read_cases[0]); i++) {
+		const struct read_case *c = &read_cases[i];
+		struct ibv_sge sge = { (uintptr_t)b.buf, c->len, b.mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 30 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 },
+		}, *bad;
+		struct droce_wire_pkt p[3];
+		uint32_t off = 0;
+		struct answer x[8];
+		struct ibv_wc wc;
+		unsigned int j;
+
+		assert_int_equal(b_up(NULL), 0);
+		memset(b.buf, 0, sizeof(before));
+		memset(before, 0, sizeof(before));
+		assert_int_equal(ibv_post_send(b.qp, &wr, &bad), 0);
+		assert_int_equal(answers(x, 8), 1);
+		for (j = 0; j < c->n; j++) {
+			read_resp(&p[j], c->op[j],
+				  (x[0].psn + j) & DROCE_PSN_MASK, data + off,
+				  c->plen[j]);
+			off += c->plen[j];
+		}
+		inject(p, c->n);
+		if (ep_poll(b.scq, &wc, 1, 2000) != 1)
+			fail_msg("case %zu: no completion", i);
+		assert_int_equal(wc.wr_id, 30 + i);
+		if (wc.status != (c->ok ? IBV_WC_SUCCESS :
+				  IBV_WC_BAD_RESP_ERR))
+			fail_msg("case %zu: %s", i,
+				 ibv_wc_status_str(wc.status));
+		if (c->ok)
+			assert_memory_equal(b.buf, data, c->len);
+		assert_memory_equal(b.buf + c->len, before + c->len,
+				    sizeof(before) - c->len);
+	}
+}
+
 int
 main(void)
 {
@@ -896,6 +987,7 @@ main(void)
 		cmocka_unit_test(test_arp_does_not_redirect),
 		cmocka_unit_test_setup(test_bad_read_response_fails_the_read,
 				       b_up),
+		cmocka_unit_test_setup(test_read_response_lengths, b_up),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
