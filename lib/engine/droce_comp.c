@@ -409,25 +409,30 @@ droce_comp_fail(struct droce_qp_eng *qp, enum ibv_wc_status status)
 
 /*
  * A QP in ERR: every send WQE completes, signalled or not, the oldest
- * with its own error if it has one, the others flushed.
+ * with its own error if it has one, the others flushed. Only the oldest:
+ * a WQE behind it that failed on its own (a local protection error found
+ * while the oldest was still waiting for its answer) was never going to
+ * run once the oldest failed, so it is flushed like the rest.
  */
 void
 droce_comp_flush(struct droce_qp_eng *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->cfg.sq->prod_tail,
 					__ATOMIC_ACQUIRE);
+	bool first = true;
 
 	while (qp->req.comp != prod) {
 		const struct droce_swqe *w = droce_swqe(qp, qp->req.comp);
 		/* only WQEs the engine already took can carry an error */
 		enum ibv_wc_status st =
-			(int32_t)(qp->req.comp - qp->req.seen) < 0 &&
+			first && (int32_t)(qp->req.comp - qp->req.seen) < 0 &&
 			w->state == DROCE_WQE_DONE &&
 			w->status != IBV_WC_SUCCESS ? w->status :
 			IBV_WC_WR_FLUSH_ERR;
 
 		droce_comp_send_cqe(qp, qp->req.comp, st);
 		qp->req.comp++;
+		first = false;
 	}
 	qp->req.cons = qp->req.comp;
 	qp->req.seen = qp->req.comp;
