@@ -28,6 +28,8 @@
  *    the range), and no posted receive WQE covers, is as it was;
  *  - every frame droce1 sent parses with all its checksums, from
  *    droce1's address to droce0's, an RC response to the RC QP's peer;
+ *    the MSNs of its AETHs never go back and count no more messages
+ *    than the input has records;
  *  - every receive completion is for a WQE posted and not completed yet,
  *    and a successful SEND fits its WQE; no send completion comes
  *    unasked;
@@ -321,6 +323,8 @@ static struct fz {
 	struct rec recs[MAX_RECS];
 	unsigned int nrecs;
 	uint64_t inputs;
+	/* the RC QP's MSN as its responses said, this input */
+	uint32_t msn;
 } fz;
 
 /* ------------------------------------------------------------------------
@@ -1005,6 +1009,18 @@ check_response(const uint8_t *f, uint32_t len)
 	if (pkt.payload_len > MTU)
 		violation("droce1 sent %s of %u bytes, path MTU %u",
 			  pkt.op->name, pkt.payload_len, MTU);
+	if (!(pkt.op->flags & DROCE_OPF_AETH))
+		return;
+	/* the MSN counts the messages the QP completed: from 0 after the
+	 * reset, one at most per record, never back (the frames are seen
+	 * in the order droce1 sent them) */
+	if (droce_psn_diff(pkt.aeth.msn, fz.msn) < 0)
+		violation("droce1 sent %s with MSN %u after MSN %u",
+			  pkt.op->name, pkt.aeth.msn, fz.msn);
+	if (pkt.aeth.msn > fz.nrecs)
+		violation("droce1 sent %s with MSN %u: the input has %u "
+			  "requests", pkt.op->name, pkt.aeth.msn, fz.nrecs);
+	fz.msn = pkt.aeth.msn;
 }
 
 /* Give the raw QP's receive slot @p slot back. @return 0 or an errno. */
@@ -1245,6 +1261,7 @@ restore(void)
 	for (r = 0; r < R_NUM; r++)
 		memcpy(region(r), fz.pristine + fz.off[r], region_spec[r].len);
 	memset(fz.may_change, 0, fz.arena_len);
+	fz.msn = 0;
 	for (q = 0; q < Q_NUM; q++) {
 		fz.t[q].psn_next = qp_spec[q].rq_psn;
 		if (post_recvs(q) != 0)
