@@ -10,9 +10,10 @@
  * droce1 holds the targets: an RC QP and a UC QP connected to a QPN of
  * droce0's address that no QP has, and a UD QP, over memory regions with
  * different rights in two protection domains, a type 2 memory window
- * bound through the RC QP, and posted receive WQEs. droce0 holds a raw
- * packet QP: it puts the frames of an input on the wire and, through a
- * sniffer rule, sees what droce1 answers.
+ * bound through the RC QP, a type 1 window that any QP of its protection
+ * domain reaches, and posted receive WQEs. droce0 holds a raw packet QP:
+ * it puts the frames of an input on the wire and, through a sniffer
+ * rule, sees what droce1 answers.
  *
  * An input is a sequence of 40-byte records (struct rec); each becomes
  * one RoCEv2 frame, built by droce_wire_build() with the extension
@@ -86,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * can tell: each in-order request moves it on).
  * qp: below 0x80 the RC QP, then the UC QP, the UD QP, and QPNs near the
  * RC QP's from 0xe0.
- * key: rkey (bits 0-2: MR1, the window, MR2, MR3, the receive region's,
+ * key: rkey (bits 0-2: MR1, the window, MR2, MR3, the type 1 window,
  * MR1's lkey, the window's previous rkey, aux), the base va is relative
  * to (bits 3-4: MR1, the window, MR2, MR3; bit 5: none, va is raw) and
  * the key a SEND with invalidate names (bits 6-7: the window, MR1, the
@@ -202,6 +203,12 @@ static const struct region_spec {
  * so that regions do not start on a page boundary either. */
 #define GUARD_LEN (4096 + 64)
 
+/* The type 1 window: another part of MR1, remote write and atomics (no
+ * read), for every QP of MR1's PD. */
+#define MW1_OFF 10240
+#define MW1_LEN 2048
+#define MW1_ACCESS (RW | RA)
+
 /* The type 2 window: part of MR1, remote read and write (no atomics). */
 #define MW_OFF 4096
 #define MW_LEN 4096
@@ -299,6 +306,7 @@ static struct fz {
 	struct ibv_mr *mr[R_NUM];
 	struct ibv_mw *mw;
 	uint32_t mw_rkey;
+	struct ibv_mw *mw1;
 	uint32_t mw_old_rkey;
 	bool mw_invalidated;
 	struct target_qp t[Q_NUM];
@@ -405,7 +413,7 @@ rec_rkey(const struct rec *r)
 	case 1: return fz.mw_rkey;
 	case 2: return fz.mr[R_MR2]->rkey;
 	case 3: return fz.mr[R_MR3]->rkey;
-	case 4: return fz.mr[R_RECV_A]->rkey;
+	case 4: return fz.mw1->rkey;
 	case 5: return fz.mr[R_MR1]->lkey;
 	case 6: return fz.mw_old_rkey;
 	default: return r->aux;
@@ -449,6 +457,11 @@ granted(enum qp_id q, uint32_t rkey, int right, uint64_t *lo, uint64_t *hi)
 
 	if (q == Q_NONE || qs->type == IBV_QPT_UD || !(qs->access & right))
 		return false;
+	if (qs->pd == PD_A && rkey == fz.mw1->rkey && (MW1_ACCESS & right)) {
+		*lo = region_va(R_MR1) + MW1_OFF;
+		*hi = *lo + MW1_LEN;
+		return true;
+	}
 	if (q == Q_RC && rkey == fz.mw_rkey && !fz.mw_invalidated &&
 	    (MW_ACCESS & right)) {
 		*lo = region_va(R_MR1) + MW_OFF;
@@ -1247,6 +1260,26 @@ mw_bind(void)
 	fz.mw_invalidated = false;
 }
 
+/* Bind the type 1 window (through the RC QP: any QP of the PD would do). */
+static void
+mw1_bind(void)
+{
+	struct ibv_mw_bind bind = {
+		.wr_id = 0xb1e, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { fz.mr[R_MR1], region_va(R_MR1) + MW1_OFF,
+			       MW1_LEN, MW1_ACCESS },
+	};
+	struct ibv_wc wc;
+	uint64_t end = now_ms() + RX_TIMEOUT_MS;
+	int n;
+
+	SETUP(ibv_bind_mw(fz.t[Q_RC].qp, fz.mw1, &bind) == 0, "ibv_bind_mw");
+	while ((n = ibv_poll_cq(fz.t[Q_RC].scq, 1, &wc)) == 0)
+		SETUP(now_ms() < end, "the type 1 window's bind completing");
+	SETUP(n == 1 && wc.wr_id == 0xb1e && wc.status == IBV_WC_SUCCESS,
+	      "the type 1 window's bind");
+}
+
 static void
 restore(void)
 {
@@ -1316,6 +1349,8 @@ regions_setup(void)
 				      rs->access);
 		SETUP(fz.mr[r] != NULL, "ibv_reg_mr");
 	}
+	fz.mw1 = ibv_alloc_mw(fz.pd[PD_A], IBV_MW_TYPE_1);
+	SETUP(fz.mw1 != NULL, "ibv_alloc_mw (type 1)");
 	fz.mw = ibv_alloc_mw(fz.pd[PD_A], IBV_MW_TYPE_2);
 	SETUP(fz.mw != NULL, "ibv_alloc_mw");
 	fz.mw_rkey = fz.mw->rkey;
@@ -1486,6 +1521,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	raw_setup();
 	qps_setup();
 	mw_bind();
+	mw1_bind();
 	wait_neighbour();
 	check_responses();      /* ARP: nothing to see */
 	counters(fz.dev);
