@@ -99,6 +99,26 @@ rd_atomic_wqe(struct droce_qp_eng *qp, uint32_t psn, uint32_t *idx)
 	return wqe;
 }
 
+/*
+ * Is @p len bytes right for a READ response of position @p flags when
+ * @p left bytes of the READ have not arrived yet? The IBTA's rules: a
+ * FIRST or MIDDLE response carries exactly the path MTU and leaves some
+ * for the LAST, which carries 1 to the MTU and ends the READ exactly; an
+ * ONLY carries all that is asked (0 for an empty READ) up to the MTU.
+ * (What is left is what a READ asked again asks for, so the same rules
+ * hold for its responses.)
+ */
+static bool
+read_response_len_ok(const struct droce_qp_eng *qp, uint32_t flags,
+		     uint32_t len, uint32_t left)
+{
+	if ((flags & DROCE_OPF_ONLY) == DROCE_OPF_ONLY)
+		return len == left && len <= qp->mtu;
+	if (flags & DROCE_OPF_LAST)
+		return len == left && len >= 1 && len <= qp->mtu;
+	return len == qp->mtu && len < left;
+}
+
 static void
 read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 	      const struct droce_wire_meta *meta, uint64_t now)
@@ -125,8 +145,8 @@ read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 		qp->stats.rx_dropped++;
 		return;
 	}
-	if (st->done_bytes + len > wqe->length ||
-	    (len != qp->mtu && st->done_bytes + len != wqe->length)) {
+	if (!read_response_len_ok(qp, meta->op->flags, len,
+				  wqe->length - st->done_bytes)) {
 		droce_comp_fail(qp, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
@@ -134,13 +154,8 @@ read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 			bth + meta->op->hdr_len, len);
 	st->done_bytes += len;
 	progress(qp, psn, now);
-	if (meta->op->flags & DROCE_OPF_LAST) {
-		if (st->done_bytes != wqe->length) {
-			droce_comp_fail(qp, IBV_WC_BAD_RESP_ERR);
-			return;
-		}
+	if (meta->op->flags & DROCE_OPF_LAST)
 		st->state = DROCE_WQE_DONE;
-	}
 }
 
 static void
@@ -371,12 +386,22 @@ droce_comp_retire(struct droce_qp_eng *qp)
 		qp->req.una_psn = una;
 }
 
-/* Give up on the oldest WQE with @p status; the QP goes to ERR. */
+/*
+ * Give up on the oldest WQE not done with @p status; the QP goes to ERR.
+ * The WQEs before it that are done (answered by the response that fails
+ * this one, say) complete first as they are: the error is not charged to
+ * a WQE that was already answered. If one of those failed on its own, it
+ * keeps its error and @p status is charged to nothing.
+ */
 void
 droce_comp_fail(struct droce_qp_eng *qp, enum ibv_wc_status status)
 {
-	struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
+	struct droce_swqe *st;
 
+	droce_comp_retire(qp);
+	if (qp->state == IBV_QPS_ERR)
+		return;
+	st = droce_swqe(qp, qp->req.comp);
 	st->state = DROCE_WQE_DONE;
 	st->status = (uint8_t)status;
 	droce_qp_error(qp);
@@ -384,25 +409,30 @@ droce_comp_fail(struct droce_qp_eng *qp, enum ibv_wc_status status)
 
 /*
  * A QP in ERR: every send WQE completes, signalled or not, the oldest
- * with its own error if it has one, the others flushed.
+ * with its own error if it has one, the others flushed. Only the oldest:
+ * a WQE behind it that failed on its own (a local protection error found
+ * while the oldest was still waiting for its answer) was never going to
+ * run once the oldest failed, so it is flushed like the rest.
  */
 void
 droce_comp_flush(struct droce_qp_eng *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->cfg.sq->prod_tail,
 					__ATOMIC_ACQUIRE);
+	bool first = true;
 
 	while (qp->req.comp != prod) {
 		const struct droce_swqe *w = droce_swqe(qp, qp->req.comp);
 		/* only WQEs the engine already took can carry an error */
 		enum ibv_wc_status st =
-			(int32_t)(qp->req.comp - qp->req.seen) < 0 &&
+			first && (int32_t)(qp->req.comp - qp->req.seen) < 0 &&
 			w->state == DROCE_WQE_DONE &&
 			w->status != IBV_WC_SUCCESS ? w->status :
 			IBV_WC_WR_FLUSH_ERR;
 
 		droce_comp_send_cqe(qp, qp->req.comp, st);
 		qp->req.comp++;
+		first = false;
 	}
 	qp->req.cons = qp->req.comp;
 	qp->req.seen = qp->req.comp;

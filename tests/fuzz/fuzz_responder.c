@@ -10,9 +10,10 @@
  * droce1 holds the targets: an RC QP and a UC QP connected to a QPN of
  * droce0's address that no QP has, and a UD QP, over memory regions with
  * different rights in two protection domains, a type 2 memory window
- * bound through the RC QP, and posted receive WQEs. droce0 holds a raw
- * packet QP: it puts the frames of an input on the wire and, through a
- * sniffer rule, sees what droce1 answers.
+ * bound through the RC QP, a type 1 window that any QP of its protection
+ * domain reaches, and posted receive WQEs. droce0 holds a raw packet QP:
+ * it puts the frames of an input on the wire and, through a sniffer
+ * rule, sees what droce1 answers.
  *
  * An input is a sequence of 40-byte records (struct rec); each becomes
  * one RoCEv2 frame, built by droce_wire_build() with the extension
@@ -28,6 +29,8 @@
  *    the range), and no posted receive WQE covers, is as it was;
  *  - every frame droce1 sent parses with all its checksums, from
  *    droce1's address to droce0's, an RC response to the RC QP's peer;
+ *    the MSNs of its AETHs never go back and count no more messages
+ *    than the input has records;
  *  - every receive completion is for a WQE posted and not completed yet,
  *    and a successful SEND fits its WQE; no send completion comes
  *    unasked;
@@ -84,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * can tell: each in-order request moves it on).
  * qp: below 0x80 the RC QP, then the UC QP, the UD QP, and QPNs near the
  * RC QP's from 0xe0.
- * key: rkey (bits 0-2: MR1, the window, MR2, MR3, the receive region's,
+ * key: rkey (bits 0-2: MR1, the window, MR2, MR3, the type 1 window,
  * MR1's lkey, the window's previous rkey, aux), the base va is relative
  * to (bits 3-4: MR1, the window, MR2, MR3; bit 5: none, va is raw) and
  * the key a SEND with invalidate names (bits 6-7: the window, MR1, the
@@ -200,6 +203,12 @@ static const struct region_spec {
  * so that regions do not start on a page boundary either. */
 #define GUARD_LEN (4096 + 64)
 
+/* The type 1 window: another part of MR1, remote write and atomics (no
+ * read), for every QP of MR1's PD. */
+#define MW1_OFF 10240
+#define MW1_LEN 2048
+#define MW1_ACCESS (RW | RA)
+
 /* The type 2 window: part of MR1, remote read and write (no atomics). */
 #define MW_OFF 4096
 #define MW_LEN 4096
@@ -297,6 +306,7 @@ static struct fz {
 	struct ibv_mr *mr[R_NUM];
 	struct ibv_mw *mw;
 	uint32_t mw_rkey;
+	struct ibv_mw *mw1;
 	uint32_t mw_old_rkey;
 	bool mw_invalidated;
 	struct target_qp t[Q_NUM];
@@ -321,6 +331,8 @@ static struct fz {
 	struct rec recs[MAX_RECS];
 	unsigned int nrecs;
 	uint64_t inputs;
+	/* the RC QP's MSN as its responses said, this input */
+	uint32_t msn;
 } fz;
 
 /* ------------------------------------------------------------------------
@@ -401,7 +413,7 @@ rec_rkey(const struct rec *r)
 	case 1: return fz.mw_rkey;
 	case 2: return fz.mr[R_MR2]->rkey;
 	case 3: return fz.mr[R_MR3]->rkey;
-	case 4: return fz.mr[R_RECV_A]->rkey;
+	case 4: return fz.mw1->rkey;
 	case 5: return fz.mr[R_MR1]->lkey;
 	case 6: return fz.mw_old_rkey;
 	default: return r->aux;
@@ -445,6 +457,11 @@ granted(enum qp_id q, uint32_t rkey, int right, uint64_t *lo, uint64_t *hi)
 
 	if (q == Q_NONE || qs->type == IBV_QPT_UD || !(qs->access & right))
 		return false;
+	if (qs->pd == PD_A && rkey == fz.mw1->rkey && (MW1_ACCESS & right)) {
+		*lo = region_va(R_MR1) + MW1_OFF;
+		*hi = *lo + MW1_LEN;
+		return true;
+	}
 	if (q == Q_RC && rkey == fz.mw_rkey && !fz.mw_invalidated &&
 	    (MW_ACCESS & right)) {
 		*lo = region_va(R_MR1) + MW_OFF;
@@ -1005,6 +1022,18 @@ check_response(const uint8_t *f, uint32_t len)
 	if (pkt.payload_len > MTU)
 		violation("droce1 sent %s of %u bytes, path MTU %u",
 			  pkt.op->name, pkt.payload_len, MTU);
+	if (!(pkt.op->flags & DROCE_OPF_AETH))
+		return;
+	/* the MSN counts the messages the QP completed: from 0 after the
+	 * reset, one at most per record, never back (the frames are seen
+	 * in the order droce1 sent them) */
+	if (droce_psn_diff(pkt.aeth.msn, fz.msn) < 0)
+		violation("droce1 sent %s with MSN %u after MSN %u",
+			  pkt.op->name, pkt.aeth.msn, fz.msn);
+	if (pkt.aeth.msn > fz.nrecs)
+		violation("droce1 sent %s with MSN %u: the input has %u "
+			  "requests", pkt.op->name, pkt.aeth.msn, fz.nrecs);
+	fz.msn = pkt.aeth.msn;
 }
 
 /* Give the raw QP's receive slot @p slot back. @return 0 or an errno. */
@@ -1231,6 +1260,26 @@ mw_bind(void)
 	fz.mw_invalidated = false;
 }
 
+/* Bind the type 1 window (through the RC QP: any QP of the PD would do). */
+static void
+mw1_bind(void)
+{
+	struct ibv_mw_bind bind = {
+		.wr_id = 0xb1e, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { fz.mr[R_MR1], region_va(R_MR1) + MW1_OFF,
+			       MW1_LEN, MW1_ACCESS },
+	};
+	struct ibv_wc wc;
+	uint64_t end = now_ms() + RX_TIMEOUT_MS;
+	int n;
+
+	SETUP(ibv_bind_mw(fz.t[Q_RC].qp, fz.mw1, &bind) == 0, "ibv_bind_mw");
+	while ((n = ibv_poll_cq(fz.t[Q_RC].scq, 1, &wc)) == 0)
+		SETUP(now_ms() < end, "the type 1 window's bind completing");
+	SETUP(n == 1 && wc.wr_id == 0xb1e && wc.status == IBV_WC_SUCCESS,
+	      "the type 1 window's bind");
+}
+
 static void
 restore(void)
 {
@@ -1245,6 +1294,7 @@ restore(void)
 	for (r = 0; r < R_NUM; r++)
 		memcpy(region(r), fz.pristine + fz.off[r], region_spec[r].len);
 	memset(fz.may_change, 0, fz.arena_len);
+	fz.msn = 0;
 	for (q = 0; q < Q_NUM; q++) {
 		fz.t[q].psn_next = qp_spec[q].rq_psn;
 		if (post_recvs(q) != 0)
@@ -1299,6 +1349,8 @@ regions_setup(void)
 				      rs->access);
 		SETUP(fz.mr[r] != NULL, "ibv_reg_mr");
 	}
+	fz.mw1 = ibv_alloc_mw(fz.pd[PD_A], IBV_MW_TYPE_1);
+	SETUP(fz.mw1 != NULL, "ibv_alloc_mw (type 1)");
 	fz.mw = ibv_alloc_mw(fz.pd[PD_A], IBV_MW_TYPE_2);
 	SETUP(fz.mw != NULL, "ibv_alloc_mw");
 	fz.mw_rkey = fz.mw->rkey;
@@ -1469,6 +1521,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	raw_setup();
 	qps_setup();
 	mw_bind();
+	mw1_bind();
 	wait_neighbour();
 	check_responses();      /* ARP: nothing to see */
 	counters(fz.dev);

@@ -24,6 +24,7 @@ REC = struct.Struct('<BBBbBBBBHHiIIQQ')
 assert REC.size == 40
 MAX_RECS = 48
 MTU = 1024
+MW1_OFF = 10240
 
 # operations (the low five bits of an opcode)
 SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_LAST_IMM = 0, 1, 2, 3
@@ -36,9 +37,10 @@ FLUSH, ATOMIC_WRITE = 28, 29
 
 # the qp byte
 QP_RC, QP_UC, QP_UD = 0x00, 0x80, 0xb0
-# the key byte: rkey (bits 0-2), va base (bits 3-4), raw va (bit 5),
+# the key byte: rkey (bits 0-2; K_MW1 the type 1 window, at MW1_OFF of
+# MR1), va base (bits 3-4), raw va (bit 5),
 # the key a SEND with invalidate names (bits 6-7)
-K_MR1, K_MW, K_MR2, K_MR3, K_RECV, K_LKEY, K_OLD_MW, K_AUX = range(8)
+K_MR1, K_MW, K_MR2, K_MR3, K_MW1, K_LKEY, K_OLD_MW, K_AUX = range(8)
 B_MR1, B_MW, B_MR2, B_MR3 = (0 << 3, 1 << 3, 2 << 3, 3 << 3)
 RAW_VA = 0x20
 INV_MW, INV_MR1, INV_OLD_MW, INV_AUX = (0 << 6, 1 << 6, 2 << 6, 3 << 6)
@@ -144,6 +146,17 @@ def hand_made():
         rec(SEND_ONLY_INV, length=32, key=K_MR1 | INV_MW),
         rec(WRITE_ONLY, key=K_MW | B_MW, dlen=8, length=8),
     ]
+    # the type 1 window (write and atomics, no read) from MR1's base:
+    # inside, a READ it does not grant, past its end
+    seeds['mw_type1'] = [
+        rec(WRITE_ONLY, key=K_MW1 | B_MR1, va=MW1_OFF + 100, dlen=200,
+            length=200),
+        rec(FETCH_ADD, key=K_MW1 | B_MR1, va=MW1_OFF + 8, swap_add=9),
+        rec(READ_REQUEST, key=K_MW1 | B_MR1, va=MW1_OFF, dlen=64),
+    ]
+    seeds['mw_type1_past_end'] = [
+        rec(WRITE_ONLY, key=K_MW1 | B_MR1, va=MW1_OFF + 2040, dlen=16,
+            length=16)]
     seeds['send_inv_mr'] = [rec(SEND_ONLY_INV, length=8,
                                 key=K_MR1 | INV_MR1)]
     # UC: SENDs and a WRITE to MR3 (its PD's), a message cut short

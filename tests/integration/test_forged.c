@@ -29,7 +29,13 @@
  *    once: a WRITE to it reaches no QP;
  *  - ARP requests and unasked-for replies naming droce0's address with
  *    another MAC, and a storm of requests from other addresses, do not
- *    move where droce1 sends to droce0.
+ *    move where droce1 sends to droce0;
+ *  - a READ response of the wrong length fails the READ it answers with
+ *    IBV_WC_BAD_RESP_ERR, not a WR before it that it acknowledges;
+ *  - READ responses follow the IBTA's length rules: FIRST and MIDDLE
+ *    the path MTU, LAST 1 to the MTU ending the READ exactly, ONLY all
+ *    that was asked (0 for an empty READ); anything else is a bad
+ *    response, nothing placed past the READ's length;
  *  - frames that lie (bad ICRC, cut short, IP/UDP lengths, an IPv4
  *    fragment or header checksum, an IPv6 extension header) are dropped
  *    and counted, nothing written;
@@ -834,6 +840,149 @@ test_requester_undefined_aeth(void **state)
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 }
 
+/* A READ response of @p op from PEER_QPN to droce1's RC QP. */
+static void
+read_resp(struct droce_wire_pkt *p, uint8_t op, uint32_t psn,
+	  const uint8_t *data, uint32_t len)
+{
+	request(p, DROCE_TR_RC | op, b.qp->qp_num, psn);
+	p->bth.ackreq = 0;
+	p->aeth = (struct droce_aeth) {
+		DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 1 };
+	p->payload = data;
+	p->payload_len = len;
+}
+
+/*
+ * A WRITE, then a READ whose response has the wrong length: the
+ * response acknowledges the WRITE, which completes; the READ it answers
+ * fails with IBV_WC_BAD_RESP_ERR, not the WRITE before it.
+ */
+static void
+test_bad_read_response_fails_the_read(void **state)
+{
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)b.buf, 64, b.mr->lkey },
+		{ (uintptr_t)b.buf + 4096, 100, b.mr->lkey },
+	};
+	struct ibv_send_wr wr[2] = {
+		{ .wr_id = 21, .next = &wr[1], .sg_list = &sge[0],
+		  .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		  .send_flags = IBV_SEND_SIGNALED,
+		  .wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 } },
+		{ .wr_id = 22, .sg_list = &sge[1], .num_sge = 1,
+		  .opcode = IBV_WR_RDMA_READ,
+		  .send_flags = IBV_SEND_SIGNALED,
+		  .wr.rdma = { .remote_addr = 0x20000, .rkey = 0x1234 } },
+	}, *bad;
+	static uint8_t data[50];
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	struct ibv_wc wc;
+
+	(void)state;
+	assert_int_equal(ibv_post_send(b.qp, wr, &bad), 0);
+	assert_int_equal(answers(x, 8), 2);
+	assert_int_equal(x[1].opcode, DROCE_TR_RC | DROCE_OP_READ_REQUEST);
+	read_resp(&p, DROCE_OP_READ_RESPONSE_ONLY, x[1].psn, data,
+		  sizeof(data));
+	inject(&p, 1);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 21);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(ep_poll(b.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.wr_id, 22);
+	assert_int_equal(wc.status, IBV_WC_BAD_RESP_ERR);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
+}
+
+/* One READ and the responses forged for it. */
+struct read_case {
+	uint32_t len;               /* of the READ */
+	unsigned int n;
+	uint8_t op[3];              /* READ_RESPONSE_* */
+	uint32_t plen[3];
+	bool ok;                    /* else IBV_WC_BAD_RESP_ERR */
+};
+
+#define R_FIRST DROCE_OP_READ_RESPONSE_FIRST
+#define R_MIDDLE DROCE_OP_READ_RESPONSE_MIDDLE
+#define R_LAST DROCE_OP_READ_RESPONSE_LAST
+#define R_ONLY DROCE_OP_READ_RESPONSE_ONLY
+
+static const struct read_case read_cases[] = {
+	/* FIRST and MIDDLE carry the path MTU and leave some for LAST */
+	{ 1024, 1, { R_FIRST }, { 1024 }, false },
+	{ 2048, 3, { R_FIRST, R_MIDDLE, R_LAST }, { 1024, 1024, 0 }, false },
+	{ 3000, 1, { R_FIRST }, { 1000 }, false },
+	{ 3000, 2, { R_FIRST, R_MIDDLE }, { 1024, 1000 }, false },
+	/* LAST ends the READ exactly, with 1 to the MTU */
+	{ 3000, 3, { R_FIRST, R_MIDDLE, R_LAST }, { 1024, 1024, 900 },
+	  false },
+	{ 2048, 2, { R_FIRST, R_LAST }, { 1024, 1024 }, true },
+	/* ONLY carries what is asked, up to the MTU, 0 for an empty READ */
+	{ 100, 1, { R_ONLY }, { 99 }, false },
+	{ 100, 1, { R_ONLY }, { 101 }, false },
+	{ 3000, 1, { R_ONLY }, { 1024 }, false },
+	{ 1024, 1, { R_ONLY }, { 1024 }, true },
+	{ 0, 1, { R_ONLY }, { 0 }, true },
+};
+
+/*
+ * READ responses of lengths the IBTA does not allow for their position
+ * or for what the READ asked: IBV_WC_BAD_RESP_ERR, nothing placed past
+ * the READ's length. The right ones complete it, every byte checked.
+ */
+static void
+test_read_response_lengths(void **state)
+{
+	static uint8_t data[3 * 1024];
+	static uint8_t before[4096];
+	size_t i;
+
+	(void)state;
+	fill_pattern(data, sizeof(data), 17);
+	for (i = 0; i < sizeof(read_cases) / sizeof(read_cases[0]); i++) {
+		const struct read_case *c = &read_cases[i];
+		struct ibv_sge sge = { (uintptr_t)b.buf, c->len, b.mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 30 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 },
+		}, *bad;
+		struct droce_wire_pkt p[3];
+		uint32_t off = 0;
+		struct answer x[8];
+		struct ibv_wc wc;
+		unsigned int j;
+
+		assert_int_equal(b_up(NULL), 0);
+		memset(b.buf, 0, sizeof(before));
+		memset(before, 0, sizeof(before));
+		assert_int_equal(ibv_post_send(b.qp, &wr, &bad), 0);
+		assert_int_equal(answers(x, 8), 1);
+		for (j = 0; j < c->n; j++) {
+			read_resp(&p[j], c->op[j],
+				  (x[0].psn + j) & DROCE_PSN_MASK, data + off,
+				  c->plen[j]);
+			off += c->plen[j];
+		}
+		inject(p, c->n);
+		if (ep_poll(b.scq, &wc, 1, 2000) != 1)
+			fail_msg("case %zu: no completion", i);
+		assert_int_equal(wc.wr_id, 30 + i);
+		if (wc.status != (c->ok ? IBV_WC_SUCCESS :
+				  IBV_WC_BAD_RESP_ERR))
+			fail_msg("case %zu: %s", i,
+				 ibv_wc_status_str(wc.status));
+		if (c->ok)
+			assert_memory_equal(b.buf, data, c->len);
+		assert_memory_equal(b.buf + c->len, before + c->len,
+				    sizeof(before) - c->len);
+	}
+}
+
 /* A WRITE ONLY of @p len bytes of @p data into b.buf at @p psn. */
 static void
 write_only(struct droce_wire_pkt *p, uint32_t psn, const uint8_t *data,
@@ -1264,6 +1413,9 @@ main(void)
 		cmocka_unit_test_setup(test_read_response_out_of_order, b_up),
 		cmocka_unit_test(test_qpn_unpredictable),
 		cmocka_unit_test(test_arp_does_not_redirect),
+		cmocka_unit_test_setup(test_bad_read_response_fails_the_read,
+				       b_up),
+		cmocka_unit_test_setup(test_read_response_lengths, b_up),
 		cmocka_unit_test_setup(test_malformed_frames, b_up),
 		cmocka_unit_test(test_opcode_sequence),
 		cmocka_unit_test_setup(test_psn_far, b_up),

@@ -16,7 +16,8 @@
  *  - atomics on an address that is not 8-byte aligned;
  *  - local protection: a wrong lkey, an SGE past its MR, a READ or atomic
  *    into an MR without LOCAL_WRITE (IBV_WC_LOC_PROT_ERR), also behind a
- *    SEND that is retried after RNR NAKs;
+ *    SEND that is retried after RNR NAKs; behind a WR that fails at the
+ *    responder, the locally failed WR is flushed, not failed again;
  *  - a SEND longer than its receive (IBV_WC_LOC_LEN_ERR at the receiver,
  *    IBV_WC_REM_INV_REQ_ERR at the requester);
  *  - receiver not ready: infinite RNR retry waits for the receive,
@@ -900,11 +901,14 @@ local_error_behind_rnr(void)
 		assert_int_equal(wc.byte_len, 100);
 		memcpy(want_b + B_RECV, want_a + A_SEND, 100);
 	} else {
+		/* the QP failed before the WRITE's turn: only the first
+		 * failing WR carries its error, the rest are flushed */
 		assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
 	}
 	check_memory("target", b.buf, want_b);
 	check_memory("requester", a.buf, want_a);
-	expect_wc(a.scq, a.qp, 2, IBV_WC_LOC_PROT_ERR, NULL);
+	expect_wc(a.scq, a.qp, 2, wc.status == IBV_WC_SUCCESS ?
+		  IBV_WC_LOC_PROT_ERR : IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_wc(a.scq, a.qp, 3, IBV_WC_WR_FLUSH_ERR, NULL);
 	expect_quiet(a.scq);
 	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
@@ -921,6 +925,49 @@ test_local_error_behind_rnr(void **state)
 		local_error_behind_rnr();
 		pair_teardown(state);
 	}
+}
+
+/*
+ * A local error behind a WR that fails at the responder: the WRITE with
+ * a bad rkey goes out, the WRITE after it fails its lkey check before
+ * the NAK comes back. Only the first failing WR completes with its own
+ * error; the locally failed one was never going to run once the first
+ * failed, and is flushed with the rest.
+ */
+static void
+test_local_error_behind_remote_error(void **state)
+{
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_sge sge[3];
+	struct req r;
+	int i;
+
+	(void)state;
+	opts_fast(&opts);
+	pair_open(&opts);
+	bad_req(IBV_WR_RDMA_WRITE, BAD_RKEY, &r);
+	req_to_wr(&r, &wr[0], &sge[0]);
+	req_to_wr(&(struct req){
+		.op = IBV_WR_RDMA_WRITE, .wr_id = 3, .laddr = a.buf + A_GOOD,
+		.len = GOOD_LEN, .lkey = a.mr->lkey ^ 0x80000000u,
+		.raddr = (uintptr_t)(b.buf + B_LATE), .rkey = b.mr->rkey,
+		.flags = IBV_SEND_SIGNALED }, &wr[1], &sge[1]);
+	req_to_wr(&(struct req){
+		.op = IBV_WR_RDMA_WRITE, .wr_id = 4, .laddr = a.buf + A_GOOD,
+		.len = GOOD_LEN, .lkey = a.mr->lkey,
+		.raddr = (uintptr_t)(b.buf + B_LATE), .rkey = b.mr->rkey,
+		.flags = IBV_SEND_SIGNALED }, &wr[2], &sge[2]);
+	for (i = 0; i < 2; i++)
+		wr[i].next = &wr[i + 1];
+	assert_int_equal(ibv_post_send(a.qp, wr, &bad), 0);
+
+	expect_wc(a.scq, a.qp, 2, IBV_WC_REM_ACCESS_ERR, NULL);
+	expect_wc(a.scq, a.qp, 3, IBV_WC_WR_FLUSH_ERR, NULL);
+	expect_wc(a.scq, a.qp, 4, IBV_WC_WR_FLUSH_ERR, NULL);
+	expect_quiet(a.scq);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_ERR);
+	check_memory("target", b.buf, want_b);
+	check_memory("requester", a.buf, want_a);
 }
 
 /* ------------------------------------------------------------------------
@@ -1328,6 +1375,7 @@ main(void)
 		T(test_read_no_local_write),
 		T(test_atomic_no_local_write),
 		T(test_local_error_behind_rnr),
+		T(test_local_error_behind_remote_error),
 		T(test_recv_too_small),
 		T(test_recv_too_small_multi_packet),
 		T(test_rnr_infinite_retry),
