@@ -136,11 +136,31 @@ tx_finish(struct droce_dev *dev)
 	dev->nready = dev->ntx;
 }
 
+/* Free what is queued: the port cannot send it. */
+static void
+tx_drop_queued(struct droce_dev *dev, uint16_t from)
+{
+	uint16_t n = (uint16_t)(dev->ntx - from);
+
+	rte_pktmbuf_free_bulk(dev->tx + from, n);
+	dev->stats.tx_drop += n;
+	dev->ntx = from;
+	if (dev->nready > from)
+		dev->nready = from;
+}
+
 void
 droce_dev_tx_flush(struct droce_dev *dev)
 {
 	uint16_t sent, i;
 
+	if (unlikely(dev->port_stopped)) {
+		/* no burst on a stopped port: lost, as on a NIC whose port
+		 * is down; retransmission recovers once it is started */
+		if (dev->ntx != 0)
+			tx_drop_queued(dev, 0);
+		return;
+	}
 	if (dev->ntx == 0) {
 		/* net_fault sends frames it held back on a later burst */
 		if (unlikely(dev->faulty))
