@@ -172,7 +172,13 @@ droce_dev_tx_flush(struct droce_dev *dev)
 	for (i = 0; i < sent; i++)
 		dev->stats.tx_bytes += rte_pktmbuf_pkt_len(dev->tx[i]);
 	dev->stats.tx_frames += sent;
-	/* keep what the port refused for the next pass (finished) */
+	/* keep what the port refused for the next pass (finished) while
+	 * the link is up; with the link down (a memif peer gone) a port may
+	 * refuse every frame for good, and frames kept would hold their
+	 * mbufs long after their QPs gave up: they are lost, as a NIC loses
+	 * them, and retransmission recovers if the link comes back */
+	if (sent < dev->ntx && !dev->link_up)
+		tx_drop_queued(dev, sent);
 	if (sent < dev->ntx)
 		memmove(dev->tx, dev->tx + sent,
 			(size_t)(dev->ntx - sent) * sizeof(dev->tx[0]));
