@@ -51,7 +51,8 @@
 	X(rx_bad_header, "dropped: another partition (P_Key) or VLAN, " \
 	  "or an IPv4-mapped IPv6 source") \
 	X(rx_arp, "ARP frames received") \
-	X(tx_drop, "dropped: frames the port refused") \
+	X(tx_drop, "dropped: frames the port refused (at once with its " \
+	  "link down), or sent while the port was stopped") \
 	X(no_mbuf, "packets not built: the mbuf pool was empty") \
 	X(tx_csum_offload, \
 	  "raw frames whose checksums the port filled (IBV_SEND_IP_CSUM, TSO)") \

@@ -98,7 +98,9 @@ droce_dev_query(struct droce_dev *dev, struct droce_dev_attr *attr)
 	attr->active_mtu = dev->active_mtu;
 	memset(&link, 0, sizeof(link));
 	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0) {
-		attr->link_up = link.link_status == RTE_ETH_LINK_UP;
+		/* a stopped port is down, whatever its driver says */
+		attr->link_up = link.link_status == RTE_ETH_LINK_UP &&
+			!__atomic_load_n(&dev->port_stopped, __ATOMIC_RELAXED);
 		attr->link_speed_mbps = link.link_speed;
 	}
 	attr->gid_count = dev->gid_count;
@@ -182,6 +184,64 @@ droce_dev_call(struct droce_dev *dev,
 /* ------------------------------------------------------------------------
  * Ports.
  */
+
+/* On the device's lcore: no burst is running on the port. */
+static int
+port_stop_call(struct droce_dev *dev, void *arg)
+{
+	int ret;
+
+	RTE_SET_USED(arg);
+	if (dev->port_stopped)
+		return 0;
+	/* the queued frames go too (droce_dev_tx_flush() drops them);
+	 * droce_dev_query() reads the flag from other threads */
+	__atomic_store_n(&dev->port_stopped, true, __ATOMIC_RELAXED);
+	droce_dev_tx_flush(dev);
+	ret = rte_eth_dev_stop(dev->port_id);
+	if (ret < 0) {
+		__atomic_store_n(&dev->port_stopped, false, __ATOMIC_RELAXED);
+		DROCE_LOG(ERR, "%s: cannot stop port %u: %s", dev->name,
+			  dev->port_id, strerror(-ret));
+		return ret;
+	}
+	DROCE_LOG(INFO, "%s: port %u stopped", dev->name, dev->port_id);
+	droce_dev_link_event(dev, false);
+	return 0;
+}
+
+static int
+port_start_call(struct droce_dev *dev, void *arg)
+{
+	int ret;
+
+	RTE_SET_USED(arg);
+	if (!dev->port_stopped)
+		return 0;
+	ret = rte_eth_dev_start(dev->port_id);
+	if (ret < 0) {
+		DROCE_LOG(ERR, "%s: cannot start port %u: %s", dev->name,
+			  dev->port_id, strerror(-ret));
+		return ret;
+	}
+	__atomic_store_n(&dev->port_stopped, false, __ATOMIC_RELAXED);
+	/* PORT_ACTIVE as soon as the link is up, not a check period on */
+	dev->link_check_at = 0;
+	DROCE_LOG(INFO, "%s: port %u started", dev->name, dev->port_id);
+	return 0;
+}
+
+int
+droce_dev_port_stop(struct droce_dev *dev)
+{
+	return droce_dev_call(dev, port_stop_call, NULL);
+}
+
+int
+droce_dev_port_start(struct droce_dev *dev)
+{
+	return droce_dev_call(dev, port_start_call, NULL);
+}
 
 /* "ring:PAIR:END": one end of a pair of ports wired back to back. */
 static int
@@ -622,7 +682,7 @@ engine_stop(void)
 	for (i = 0; i < droce_eng.ndevs; i++) {
 		struct droce_dev *dev = droce_eng.devs[i];
 
-		if (dev->stop_at_exit)
+		if (dev->stop_at_exit && !dev->port_stopped)
 			rte_eth_dev_stop(dev->port_id);
 		if (dev->mirror != NULL)
 			droce_mirror_close(dev->mirror);

@@ -842,6 +842,29 @@ int droce_dev_mirror_start(struct droce_dev *dev, const char *path);
  */
 int droce_dev_mirror_stop(struct droce_dev *dev);
 
+/**
+ * Stop the port of @p dev (rte_eth_dev_stop()) on its engine lcore,
+ * between two passes of its loop, so that no burst runs on it while it
+ * stops or after: DPDK forbids both. Frames waiting to be sent are
+ * dropped (tx_drop); the QPs stay as they are and their timers run on,
+ * so they retransmit once the port is started again, or fail with
+ * IBV_WC_RETRY_EXC_ERR if it stays stopped longer than their timeout
+ * and retry_cnt allow. IBV_EVENT_PORT_ERR is raised if the link was up.
+ *
+ * @return 0 (also if it was stopped already), or the negative errno of
+ * rte_eth_dev_stop() (the port then still runs).
+ */
+int droce_dev_port_stop(struct droce_dev *dev);
+
+/**
+ * Start the port of @p dev again after droce_dev_port_stop(); its link
+ * is looked at at once, IBV_EVENT_PORT_ACTIVE raised when it is up.
+ *
+ * @return 0 (also if it was running), or the negative errno of
+ * rte_eth_dev_start() (the port then stays stopped).
+ */
+int droce_dev_port_start(struct droce_dev *dev);
+
 /** Read the counters of @p dev. */
 void droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats);
 

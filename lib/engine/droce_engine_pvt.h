@@ -131,6 +131,13 @@ struct droce_lcore {
 
 int droce_lcore_main(void *arg);
 
+/**
+ * The link of @p dev is now @p up (as last seen: dev->link_up): if that
+ * is a change, tell the verbs layer (IBV_EVENT_PORT_ACTIVE or
+ * IBV_EVENT_PORT_ERR). On the device's engine lcore.
+ */
+void droce_dev_link_event(struct droce_dev *dev, bool up);
+
 /* ------------------------------------------------------------------------
  * Devices.
  */
@@ -208,6 +215,9 @@ struct droce_dev {
 	uint64_t tx_offloads;
 	uint64_t link_check_at;       /**< next look at the link */
 	bool link_up;                 /**< as last seen */
+	/** Stopped by droce_dev_port_stop(): neither polled nor sent to
+	 * (DPDK forbids bursts on a stopped port) until started again */
+	bool port_stopped;
 	/** Stop the port when the process exits (not net_memif: its stop
 	 * races its own interrupt thread, which tears the same connection
 	 * down when the peer leaves at that moment; its socket closes with

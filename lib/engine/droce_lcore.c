@@ -37,24 +37,29 @@ run_control(struct droce_lcore *lc)
 	return n;
 }
 
-/* Has the port's link changed since the last look? Tell the verbs layer. */
-static void
-link_check(struct droce_dev *dev, uint64_t now)
+void
+droce_dev_link_event(struct droce_dev *dev, bool up)
 {
 	void (*fn)(struct droce_dev *, enum ibv_event_type);
-	struct rte_eth_link link;
-	bool up;
 
-	dev->link_check_at = now + droce_eng.hz * DROCE_LINK_CHECK_MS / 1000;
-	if (rte_eth_link_get_nowait(dev->port_id, &link) != 0)
-		return;
-	up = link.link_status == RTE_ETH_LINK_UP;
 	if (up == dev->link_up)
 		return;
 	dev->link_up = up;
 	fn = __atomic_load_n(&droce_eng.port_event, __ATOMIC_ACQUIRE);
 	if (fn != NULL)
 		fn(dev, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+}
+
+/* Has the port's link changed since the last look? Tell the verbs layer. */
+static void
+link_check(struct droce_dev *dev, uint64_t now)
+{
+	struct rte_eth_link link;
+
+	dev->link_check_at = now + droce_eng.hz * DROCE_LINK_CHECK_MS / 1000;
+	if (rte_eth_link_get_nowait(dev->port_id, &link) != 0)
+		return;
+	droce_dev_link_event(dev, link.link_status == RTE_ETH_LINK_UP);
 }
 
 /* One pass over a device. @return work done (frames in and out). */
@@ -70,7 +75,10 @@ run_device(struct droce_dev *dev, uint64_t now)
 		if (dev->live[i]->state == IBV_QPS_RTS ||
 		    dev->live[i]->state == IBV_QPS_SQD)
 			droce_req_fetch(dev->live[i]);
-	n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
+	/* a stopped port is not polled (its link is down: the event was
+	 * raised as it stopped); its QPs' timers run on, as a NIC's do */
+	n = likely(!dev->port_stopped) ?
+		rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST) : 0;
 	if (n != 0)
 		droce_dev_rx_burst(dev, pkts, n, now);
 	for (i = 0; i < dev->nlive; i++) {
@@ -85,7 +93,7 @@ run_device(struct droce_dev *dev, uint64_t now)
 		droce_req_run(qp, now);
 	}
 	droce_neigh_timer(dev, now);
-	if (unlikely(now >= dev->link_check_at))
+	if (unlikely(now >= dev->link_check_at) && !dev->port_stopped)
 		link_check(dev, now);
 	droce_dev_tx_flush(dev);
 	return n + (unsigned int)(dev->stats.tx_frames - tx_before) + dev->ntx;

@@ -50,7 +50,7 @@ drain_others(struct droce_lcore *lc, const struct droce_dev *skip)
 	for (d = 0; d < lc->ndevs; d++) {
 		struct droce_dev *dev = lc->devs[d];
 
-		if (dev == skip)
+		if (dev == skip || dev->port_stopped)
 			continue;
 		/* through the receive path, as any frame that is not ours */
 		n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
@@ -121,6 +121,9 @@ raw_run(struct droce_dev *dev, void *arg)
 	bool roce = (a->flags & DROCE_DEV_RAW_ROCE) != 0;
 	unsigned int i;
 
+	/* DPDK forbids bursts on a stopped port */
+	if (dev->port_stopped)
+		return -ENETDOWN;
 	if (roce) {
 		if (!roce_template(dev, &a->dst, a->frame_len, tmpl))
 			return -EINVAL;

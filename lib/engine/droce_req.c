@@ -650,11 +650,19 @@ droce_req_take_answered(struct droce_qp_eng *qp, uint32_t psn)
 	return true;
 }
 
-/* @return true if some request is waiting for an acknowledgement. */
+/*
+ * @return true if some request is waiting for an acknowledgement: one
+ * that got its PSNs and has not completed. Not only those sent since the
+ * last timeout (comp to cons): a timeout rewinds cons, and if the port
+ * takes no frame meanwhile (a memif port whose peer died refuses them
+ * all) nothing is sent again, yet the requests still wait; the timer
+ * must run on to retry_cnt, or the QP would wait for ever.
+ */
 static bool
 req_outstanding(const struct droce_qp_eng *qp)
 {
-	return qp->req.comp != qp->req.cons || qp->req.offset != 0;
+	return (int32_t)(qp->req.started - qp->req.comp) > 0 ||
+		qp->req.comp != qp->req.cons || qp->req.offset != 0;
 }
 
 /*

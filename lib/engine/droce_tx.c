@@ -136,11 +136,31 @@ tx_finish(struct droce_dev *dev)
 	dev->nready = dev->ntx;
 }
 
+/* Free what is queued: the port cannot send it. */
+static void
+tx_drop_queued(struct droce_dev *dev, uint16_t from)
+{
+	uint16_t n = (uint16_t)(dev->ntx - from);
+
+	rte_pktmbuf_free_bulk(dev->tx + from, n);
+	dev->stats.tx_drop += n;
+	dev->ntx = from;
+	if (dev->nready > from)
+		dev->nready = from;
+}
+
 void
 droce_dev_tx_flush(struct droce_dev *dev)
 {
 	uint16_t sent, i;
 
+	if (unlikely(dev->port_stopped)) {
+		/* no burst on a stopped port: lost, as on a NIC whose port
+		 * is down; retransmission recovers once it is started */
+		if (dev->ntx != 0)
+			tx_drop_queued(dev, 0);
+		return;
+	}
 	if (dev->ntx == 0) {
 		/* net_fault sends frames it held back on a later burst */
 		if (unlikely(dev->faulty))
@@ -152,7 +172,13 @@ droce_dev_tx_flush(struct droce_dev *dev)
 	for (i = 0; i < sent; i++)
 		dev->stats.tx_bytes += rte_pktmbuf_pkt_len(dev->tx[i]);
 	dev->stats.tx_frames += sent;
-	/* keep what the port refused for the next pass (finished) */
+	/* keep what the port refused for the next pass (finished) while
+	 * the link is up; with the link down (a memif peer gone) a port may
+	 * refuse every frame for good, and frames kept would hold their
+	 * mbufs long after their QPs gave up: they are lost, as a NIC loses
+	 * them, and retransmission recovers if the link comes back */
+	if (sent < dev->ntx && !dev->link_up)
+		tx_drop_queued(dev, sent);
 	if (sent < dev->ntx)
 		memmove(dev->tx, dev->tx + sent,
 			(size_t)(dev->ntx - sent) * sizeof(dev->tx[0]));

@@ -86,8 +86,9 @@ int droce_query_mac(struct ibv_context *ctx, uint8_t mac[6]);
  * packets' are, and checked by a receiving droce engine before it drops
  * them: the rate left once every packet's two CRCs are paid.
  *
- * @return 0 with *sent frames, or EINVAL (frame length out of range; with
- * DROCE_RAW_ROCE, also one no SEND has: headers plus a multiple of 4).
+ * @return 0 with *sent frames, EINVAL (frame length out of range; with
+ * DROCE_RAW_ROCE, also one no SEND has: headers plus a multiple of 4), or
+ * ENETDOWN if the port is stopped (droce_port_stop()).
  */
 int droce_raw_send(struct ibv_context *ctx, const uint8_t dst_mac[6],
 		   uint32_t frame_len, uint32_t duration_ms, uint32_t flags,
@@ -112,6 +113,37 @@ int droce_mirror_start(struct ibv_context *ctx, const char *path);
  * @return 0, or ENOENT if the device was not mirroring.
  */
 int droce_mirror_stop(struct ibv_context *ctx);
+
+/**
+ * Stop the DPDK port of the device of @p ctx, as rte_eth_dev_stop()
+ * would, but between two bursts of the engine lcore that polls it: an
+ * application must not call rte_eth_dev_stop() on a droce device's port
+ * itself, since DPDK forbids stopping a port while another thread runs
+ * its rx or tx burst, and the engine runs them all the time.
+ *
+ * While stopped, the port is neither polled nor sent to (frames are
+ * dropped and counted in tx_drop), its link reads down, and every
+ * context of the device gets IBV_EVENT_PORT_ERR (if the link was up).
+ * QPs stay in their state and retransmit as on a NIC whose link is down:
+ * if the port is started again within their timeout and retry_cnt, their
+ * work completes; if not, the WR at the head ends in
+ * IBV_WC_RETRY_EXC_ERR and the rest are flushed.
+ *
+ * @return 0 (also if the port is stopped already), or the errno of
+ * rte_eth_dev_stop() (the port then still runs).
+ */
+int droce_port_stop(struct ibv_context *ctx);
+
+/**
+ * Start the port of the device of @p ctx again after droce_port_stop()
+ * (rte_eth_dev_start(): its configuration, MAC and multicast settings as
+ * they were). IBV_EVENT_PORT_ACTIVE follows once its link is up (a
+ * net_memif port's when its peer is connected).
+ *
+ * @return 0 (also if the port runs already), or the errno of
+ * rte_eth_dev_start() (the port then stays stopped).
+ */
+int droce_port_start(struct ibv_context *ctx);
 
 #ifdef __cplusplus
 }

@@ -100,6 +100,18 @@ droce_mirror_stop(struct ibv_context *ctx)
 	return -droce_dev_mirror_stop(to_ctx(ctx)->dev);
 }
 
+int
+droce_port_stop(struct ibv_context *ctx)
+{
+	return -droce_dev_port_stop(to_ctx(ctx)->dev);
+}
+
+int
+droce_port_start(struct ibv_context *ctx)
+{
+	return -droce_dev_port_start(to_ctx(ctx)->dev);
+}
+
 const char *
 droce_qp_state_str(enum ibv_qp_state s)
 {

@@ -17,12 +17,22 @@
  *  - no mbuf to be had (the test holds every one of the pool): the WRs
  *    wait, no_mbuf counts, the QP stays in RTS; given back, they
  *    complete;
+ *  - droce1's port stopped (droce_port_stop(): rte_eth_dev_stop() between
+ *    two bursts of its lcore) for less than timeout x retry_cnt:
+ *    IBV_EVENT_PORT_ERR, the port reads down, nothing is received or
+ *    sent there (droce_raw_send() ENETDOWN); started again,
+ *    IBV_EVENT_PORT_ACTIVE, and the WRITEs of both sides posted meanwhile
+ *    complete, every byte right;
+ *  - stopped for longer: the QPs of both sides end in
+ *    IBV_WC_RETRY_EXC_ERR, the rest flushed, after exactly retry_cnt + 1
+ *    timeouts; started again, a new pair works;
  *  - after each, once the endpoints are closed, the pool holds every
  *    mbuf it held before: none leaked.
  *
  * Usage: test_faults WORKDIR
  */
 
+#include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -235,6 +245,110 @@ test_mbuf_pool_empty(void **state)
 	close_pair();
 }
 
+/* droce1's port stopped for 200 ms (QPs of 67 ms x 7): nothing lost. */
+static void
+test_port_stop_short(void **state)
+{
+	struct droce_counters c0, c1;
+	struct ibv_port_attr pa;
+	struct ibv_wc wc;
+	uint8_t mac[6];
+	uint64_t sent;
+
+	(void)state;
+	open_pair(14, 7);
+	fill_pattern(b.buf + BUF / 2, MSG, 2);
+	assert_int_equal(droce_port_stop(b.ctx), 0);
+	expect_event(b.ctx, IBV_EVENT_PORT_ERR);
+	/* stopping twice is no error, and no second event */
+	assert_int_equal(droce_port_stop(b.ctx), 0);
+	assert_int_equal(ibv_query_port(b.ctx, 1, &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_DOWN);
+	assert_int_equal(droce_query_mac(a.ctx, mac), 0);
+	assert_int_equal(droce_raw_send(b.ctx, mac, 64, 1, 0, &sent),
+			 ENETDOWN);
+	assert_int_equal(droce_query_counters(b.ctx, &c0), 0);
+	/* both ways: droce0's requests reach a stopped port, droce1's never
+	 * leave it */
+	post_writes();
+	assert_int_equal(ep_post(&b, IBV_WR_RDMA_WRITE, 100, BUF / 2, MSG, &a,
+				 BUF / 2, IBV_SEND_SIGNALED), 0);
+	usleep(200 * 1000);
+	assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
+	assert_int_equal(c1.rx_frames, c0.rx_frames);
+	assert_int_equal(c1.tx_frames, c0.tx_frames);
+	assert_true(c1.tx_drop > c0.tx_drop);
+	assert_int_equal(ep_qp_state(a.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 0), 0);
+	assert_int_equal(droce_port_start(b.ctx), 0);
+	expect_event(b.ctx, IBV_EVENT_PORT_ACTIVE);
+	assert_int_equal(droce_port_start(b.ctx), 0);
+	assert_int_equal(ibv_query_port(b.ctx, 1, &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	expect_written();
+	assert_int_equal(ep_poll(b.scq, &wc, 1, 10000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 100);
+	assert_memory_equal(a.buf + BUF / 2, b.buf + BUF / 2, MSG);
+	close_pair();
+}
+
+/* Each side's send queue: the WR at its head timed out, the rest flushed. */
+static void
+expect_retry_exceeded(struct ep *e, unsigned int n, uint8_t retry_cnt,
+		      const struct droce_qp_counters *before)
+{
+	struct droce_qp_counters qc;
+	struct ibv_wc wc[NWR];
+	unsigned int i;
+
+	assert_int_equal(ep_poll(e->scq, wc, (int)n, 5000), (int)n);
+	assert_int_equal(wc[0].status, IBV_WC_RETRY_EXC_ERR);
+	for (i = 1; i < n; i++) {
+		assert_int_equal(wc[i].wr_id, wc[0].wr_id + i);
+		assert_int_equal(wc[i].status, IBV_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(ep_qp_state(e->qp), IBV_QPS_ERR);
+	/* the first send and retry_cnt more, then it gave up */
+	assert_int_equal(droce_query_qp_counters(e->qp, &qc), 0);
+	assert_int_equal(qc.timeouts - before->timeouts, retry_cnt + 1u);
+}
+
+/* Stopped for longer than timeout x retry_cnt (17 ms x 3): both give up. */
+static void
+test_port_stop_long(void **state)
+{
+	struct droce_qp_counters qa, qb;
+	unsigned int i;
+
+	(void)state;
+	open_pair(12, 3);
+	assert_int_equal(droce_query_qp_counters(a.qp, &qa), 0);
+	assert_int_equal(droce_query_qp_counters(b.qp, &qb), 0);
+	assert_int_equal(droce_port_stop(b.ctx), 0);
+	expect_event(b.ctx, IBV_EVENT_PORT_ERR);
+	for (i = 0; i < NWR; i++) {
+		assert_int_equal(ep_post(&a, IBV_WR_RDMA_WRITE, i, i * MSG,
+					 MSG, &b, i * MSG, IBV_SEND_SIGNALED),
+				 0);
+		assert_int_equal(ep_post(&b, IBV_WR_RDMA_WRITE, 100 + i,
+					 i * MSG, MSG, &a, i * MSG,
+					 IBV_SEND_SIGNALED), 0);
+	}
+	expect_retry_exceeded(&a, NWR, 3, &qa);
+	expect_retry_exceeded(&b, NWR, 3, &qb);
+	assert_int_equal(droce_port_start(b.ctx), 0);
+	expect_event(b.ctx, IBV_EVENT_PORT_ACTIVE);
+	close_pair();
+
+	/* started again: a new pair works */
+	open_pair(14, 7);
+	post_writes();
+	expect_written();
+	close_pair();
+}
+
 /*
  * DIR/faults.ini: droce0 and droce1 over a net_ring pair, each port
  * behind a net_fault injecting nothing (whose link down cuts the wire),
@@ -272,6 +386,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup(test_short_cut, before),
 		cmocka_unit_test_setup(test_long_cut, before),
 		cmocka_unit_test_setup(test_mbuf_pool_empty, before),
+		cmocka_unit_test_setup(test_port_stop_short, before),
+		cmocka_unit_test_setup(test_port_stop_long, before),
 	};
 	struct ibv_device **list;
 

@@ -20,11 +20,26 @@
  * default is not to) is kept off its core for hundreds of milliseconds
  * under Linux's EEVDF scheduler, and the pair fails.
  *
- * Usage: test_memif WORKDIR [starved [IDLE_YIELD_US]]
+ * With "killed", the peer dies mid-transfer and another takes its place.
+ * The server process has, besides its memif device droce0, droce1 and
+ * droce2 on a net_ring pair, all three on one engine lcore, with SENDs
+ * streaming between them the whole time. The server streams WRITEs to
+ * the first client, which the test kills (SIGKILL) once some have
+ * landed: the server's QP ends in IBV_WC_RETRY_EXC_ERR after exactly
+ * retry_cnt + 1 timeouts and within the time they take (plus a second
+ * for the machine), the WRs behind it flushed; the memif link going
+ * down raises IBV_EVENT_PORT_ERR; every SEND between droce1 and droce2
+ * completes, each received whole. Then a second client process connects
+ * to the same socket: IBV_EVENT_PORT_ACTIVE, and a new QP pair to it
+ * runs every opcode as above. At the end the server's mbuf pool holds
+ * what it held before any QP was made.
+ *
+ * Usage: test_memif WORKDIR [starved [IDLE_YIELD_US] | killed]
  */
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +51,10 @@
 #include <unistd.h>
 
 #define ALIGN_UP(v, a) (((v) + (a) - 1) / (a) * (a))
+
+#include <rte_mempool.h>
+
+#include <droce.h>
 
 #include "harness.h"
 
@@ -53,6 +72,7 @@ struct info {
 static const char *role;
 static int wfd, rfd;
 static bool starved;
+static bool killed;
 static const char *idle_yield_us;     /* the engine's, if given */
 
 #define PINGPONGS 1000
@@ -127,6 +147,13 @@ write_config(const char *dir, const char *name, const char *memif_role,
 		idle_yield_us != NULL ? "idle_yield_us = " : "",
 		idle_yield_us != NULL ? idle_yield_us : "",
 		idle_yield_us != NULL ? "\n" : "", last_octet, last_octet);
+	/* the server's other QPs: two devices on a net_ring pair, driven
+	 * by the same lcore as the memif port */
+	if (killed && strcmp(memif_role, "server") == 0)
+		fprintf(f, "[device droce1]\nport = ring:killed:0\n"
+			"mac = 02:d7:0c:e0:0a:01\nipv4 = 10.9.1.1/24\n"
+			"[device droce2]\nport = ring:killed:1\n"
+			"mac = 02:d7:0c:e0:0a:02\nipv4 = 10.9.1.2/24\n");
 	CHECK(fclose(f) == 0);
 	CHECK(setenv("DROCE_CONFIG", path, 1) == 0);
 }
@@ -319,14 +346,37 @@ pingpong(struct ep *e, bool is_server)
 		    PINGPONGS, (double)(ep_now_ms() - start) / 1000);
 }
 
+/* Swap QPN, PSN, GID, rkey and address with the peer; join its QP. */
 static void
-run(const char *dir, bool is_server, int to_peer, int from_peer)
+exchange(struct ep *e, struct info *peer, const struct ep_opts *o)
+{
+	struct info me;
+
+	me.qpn = e->qp->qp_num;
+	me.psn = e->psn;
+	me.gid = e->gid;
+	me.rkey = e->mr->rkey;
+	me.addr = (uintptr_t)e->buf;
+	put(&me, sizeof(me));
+	get(peer, sizeof(*peer));
+	if (ep_connect_remote(e, peer->qpn, peer->psn, &peer->gid, o) != 0)
+		die("cannot connect");
+	token('c');
+}
+
+/*
+ * One side, @p name in messages and file names. A first client of
+ * "killed" (@p doomed) connects, then waits to be killed.
+ */
+static void
+run(const char *dir, const char *name, bool is_server, bool doomed,
+    int to_peer, int from_peer)
 {
 	struct ep_opts o;
 	struct ep e;
-	struct info me, peer;
+	struct info peer;
 
-	role = is_server ? "server" : "client";
+	role = name;
 	wfd = to_peer;
 	rfd = from_peer;
 	write_config(dir, role, is_server ? "server" : "client",
@@ -343,16 +393,10 @@ run(const char *dir, bool is_server, int to_peer, int from_peer)
 		die("cannot open droce0: %s", strerror(errno));
 	if (is_server)
 		put("l", 1);
-	me.qpn = e.qp->qp_num;
-	me.psn = e.psn;
-	me.gid = e.gid;
-	me.rkey = e.mr->rkey;
-	me.addr = (uintptr_t)e.buf;
-	put(&me, sizeof(me));
-	get(&peer, sizeof(peer));
-	if (ep_connect_remote(&e, peer.qpn, peer.psn, &peer.gid, &o) != 0)
-		die("cannot connect");
-	token('c');
+	exchange(&e, &peer, &o);
+	if (doomed)
+		for (;;)
+			pause();
 	if (starved)
 		pingpong(&e, is_server);
 	else if (is_server)
@@ -364,6 +408,323 @@ run(const char *dir, bool is_server, int to_peer, int from_peer)
 	printf("test_memif %s: ok\n", role);
 }
 
+/* ------------------------------------------------------------------------
+ * "killed": the peer dies mid-transfer, another takes its place.
+ */
+
+#define KILL_MSG 65536u          /* WRITEs to the doomed peer */
+#define KILL_WINDOW 16           /* of them in flight */
+#define KILL_AFTER 32            /* landed before the peer is killed */
+#define RING_MSG 8192u           /* SENDs between droce1 and droce2 */
+#define RING_WINDOW 32
+#define RING_SLOTS 64            /* receives posted ahead */
+#define RING_MIN 2000            /* SENDs at least, before and after */
+
+/* SENDs from droce1 (r0) to droce2 (r1), each checked as it lands. */
+struct ring_stream {
+	struct ep r0, r1;
+	uint64_t posted, sent, received;
+};
+
+/* Reap what completed; with @p more, keep RING_WINDOW SENDs in flight. */
+static void
+ring_pump(struct ring_stream *rs, bool more)
+{
+	static uint8_t want[RING_MSG];
+	struct ibv_wc wc[16];
+	int i, n;
+
+	n = ibv_poll_cq(rs->r0.scq, 16, wc);
+	CHECK(n >= 0);
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS)
+			die("droce1's SEND %llu: %s",
+			    (unsigned long long)wc[i].wr_id,
+			    ibv_wc_status_str(wc[i].status));
+		CHECK(wc[i].wr_id == rs->sent);
+		rs->sent++;
+	}
+	n = ibv_poll_cq(rs->r1.rcq, 16, wc);
+	CHECK(n >= 0);
+	for (i = 0; i < n; i++) {
+		size_t off = (rs->received % RING_SLOTS) * RING_MSG;
+
+		if (wc[i].status != IBV_WC_SUCCESS)
+			die("droce2's receive %llu: %s",
+			    (unsigned long long)wc[i].wr_id,
+			    ibv_wc_status_str(wc[i].status));
+		CHECK(wc[i].wr_id == rs->received);
+		CHECK(wc[i].byte_len == RING_MSG);
+		fill_pattern(want, RING_MSG, 1000 + (uint32_t)rs->received);
+		CHECK(memcmp(rs->r1.buf + off, want, RING_MSG) == 0);
+		CHECK(ep_post_recv(&rs->r1, rs->received + RING_SLOTS, off,
+				   RING_MSG) == 0);
+		rs->received++;
+	}
+	/* a slot is written again only once its SEND has completed */
+	while (more && rs->posted - rs->sent < RING_WINDOW) {
+		size_t off = (rs->posted % RING_SLOTS) * RING_MSG;
+
+		fill_pattern(rs->r0.buf + off, RING_MSG,
+			     1000 + (uint32_t)rs->posted);
+		CHECK(ep_post(&rs->r0, IBV_WR_SEND, rs->posted, off, RING_MSG,
+			      NULL, 0, IBV_SEND_SIGNALED) == 0);
+		rs->posted++;
+	}
+}
+
+/* Every SEND posted completes and lands. */
+static void
+ring_drain(struct ring_stream *rs)
+{
+	uint64_t end = ep_now_ms() + TIMEOUT_MS;
+
+	while (rs->sent < rs->posted || rs->received < rs->posted) {
+		ring_pump(rs, false);
+		if (ep_now_ms() > end)
+			die("droce1 to droce2: %llu SENDs, %llu completed, "
+			    "%llu received", (unsigned long long)rs->posted,
+			    (unsigned long long)rs->sent,
+			    (unsigned long long)rs->received);
+	}
+}
+
+/*
+ * The next asynchronous event of @p ctx within @p ms (pumping @p rs
+ * meanwhile, if given): its type, or -1.
+ */
+static int
+next_event(struct ibv_context *ctx, int ms, struct ring_stream *rs)
+{
+	uint64_t end = ep_now_ms() + (uint64_t)ms;
+
+	do {
+		struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+		struct ibv_async_event ev;
+		int type;
+
+		if (rs != NULL)
+			ring_pump(rs, true);
+		if (poll(&p, 1, rs != NULL ? 0 : 10) == 1) {
+			CHECK(ibv_get_async_event(ctx, &ev) == 0);
+			type = (int)ev.event_type;
+			ibv_ack_async_event(&ev);
+			return type;
+		}
+	} while (ep_now_ms() < end);
+	return -1;
+}
+
+/*
+ * The server of "killed": WRITEs to the first client until it is killed
+ * and the QP gives up, while droce1 and droce2 stream SENDs; then the
+ * second client, through the same socket.
+ */
+static void
+server_killed(const char *dir, pid_t first, pid_t second, const int fds[4])
+{
+	struct ibv_wc wc[16];
+	struct ring_stream rs;
+	struct ibv_device **list;
+	struct ibv_context *ctl;
+	struct droce_qp_counters qc_kill, qc;
+	struct rte_mempool *mp;
+	struct ep_opts o;
+	struct ep e, remote;
+	struct ibv_mr rmr;
+	struct info peer;
+	uint64_t posted = 0, done = 0, t_kill = 0, t_fail = 0, t_port = 0;
+	uint64_t ring_at_kill = 0, ring_at_fail = 0, limit;
+	unsigned int in_use, i;
+	bool failed = false;
+	int status, n;
+
+	role = "server";
+	wfd = fds[0];
+	rfd = fds[1];
+	write_config(dir, role, "server", 1, 1);
+	/* droce starts with the first device list: the pool as it is before
+	 * any QP exists */
+	list = ibv_get_device_list(NULL);
+	CHECK(list != NULL);
+	ibv_free_device_list(list);
+	mp = rte_mempool_lookup("droce_mbufs");
+	CHECK(mp != NULL);
+	usleep(300 * 1000);
+	in_use = rte_mempool_in_use_count(mp);
+	/* droce0's port events, heard by a context open throughout */
+	ctl = ep_open_device(0);
+	CHECK(ctl != NULL);
+	/* QPs of 67 ms x 7 (0.54 s to give up), as in ep_opts_default() */
+	ep_opts_default(&o);
+
+	memset(&rs, 0, sizeof(rs));
+	CHECK(ep_open(&rs.r0, 1, RING_SLOTS * RING_MSG, &o) == 0);
+	CHECK(ep_open(&rs.r1, 2, RING_SLOTS * RING_MSG, &o) == 0);
+	CHECK(ep_pair_up(&rs.r0, &rs.r1, &o) == 0);
+	for (i = 0; i < RING_SLOTS; i++)
+		CHECK(ep_post_recv(&rs.r1, i, i * RING_MSG, RING_MSG) == 0);
+
+	/* the first client */
+	CHECK(ep_open(&e, 0, BUF, &o) == 0);
+	put("l", 1);
+	exchange(&e, &peer, &o);
+	if (next_event(ctl, TIMEOUT_MS, &rs) != IBV_EVENT_PORT_ACTIVE)
+		die("no PORT_ACTIVE as the first client connected");
+	memset(&remote, 0, sizeof(remote));
+	memset(&rmr, 0, sizeof(rmr));
+	remote.buf = (uint8_t *)(uintptr_t)peer.addr;
+	rmr.rkey = peer.rkey;
+	remote.mr = &rmr;
+	fill_pattern(e.buf, BUF, 7);
+	for (;;) {
+		struct pollfd p = { .fd = ctl->async_fd, .events = POLLIN };
+		uint64_t now;
+
+		ring_pump(&rs, true);
+		while (!failed && posted - done < KILL_WINDOW) {
+			size_t off = (posted % 32) * KILL_MSG;
+
+			CHECK(ep_post(&e, IBV_WR_RDMA_WRITE, posted, off,
+				      KILL_MSG, &remote, off,
+				      IBV_SEND_SIGNALED) == 0);
+			posted++;
+		}
+		n = ibv_poll_cq(e.scq, 16, wc);
+		CHECK(n >= 0);
+		now = ep_now_ms();
+		for (i = 0; i < (unsigned int)n; i++, done++) {
+			CHECK(wc[i].wr_id == done);
+			if (wc[i].status == IBV_WC_SUCCESS) {
+				CHECK(!failed);
+			} else if (!failed) {
+				/* the first to fail is the one at the head,
+				 * its retries spent, and only once killed */
+				if (wc[i].status != IBV_WC_RETRY_EXC_ERR ||
+				    t_kill == 0)
+					die("WRITE %u: %s", (unsigned int)done,
+					    ibv_wc_status_str(wc[i].status));
+				failed = true;
+				t_fail = now;
+				ring_at_fail = rs.sent;
+			} else {
+				CHECK(wc[i].status == IBV_WC_WR_FLUSH_ERR);
+			}
+		}
+		if (poll(&p, 1, 0) == 1) {
+			CHECK(t_port == 0 && t_kill != 0);
+			CHECK(next_event(ctl, 0, NULL) == IBV_EVENT_PORT_ERR);
+			t_port = now;
+		}
+		if (t_kill == 0 && done >= KILL_AFTER) {
+			CHECK(droce_query_qp_counters(e.qp, &qc_kill) == 0);
+			CHECK(kill(first, SIGKILL) == 0);
+			t_kill = ep_now_ms();
+			ring_at_kill = rs.sent;
+		}
+		if (failed && done == posted && t_port != 0 &&
+		    rs.posted >= RING_MIN)
+			break;
+		if (t_kill != 0 && now > t_kill + TIMEOUT_MS)
+			die("%s %llu ms after the peer was killed",
+			    failed ? "no PORT_ERR" : "no RETRY_EXC_ERR",
+			    (unsigned long long)(now - t_kill));
+	}
+	CHECK(ep_qp_state(e.qp) == IBV_QPS_ERR);
+	CHECK(droce_query_qp_counters(e.qp, &qc) == 0);
+	/* timeout 14: 4.096 us x 2^14 = 67 ms a try, 8 tries; a second
+	 * more for a machine that is busy */
+	limit = (o.retry_cnt + 1u) * 68u + 1000;
+	printf("test_memif server: the peer killed after %llu WRITEs: "
+	       "RETRY_EXC_ERR after %llu ms and %llu timeouts, PORT_ERR after "
+	       "%llu ms; droce1 to droce2 meanwhile: %llu SENDs\n",
+	       (unsigned long long)KILL_AFTER,
+	       (unsigned long long)(t_fail - t_kill),
+	       (unsigned long long)(qc.timeouts - qc_kill.timeouts),
+	       (unsigned long long)(t_port - t_kill),
+	       (unsigned long long)(ring_at_fail - ring_at_kill));
+	CHECK(qc.timeouts - qc_kill.timeouts == o.retry_cnt + 1u);
+	CHECK(t_fail - t_kill <= limit);
+	CHECK(t_port - t_kill <= 1000);
+	/* the other QPs were served while this one waited */
+	CHECK(ring_at_fail > ring_at_kill);
+	CHECK(waitpid(first, &status, 0) == first);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ring_drain(&rs);
+	ep_close(&rs.r0);
+	ep_close(&rs.r1);
+	ep_close(&e);
+	/* with the link down, and no peer to come: nothing held by frames
+	 * for the dead peer */
+	usleep(300 * 1000);
+	if (rte_mempool_in_use_count(mp) != in_use)
+		die("the peer dead: %u mbufs in use, %u before",
+		    rte_mempool_in_use_count(mp), in_use);
+
+	/* the second client, on the same socket */
+	wfd = fds[2];
+	rfd = fds[3];
+	put("l", 1);
+	if (next_event(ctl, TIMEOUT_MS, NULL) != IBV_EVENT_PORT_ACTIVE)
+		die("no PORT_ACTIVE as the second client connected");
+	CHECK(ep_open(&e, 0, BUF, &o) == 0);
+	exchange(&e, &peer, &o);
+	server(&e, &peer);
+	token('z');
+	ep_close(&e);
+	ibv_close_device(ctl);
+	CHECK(waitpid(second, &status, 0) == second);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* and none held by the second peer's QPs */
+	usleep(300 * 1000);
+	if (rte_mempool_in_use_count(mp) != in_use)
+		die("%u mbufs in use, %u before", rte_mempool_in_use_count(mp),
+		    in_use);
+	printf("test_memif server: ok\n");
+}
+
+/*
+ * "killed": two clients, forked before droce starts anywhere (a child of
+ * a process running DPDK cannot run DPDK itself); the second waits for
+ * the server's word before it connects.
+ */
+static int
+main_killed(const char *dir)
+{
+	int p[4][2], fds[4];
+	pid_t pid[2];
+	int i, j;
+
+	for (i = 0; i < 4; i++)
+		CHECK(pipe(p[i]) == 0);
+	/* p[2c]: server to client c, p[2c + 1]: client c to server */
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		CHECK(pid[i] >= 0);
+		if (pid[i] != 0)
+			continue;
+		/* gone with the server, however it ends */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (j = 0; j < 4; j++) {
+			if (j != 2 * i)
+				close(p[j][0]);
+			if (j != 2 * i + 1)
+				close(p[j][1]);
+		}
+		run(dir, i == 0 ? "client" : "client2", false, i == 0,
+		    p[2 * i + 1][1], p[2 * i][0]);
+		exit(0);
+	}
+	for (i = 0; i < 2; i++) {
+		close(p[2 * i][0]);
+		close(p[2 * i + 1][1]);
+		fds[2 * i] = p[2 * i][1];
+		fds[2 * i + 1] = p[2 * i + 1][0];
+	}
+	server_killed(dir, pid[0], pid[1], fds);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -371,15 +732,18 @@ main(int argc, char **argv)
 	pid_t pid, busy[64];
 	int nbusy = 0, i;
 
-	if (argc < 2 || argc > 4 ||
-	    (argc > 2 && strcmp(argv[2], "starved") != 0)) {
-		fprintf(stderr,
-			"usage: test_memif WORKDIR [starved [IDLE_YIELD_US]]\n");
+	killed = argc == 3 && strcmp(argv[2], "killed") == 0;
+	if (argc < 2 || argc > 4 || (argc > 2 && !killed &&
+				     strcmp(argv[2], "starved") != 0)) {
+		fprintf(stderr, "usage: test_memif WORKDIR "
+			"[starved [IDLE_YIELD_US] | killed]\n");
 		return 2;
 	}
-	starved = argc > 2;
+	starved = argc > 2 && !killed;
 	idle_yield_us = argc > 3 ? argv[3] : NULL;
 	mkdir(argv[1], 0755);
+	if (killed)
+		return main_killed(argv[1]);
 	/* the machine kept busy: two spinning processes per CPU */
 	for (i = 0; starved && i < 2 * sysconf(_SC_NPROCESSORS_ONLN) &&
 	     nbusy < 64; i++) {
@@ -409,12 +773,12 @@ main(int argc, char **argv)
 	if (pid == 0) {
 		close(c2s[0]);
 		close(s2c[1]);
-		run(argv[1], false, c2s[1], s2c[0]);
+		run(argv[1], "client", false, false, c2s[1], s2c[0]);
 		return 0;
 	}
 	close(s2c[0]);
 	close(c2s[1]);
-	run(argv[1], true, s2c[1], c2s[0]);
+	run(argv[1], "server", true, false, s2c[1], c2s[0]);
 	ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 		WEXITSTATUS(status) == 0;
 	for (i = 0; i < nbusy; i++) {
