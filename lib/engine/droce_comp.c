@@ -201,7 +201,6 @@ nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 			qp->req.rnr_left--;
 		}
 		droce_req_rewind(qp, psn);
-		qp->req.una_psn = psn;
 		qp->req.rnr_wait = true;
 		qp->req.rnr_at = now + droce_rnr_cycles(value, droce_eng.hz);
 		qp->req.rexmit_at = 0;
@@ -219,7 +218,6 @@ nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 		qp->req.cwnd = RTE_MAX(qp->req.cwnd / 2,
 				       (uint32_t)DROCE_MIN_INFLIGHT);
 		droce_req_rewind(qp, psn);
-		qp->req.una_psn = psn;
 		qp->req.rexmit_at = qp->timeout_cycles != 0 ?
 			now + qp->timeout_cycles : 0;
 		break;

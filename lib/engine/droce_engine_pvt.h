@@ -659,7 +659,11 @@ void droce_req_run(struct droce_qp_eng *qp, uint64_t now);
 /** Retransmission and RNR timers. */
 void droce_req_timer(struct droce_qp_eng *qp, uint64_t now);
 
-/** Go back to @p psn: send everything from there again (go-back-N). */
+/**
+ * Go back to @p psn: send everything from there again (go-back-N). The
+ * oldest PSN not acknowledged becomes the one sending resumes at (a READ
+ * resumes after the responses it has).
+ */
 void droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn);
 
 /**

@@ -545,8 +545,10 @@ droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn)
 		    droce_psn_diff(st->last_psn, psn) >= 0)
 			break;
 	}
-	if (idx == end)
+	if (idx == end) {
+		qp->req.una_psn = psn;
 		return;
+	}
 
 	/* later WQEs start over; this one resumes at psn */
 	for (j = idx + 1; j != end; j++) {
@@ -572,6 +574,10 @@ droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn)
 	}
 	qp->req.cons = idx;
 	qp->req.noack_pkts = 0;
+	/* what is resent starts at una: a READ resumes after the responses
+	 * it has, and counting those as in flight could close the window
+	 * on it for good (with nothing sent before it, the timer stops) */
+	qp->req.una_psn = qp->req.psn;
 }
 
 void
@@ -716,7 +722,6 @@ droce_req_timer(struct droce_qp_eng *qp, uint64_t now)
 	}
 	qp->req.retry_left--;
 	qp->req.cwnd = DROCE_MIN_INFLIGHT;
-	qp->req.una_psn = resend_point(qp);
-	droce_req_rewind(qp, qp->req.una_psn);
+	droce_req_rewind(qp, resend_point(qp));
 	qp->req.rexmit_at = now + qp->timeout_cycles;
 }

@@ -1134,6 +1134,10 @@ droce_resp_run(struct droce_qp_eng *qp, uint64_t now)
 {
 	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
 		return;
+	/* a UD or raw QP answers nothing, and has no path of its own to
+	 * resolve: its all-zero one would have the device solicit "::" */
+	if (qp->tr == DROCE_TR_UD || qp->tr == DROCE_TR_NONE)
+		return;
 	if (!droce_qp_path_ready(qp, now))
 		return;
 	if (!send_owed(qp, DROCE_QP_BUDGET))

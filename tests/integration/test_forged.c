@@ -1697,6 +1697,108 @@ test_replay_softroce_resend_shift(void **state)
 	free(cap);
 }
 
+/* READ responses from PEER_QPN: [from, from + n) of a READ at @p first. */
+static void
+read_responses(struct droce_wire_pkt *p, uint32_t first, uint32_t from,
+	       uint32_t n, uint32_t total, const uint8_t *data)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t k = from + i;
+		uint8_t op = k == from ? DROCE_OP_READ_RESPONSE_FIRST :
+			k + 1 == total ? DROCE_OP_READ_RESPONSE_LAST :
+			DROCE_OP_READ_RESPONSE_MIDDLE;
+
+		if (total == 1)
+			op = DROCE_OP_READ_RESPONSE_ONLY;
+		request(&p[i], DROCE_TR_RC | op, b.qp->qp_num,
+			(first + k) & DROCE_PSN_MASK);
+		p[i].bth.ackreq = 0;
+		p[i].aeth = (struct droce_aeth) {
+			DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 1 };
+		p[i].payload = (uint8_t *)(uintptr_t)(data + 1024 * k);
+		p[i].payload_len = 1024;
+	}
+}
+
+/*
+ * The requester of a READ that has half its responses, behind a READ
+ * asked again: the timer sends both again (the second from where its
+ * responses stopped); the first is answered, the second's request is
+ * lost, and the timer asks for the second again from the same place. It
+ * once went back to the second READ's first PSN for what it counted as
+ * unacknowledged, and with the responses it had taken for packets in
+ * flight its window stayed shut on the READ, nothing before it
+ * outstanding, the timer stopped: the soak's READ stuck in RTS.
+ */
+static void
+test_read_resumed_by_timer(void **state)
+{
+	enum { N = 40, HAVE = 20 };
+	static uint8_t data[N * 1024], one[1024];
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)b.buf, sizeof(one), b.mr->lkey },
+		{ (uintptr_t)(b.buf + 4096), sizeof(data), b.mr->lkey },
+	};
+	struct ibv_send_wr wr[2] = {
+		{ .wr_id = 1, .next = &wr[1], .sg_list = &sge[0],
+		  .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		  .send_flags = IBV_SEND_SIGNALED,
+		  .wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 } },
+		{ .wr_id = 2, .sg_list = &sge[1], .num_sge = 1,
+		  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		  .wr.rdma = { .remote_addr = 0x20000, .rkey = 0x1234 } },
+	}, *bad;
+	struct droce_wire_pkt p[N];
+	struct answer x[16];
+	struct ibv_wc wc[2];
+	uint32_t psn, n, i, k;
+	bool resumed = false;
+
+	(void)state;
+	memset(b.buf, 0, 4096 + sizeof(data));
+	fill_pattern(one, sizeof(one), 21);
+	fill_pattern(data, sizeof(data), 22);
+	assert_int_equal(ibv_post_send(b.qp, wr, &bad), 0);
+	assert_int_equal(answers(x, 16), 2);
+	psn = x[0].psn;         /* the first READ's; the second's is next */
+
+	/* half the second READ's responses: the first is asked again */
+	read_responses(p, psn + 1, 0, HAVE, N, data);
+	inject(p, HAVE);
+	answers(x, 16);
+	/* the timer (4 s) goes back to the first READ, and the second
+	 * from where its responses stopped */
+	n = answers(x, 16);
+	for (i = 0; n == 0 && i < 20; i++)
+		n = answers(x, 16);
+	assert_true(n > 0);
+	/* the first READ answered; the second's request is lost: the timer
+	 * asks for it again from its 21st response */
+	read_responses(p, psn, 0, 1, 1, one);
+	inject(p, 1);
+	for (i = 0; i < 25 && !resumed; i++) {
+		n = answers(x, 16);
+		for (k = 0; k < n; k++)
+			if (x[k].opcode ==
+			    (DROCE_TR_RC | DROCE_OP_READ_REQUEST) &&
+			    x[k].psn == ((psn + 1 + HAVE) & DROCE_PSN_MASK))
+				resumed = true;
+	}
+	assert_true(resumed);
+	read_responses(p, psn + 1, HAVE, N - HAVE, N, data);
+	inject(p, N - HAVE);
+	assert_int_equal(ep_poll(b.scq, wc, 2, 2000), 2);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(wc[1].wr_id, 2);
+	assert_int_equal(wc[1].status, IBV_WC_SUCCESS);
+	assert_memory_equal(b.buf, one, sizeof(one));
+	assert_memory_equal(b.buf + 4096, data, sizeof(data));
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1712,6 +1814,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup(test_headers_refused, b_up),
 		cmocka_unit_test_setup(test_payload_not_path_mtu, b_up),
 		cmocka_unit_test_setup(test_read_response_out_of_order, b_up),
+		cmocka_unit_test_setup(test_read_resumed_by_timer, b_up),
 		cmocka_unit_test(test_qpn_unpredictable),
 		cmocka_unit_test(test_arp_does_not_redirect),
 		cmocka_unit_test_setup(test_bad_read_response_fails_the_read,

@@ -6,6 +6,7 @@
  * Unreliable datagram QPs, droce0 to droce1, through the verbs API.
  *
  * With no argument, on the embedded default:
+ *  - idle UD QPs in RTS make their devices send nothing;
  *  - SEND and SEND with immediate at 0, 1, MTU-1 and MTU bytes through an
  *    address handle: the receive buffer starts with the 40-byte GRH area
  *    (20 zero bytes and the sender's IPv4 header), byte_len counts it,
@@ -50,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -122,6 +124,28 @@ static const uint8_t *
 gid_ipv4(const union ibv_gid *gid)
 {
 	return gid->raw + 12;
+}
+
+/*
+ * A UD QP has no path of its own (each WR names one): brought up and
+ * left idle, it makes its device send nothing. The responder once asked
+ * for a path for every QP it ran, and a UD QP's, all zeros, had its
+ * device solicit the neighbour "::" every 100 ms, then every second, for
+ * as long as the QP lived.
+ */
+static void
+test_ud_idle_sends_nothing(void **state)
+{
+	struct droce_counters ca0, cb0, ca1, cb1;
+
+	(void)state;
+	assert_int_equal(droce_query_counters(a.ctx, &ca0), 0);
+	assert_int_equal(droce_query_counters(b.ctx, &cb0), 0);
+	usleep(1500 * 1000);
+	assert_int_equal(droce_query_counters(a.ctx, &ca1), 0);
+	assert_int_equal(droce_query_counters(b.ctx, &cb1), 0);
+	assert_int_equal(ca1.tx_frames, ca0.tx_frames);
+	assert_int_equal(cb1.tx_frames, cb0.tx_frames);
 }
 
 static void
@@ -1080,6 +1104,7 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ud_idle_sends_nothing),
 		cmocka_unit_test(test_ud_send),
 		cmocka_unit_test(test_ud_ah_from_wc),
 		cmocka_unit_test(test_ud_ipv6),
