@@ -497,10 +497,9 @@ struct droce_qp_eng {
 		bool nak_sent;         /**< for the current sequence gap */
 		bool ack_pending;
 		uint32_t ack_psn;
-		/** the last packet of the last whole SEND or WRITE message
-		 * taken in order: what the ACK of a duplicate says (never a
-		 * READ's or an atomic's PSN, which a requester must not take
-		 * for their answer, nor one inside a message) */
+		/** the last packet of a SEND or WRITE taken in order: what
+		 * the ACK of a duplicate says (never a READ's or an atomic's
+		 * PSN, which a requester must not take for their answer) */
 		uint32_t done_psn;
 		uint8_t opcode;        /**< of the message in progress (0xff) */
 		/* RDMA WRITE in progress: each packet's range is checked

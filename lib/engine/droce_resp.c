@@ -94,16 +94,12 @@ rnr_nak(struct droce_qp_eng *qp, uint32_t psn)
 	droce_resp_send_ack(qp, DROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn);
 }
 
-/*
- * Acknowledge @p psn with the next coalesced ACK if the packet asked. A
- * packet that ends a message is the last a duplicate's ACK may name.
- */
+/* Acknowledge @p psn with the next coalesced ACK if the packet asked. */
 static void
 in_order_done(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn)
 {
 	qp->resp.psn = droce_psn_add(psn, 1);
-	if (droce_opcode_table[droce_bth_opcode(bth)].flags & DROCE_OPF_LAST)
-		qp->resp.done_psn = psn;
+	qp->resp.done_psn = psn;
 	if (droce_bth_ackreq(bth) && droce_tr_reliable(qp->tr)) {
 		qp->resp.ack_pending = true;
 		qp->resp.ack_psn = psn;
@@ -769,16 +765,11 @@ duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 	/* SEND or WRITE: acknowledge the SENDs and WRITEs received so far,
 	 * if the packet asks (the last of a message always does): a
 	 * requester going back over its messages gets an ACK per message
-	 * it resends, not one per packet. The PSN is the end of the last
-	 * whole SEND or WRITE message, not that of a READ or atomic after
-	 * it: an ACK ending where a READ ends would say nothing of the
-	 * READ's data, yet soft-RoCE (Linux 6.1) completes the READ on it,
-	 * without the data of a response still on its way or lost. Nor a
-	 * FIRST or MIDDLE of the message in progress: such an ACK tells a
-	 * requester that is going back over older messages that a message
-	 * it has not finished resending is half done. soft-RoCE (Linux 6.1)
-	 * got two such ACKs in the one failure recorded and then resent
-	 * its messages shifted by a PSN (tests/data/interop-cases/README.md). */
+	 * it resends, not one per packet. The PSN is the last SEND's or
+	 * WRITE's, not that of a READ or atomic after it: an ACK ending
+	 * where a READ ends would say nothing of the READ's data, yet
+	 * soft-RoCE (Linux 6.1) completes the READ on it, without the data
+	 * of a response still on its way or lost. */
 	if (droce_bth_ackreq(bth)) {
 		qp->resp.ack_pending = true;
 		qp->resp.ack_psn = qp->resp.done_psn;
