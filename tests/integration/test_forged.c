@@ -45,7 +45,9 @@
  *    duplicate, and neither is written;
  *  - a QP in RESET, INIT or ERR takes nothing;
  *  - floods of duplicate READs and of RNR NAKs hold no more mbufs than
- *    a burst's worth, and the QP goes on.
+ *    a burst's worth, and the QP goes on;
+ *  - a storm of IPv6 neighbour solicitations fills the neighbour table
+ *    no further than its size, each answered once, and the QP goes on.
  *
  * Needs root (a raw packet QP).
  */
@@ -195,7 +197,9 @@ inject(const struct droce_wire_pkt *p, unsigned int n)
 /*
  * What droce1 sent droce0 until nothing came for QUIET_MS: up to @p max
  * RoCE frames into @p out (ARP and neighbour discovery left out). The
- * raw QP's receive slots are posted again by the next call.
+ * raw QP's receive slots of the frames returned stay held until the next
+ * call; every other slot is posted again at once, so that a storm of
+ * frames not returned leaves slots for the answers after it.
  * @return how many.
  */
 static unsigned int
@@ -218,18 +222,24 @@ answers(struct answer *out, unsigned int max)
 			const uint8_t *f = a.buf + RX_OFF + wc[i].wr_id * SLOT;
 			struct droce_wire_pkt p;
 
-			held[nheld++] = wc[i].wr_id;
 			if (wc[i].status == IBV_WC_SUCCESS &&
 			    memcmp(f + 6, mac1, 6) == 0 && f[12] == 0x08 &&
 			    f[13] == 0x06 && f[21] == 1)
 				b_arp_requests++;
 			if (wc[i].status != IBV_WC_SUCCESS ||
 			    memcmp(f + 6, mac1, 6) != 0 ||
-			    droce_wire_parse(f, wc[i].byte_len, 0, &p) != 0)
+			    droce_wire_parse(f, wc[i].byte_len, 0, &p) != 0) {
+				assert_int_equal(raw_post_recv(wc[i].wr_id),
+						 0);
 				continue;
+			}
 			quiet = ep_now_ms() + QUIET_MS;
-			if (n == max)
+			if (n == max) {
+				assert_int_equal(raw_post_recv(wc[i].wr_id),
+						 0);
 				continue;
+			}
+			held[nheld++] = wc[i].wr_id;
 			out[n++] = (struct answer) {
 				.opcode = p.bth.opcode, .psn = p.bth.psn,
 				.dqpn = p.bth.dqpn,
@@ -1399,6 +1409,91 @@ test_rnr_nak_flood(void **state)
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 }
 
+/*
+ * An IPv6 neighbour solicitation for droce1's link-local address from
+ * fe80::@p n with droce0's MAC, hop limit 255, its checksum right.
+ */
+static void
+nd_solicit(const union ibv_gid *target, uint16_t n)
+{
+	uint8_t f[14 + 40 + 32] = { 0 };
+	uint8_t *ip = f + 14, *icmp = ip + 40;
+	uint32_t sum = 0;
+	unsigned int i;
+
+	memcpy(f, mac1, 6);
+	memcpy(f + 6, mac0, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip[0] = 0x60;
+	droce_put_be16(ip + 4, 32);
+	ip[6] = 58;                     /* ICMPv6 */
+	ip[7] = 255;
+	ip[8] = 0xfe;
+	ip[9] = 0x80;
+	droce_put_be16(ip + 22, n);
+	memcpy(ip + 24, target->raw, 16);
+	icmp[0] = 135;                  /* neighbour solicitation */
+	memcpy(icmp + 8, target->raw, 16);
+	icmp[24] = 1;                   /* source link-layer address */
+	icmp[25] = 1;
+	memcpy(icmp + 26, mac0, 6);
+	/* pseudo-header (addresses, length, next header), then ICMPv6 */
+	for (i = 0; i < 32; i += 2)
+		sum += droce_get_be16(ip + 8 + i);
+	sum += 32 + 58;
+	for (i = 0; i < 32; i += 2)
+		sum += droce_get_be16(icmp + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	droce_put_be16(icmp + 2, (uint16_t)~sum);
+	inject_raw(f, sizeof(f));
+}
+
+/*
+ * A storm of neighbour solicitations from 500 addresses: droce1 answers
+ * and learns them, its table never holds more than it has room for, no
+ * mbuf is held once it is over, and its RC QP takes the next WRITE.
+ */
+static void
+test_nd_storm(void **state)
+{
+	union ibv_gid ll;
+	struct droce_resources r0, r1;
+	struct droce_counters c0, c1;
+	struct droce_wire_pkt p;
+	struct answer x[8];
+	uint8_t data[32];
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(ibv_query_gid(b.ctx, 1, 1, &ll), 0);
+	usleep(QUIET_MS * 1000);
+	assert_int_equal(droce_query_resources(b.ctx, &r0), 0);
+	assert_int_equal(droce_query_counters(b.ctx, &c0), 0);
+	for (i = 0; i < 500; i++)
+		nd_solicit(&ll, (uint16_t)(0x100 + i));
+	answers(x, 8);
+	assert_int_equal(droce_query_resources(b.ctx, &r1), 0);
+	assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
+	print_message("nd storm: neighbour entries %" PRIu64 " of %" PRIu64
+		      ", frames sent %" PRIu64 "\n", r1.neigh, r1.neigh_max,
+		      c1.tx_frames - c0.tx_frames);
+	assert_true(r1.neigh <= r1.neigh_max);
+	assert_true(r1.neigh >= r0.neigh);
+	/* an advertisement for each, nothing more */
+	assert_true(c1.tx_frames - c0.tx_frames <= 500);
+	assert_int_equal(r1.mbufs_in_use, r0.mbufs_in_use);
+
+	memset(b.buf, 0, 64);
+	fill_pattern(data, sizeof(data), 27);
+	write_only(&p, RQ_PSN, data, sizeof(data));
+	inject(&p, 1);
+	assert_int_equal(answers(x, 8), 1);
+	assert_int_equal(x[0].syndrome & DROCE_AETH_TYPE_MASK, DROCE_AETH_ACK);
+	assert_memory_equal(b.buf, data, sizeof(data));
+}
+
 /* READ responses from PEER_QPN: [from, from + n) of a READ at @p first. */
 static void
 read_responses(struct droce_wire_pkt *p, uint32_t first, uint32_t from,
@@ -1525,6 +1620,7 @@ main(void)
 		cmocka_unit_test_setup(test_qp_not_ready, b_up),
 		cmocka_unit_test_setup(test_dup_read_flood, b_up),
 		cmocka_unit_test_setup(test_rnr_nak_flood, b_up),
+		cmocka_unit_test_setup(test_nd_storm, b_up),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
