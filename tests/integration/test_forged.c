@@ -47,9 +47,14 @@
  *  - floods of duplicate READs and of RNR NAKs hold no more mbufs than
  *    a burst's worth, and the QP goes on;
  *  - a storm of IPv6 neighbour solicitations fills the neighbour table
- *    no further than its size, each answered once, and the QP goes on.
+ *    no further than its size, each answered once, and the QP goes on;
+ *  - soft-RoCE's requests of a recorded interop failure, replayed frame
+ *    for frame: each duplicate is acknowledged with the last PSN taken
+ *    in order, the shifted FIRST gets the Invalid Request NAK.
  *
- * Needs root (a raw packet QP).
+ * Needs root (a raw packet QP). The first argument, if any, is the
+ * recorded failure (tests/data/interop-cases/); without it that test
+ * fails.
  */
 
 #include <errno.h>
@@ -61,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1494,6 +1500,214 @@ test_nd_storm(void **state)
 	assert_memory_equal(b.buf, data, sizeof(data));
 }
 
+/*
+ * The recorded interop failure (tests/data/interop-cases/README.md): bidirectional
+ * 64 KiB WRITEs at path MTU 1024 between droce and soft-RoCE, whose
+ * requests to droce's QP 0x11 the replay takes, frame by frame.
+ */
+static const char *shift_pcap;
+#define SHIFT_QPN 0x11u           /* droce's QP in the capture */
+#define SHIFT_FIRST_PSN 13566623u /* FIRST of the first whole message */
+#define SHIFT_BASE_PSN 13566667u  /* the capture's first request */
+#define SHIFT_MSG 65536u
+
+/*
+ * The frames of the pcapng file @p path: where each starts in the
+ * returned buffer (which the caller frees), how much of it was kept and
+ * how long it was on the wire.
+ */
+static uint8_t *
+pcapng_frames(const char *path, const uint8_t **frame, uint32_t *caplen,
+	      uint32_t *wirelen, unsigned int max, unsigned int *n)
+{
+	struct stat st;
+	uint8_t *f;
+	size_t off = 0;
+	FILE *fp = fopen(path, "rb");
+	uint32_t magic;
+
+	assert_non_null(fp);
+	assert_int_equal(fstat(fileno(fp), &st), 0);
+	f = malloc((size_t)st.st_size);
+	assert_non_null(f);
+	assert_int_equal(fread(f, 1, (size_t)st.st_size, fp),
+			 (size_t)st.st_size);
+	fclose(fp);
+	/* a section header block, little endian */
+	memcpy(&magic, f + 8, 4);
+	assert_int_equal(magic, 0x1a2b3c4d);
+	*n = 0;
+	while (off + 12 <= (size_t)st.st_size) {
+		uint32_t type, blen;
+
+		memcpy(&type, f + off, 4);
+		memcpy(&blen, f + off + 4, 4);
+		assert_true(blen >= 12 && off + blen <= (size_t)st.st_size);
+		if (type == 6) {        /* enhanced packet block */
+			assert_true(*n < max);
+			memcpy(&caplen[*n], f + off + 20, 4);
+			memcpy(&wirelen[*n], f + off + 24, 4);
+			assert_true(28 + caplen[*n] <= blen);
+			frame[(*n)++] = f + off + 28;
+		}
+		off += blen;
+	}
+	return f;
+}
+
+/*
+ * The request in the captured frame @p f (IPv4, its first @p caplen
+ * bytes kept of @p wirelen) to droce's QP @p qpn, as one from droce0's
+ * PEER_QPN to droce1's RC QP, into droce1's region, carrying @p payload.
+ * @return false if it is something else.
+ */
+static bool
+captured_request(struct droce_wire_pkt *p, const uint8_t *f, uint32_t caplen,
+		 uint32_t wirelen, uint32_t qpn, const uint8_t *payload)
+{
+	const uint32_t bth_off = 14 + 20 + 8;
+	const struct droce_opcode_info *op;
+	struct droce_bth bth;
+	uint32_t hdrs;
+
+	if (caplen < bth_off + DROCE_BTH_LEN || f[12] != 0x08 ||
+	    f[13] != 0x00 || f[23] != 17 ||
+	    ((f[36] << 8) | f[37]) != DROCE_UDP_PORT)
+		return false;
+	droce_bth_decode(f + bth_off, &bth);
+	op = &droce_opcode_table[bth.opcode];
+	if (bth.dqpn != qpn || !(op->flags & DROCE_OPF_REQ))
+		return false;
+	hdrs = bth_off + op->hdr_len;
+	assert_true(caplen >= hdrs &&
+		    wirelen >= hdrs + bth.padcnt + DROCE_ICRC_LEN);
+	request(p, bth.opcode, b.qp->qp_num, bth.psn);
+	p->bth.ackreq = bth.ackreq;
+	if (op->flags & DROCE_OPF_RETH) {
+		droce_reth_decode(f + bth_off + op->offset[DROCE_EXT_RETH],
+				  &p->reth);
+		p->reth.va = (uintptr_t)b.buf;
+		p->reth.rkey = b.mr->rkey;
+	}
+	p->payload = payload;
+	p->payload_len = wirelen - hdrs - bth.padcnt - DROCE_ICRC_LEN;
+	return true;
+}
+
+/*
+ * soft-RoCE's side of the recorded failure, replayed into droce1's QP:
+ * 64 KiB WRITEs, then, after lost ACKs, the same messages again, and
+ * finally the rest of them shifted by one PSN (an empty WRITE ONLY where
+ * a message had ended, FIRSTs where MIDDLEs were due). Each request is
+ * the capture's own (opcode, PSN, AckReq, RETH length, payload length;
+ * the capture kept 128 bytes of each frame), readdressed to droce1 and
+ * its region; those asking for an ACK are each followed by a look at
+ * what droce1 answered.
+ *
+ * droce1 answers as droce did in the capture, and as soft-RoCE's own
+ * responder answers a duplicate: with the last PSN it took in order,
+ * here the FIRST of the message in progress (13566751, later 13566815).
+ * That ACK tells a requester where to go on from; one naming the end
+ * of the last whole message instead leaves a requester that resends
+ * from far behind, with a window narrower than the gap, with nothing to
+ * go on (doc/guides/interop.rst). The last frame, a FIRST where the
+ * message in progress needs its MIDDLE, gets the Invalid Request NAK:
+ * nothing else a responder may do with it.
+ */
+static void
+test_replay_softroce_resend_shift(void **state)
+{
+	static const struct {
+		uint32_t after;         /* ACK-asking request's PSN */
+		uint32_t psn;           /* what droce1 answers */
+		uint8_t syndrome;
+	} want[] = {
+		{ 13566686, 13566686, DROCE_AETH_ACK },  /* frame 22 */
+		{ 13566750, 13566750, DROCE_AETH_ACK },  /* 153 */
+		{ 13566686, 13566751, DROCE_AETH_ACK },  /* 1258 */
+		{ 13566750, 13566751, DROCE_AETH_ACK },  /* 1323 */
+		{ 13566814, 13566814, DROCE_AETH_ACK },  /* 1778 */
+		{ 13566687, 13566815, DROCE_AETH_ACK },  /* 2301 */
+		{ 13566751, 13566815, DROCE_AETH_ACK },  /* 2366 */
+		{ 13566815, 13566815, DROCE_AETH_ACK },  /* 2561 */
+		{ 13566816, 13566816,                    /* 2562 */
+		  DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ },
+	};
+	enum { MAX_FRAMES = 4096 };
+	static const uint8_t *frame[MAX_FRAMES];
+	static uint32_t caplen[MAX_FRAMES], wirelen[MAX_FRAMES];
+	static uint8_t payload[4096];
+	static struct droce_wire_pkt req[MAX_FRAMES];
+	unsigned int nframes, nreq = 0, i, start, next = 0;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+	uint8_t *cap, *guard = b.buf + SHIFT_MSG;
+	uint8_t before[4096];
+	struct answer x[8];
+
+	(void)state;
+	assert_non_null(shift_pcap);
+	/* (kept: the headers; the payloads are made up) */
+	cap = pcapng_frames(shift_pcap, frame, caplen, wirelen, MAX_FRAMES,
+			    &nframes);
+	fill_pattern(payload, sizeof(payload), 9);
+	/* droce1's QP expects the capture's PSNs */
+	assert_int_equal(ibv_modify_qp(b.qp, &attr, IBV_QP_STATE), 0);
+	assert_int_equal(ep_connect_remote(&b, PEER_QPN, SHIFT_FIRST_PSN,
+					   &a.gid, &opts), 0);
+	answers(x, 8);
+	fill_pattern(guard, sizeof(before), 5);
+	memcpy(before, guard, sizeof(before));
+
+	for (i = 0; i < nframes; i++)
+		if (captured_request(&req[nreq], frame[i], caplen[i],
+				     wirelen[i], SHIFT_QPN, payload)) {
+			assert_true(req[nreq].reth.dlen <= SHIFT_MSG &&
+				    req[nreq].payload_len <= sizeof(payload));
+			nreq++;
+		}
+	/* the capture starts inside a message: its first packets first, as
+	 * soft-RoCE's own resend of them carries them */
+	for (i = 0; i < nreq && req[i].bth.psn != SHIFT_FIRST_PSN; i++)
+		;
+	assert_true(i < nreq);
+	start = i;
+	while (req[i].bth.psn != SHIFT_BASE_PSN)
+		i++;
+	inject(&req[start], i - start);
+	assert_int_equal(answers(x, 8), 0);
+
+	/* then every request, in the capture's order */
+	for (start = 0, i = 0; i < nreq; i++) {
+		if (!req[i].bth.ackreq && i - start + 1 < TX_SLOTS &&
+		    i + 1 < nreq)
+			continue;
+		inject(&req[start], i - start + 1);
+		start = i + 1;
+		/* an ACK asked for, or the last frame's NAK */
+		if (!req[i].bth.ackreq && i + 1 < nreq) {
+			assert_int_equal(answers(x, 8), 0);
+			continue;
+		}
+		assert_true(next < sizeof(want) / sizeof(want[0]));
+		assert_int_equal(req[i].bth.psn, want[next].after);
+		assert_int_equal(answers(x, 8), 1);
+		assert_int_equal(x[0].opcode,
+				 DROCE_TR_RC | DROCE_OP_ACKNOWLEDGE);
+		assert_int_equal(x[0].dqpn, PEER_QPN);
+		assert_int_equal(x[0].psn, want[next].psn);
+		assert_int_equal(x[0].syndrome & 0xe0,
+				 want[next].syndrome & 0xe0);
+		if ((want[next].syndrome & 0xe0) == DROCE_AETH_NAK)
+			assert_int_equal(x[0].syndrome, want[next].syndrome);
+		next++;
+	}
+	assert_int_equal(next, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_ERR);
+	/* the WRITEs stayed within their 64 KiB */
+	assert_memory_equal(guard, before, sizeof(before));
+	free(cap);
+}
+
 /* READ responses from PEER_QPN: [from, from + n) of a READ at @p first. */
 static void
 read_responses(struct droce_wire_pkt *p, uint32_t first, uint32_t from,
@@ -1597,8 +1811,11 @@ test_read_resumed_by_timer(void **state)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc > 1)
+		shift_pcap = argv[1];
+
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_dup_read_within_original, b_up),
 		cmocka_unit_test_setup(test_reads_beyond_max_dest_rd_atomic,
@@ -1621,6 +1838,8 @@ main(void)
 		cmocka_unit_test_setup(test_dup_read_flood, b_up),
 		cmocka_unit_test_setup(test_rnr_nak_flood, b_up),
 		cmocka_unit_test_setup(test_nd_storm, b_up),
+		cmocka_unit_test_setup(test_replay_softroce_resend_shift,
+				       b_up),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
