@@ -71,6 +71,20 @@ dev_by_name(const char *name, size_t len)
 	return NULL;
 }
 
+/*
+ * The device a command's parameter names.
+ * @return 0, -EINVAL without a parameter, -ENODEV if no device has that
+ * name.
+ */
+static int
+dev_param(const char *params, struct droce_dev **dev)
+{
+	if (params == NULL)
+		return -EINVAL;
+	*dev = dev_by_name(params, strlen(params));
+	return *dev != NULL ? 0 : -ENODEV;
+}
+
 /* droce_dev_call(), unless the engine is stopping. */
 static int
 tel_call(struct droce_dev *dev, int (*fn)(struct droce_dev *, void *),
@@ -130,13 +144,12 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct droce_dev_attr a;
 	struct droce_dev *dev;
 	char buf[INET6_ADDRSTRLEN];
+	int ret;
 
 	RTE_SET_USED(cmd);
-	if (params == NULL)
-		return -EINVAL;
-	dev = dev_by_name(params, strlen(params));
-	if (dev == NULL)
-		return -ENODEV;
+	ret = dev_param(params, &dev);
+	if (ret != 0)
+		return ret;
 	droce_dev_query(dev, &a);
 	droce_dev_stats(dev, &s);
 	rte_tel_data_start_dict(d);
@@ -169,11 +182,9 @@ tel_resources(const char *cmd, const char *params, struct rte_tel_data *d)
 	int ret;
 
 	RTE_SET_USED(cmd);
-	if (params == NULL)
-		return -EINVAL;
-	dev = dev_by_name(params, strlen(params));
-	if (dev == NULL)
-		return -ENODEV;
+	ret = dev_param(params, &dev);
+	if (ret != 0)
+		return ret;
 	ret = tel_call(dev, droce_dev_count_resources, &r);
 	if (ret < 0)
 		return ret;
@@ -205,11 +216,9 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	int ret;
 
 	RTE_SET_USED(cmd);
-	if (params == NULL)
-		return -EINVAL;
-	dev = dev_by_name(params, strlen(params));
-	if (dev == NULL)
-		return -ENODEV;
+	ret = dev_param(params, &dev);
+	if (ret != 0)
+		return ret;
 	q = malloc(sizeof(*q));
 	if (q == NULL)
 		return -ENOMEM;
