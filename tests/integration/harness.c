@@ -244,6 +244,45 @@ ep_xrc_target_up(struct ibv_qp *t, const union ibv_gid *gid, uint32_t qpn,
 }
 
 int
+ep_xrc_join(struct ibv_qp *i, const union ibv_gid *igid, struct ibv_qp *t,
+	    const union ibv_gid *tgid, uint32_t psn, uint8_t timeout)
+{
+	struct ibv_qp_attr attr;
+
+	if (ep_xrc_target_up(t, igid, i->qp_num, psn) != 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	if (ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = IBV_MTU_1024;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.port_num = 1;
+	attr.ah_attr.grh.hop_limit = 64;
+	attr.ah_attr.grh.dgid = *tgid;
+	attr.dest_qp_num = t->qp_num;
+	attr.rq_psn = psn;
+	if (ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_RQ_PSN) != 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = timeout;
+	attr.sq_psn = psn;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 16;
+	return ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_SQ_PSN | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int
 ud_qp_up(struct ibv_qp *qp, uint32_t qkey, uint32_t sq_psn)
 {
 	struct ibv_qp_attr attr;

@@ -91,6 +91,16 @@ int ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 int ep_xrc_target_up(struct ibv_qp *t, const union ibv_gid *gid,
 		     uint32_t qpn, uint32_t rq_psn);
 
+/**
+ * Join XRC initiator @p i (its device's GID @p igid) and target @p t (at
+ * @p tgid), both in RESET: the target up as ep_xrc_target_up() brings it,
+ * the initiator to RTS, @p psn each way, retry counts 7, max_rd_atomic
+ * 16, the local ACK timeout @p timeout. @return 0 or -1.
+ */
+int ep_xrc_join(struct ibv_qp *i, const union ibv_gid *igid,
+		struct ibv_qp *t, const union ibv_gid *tgid, uint32_t psn,
+		uint8_t timeout);
+
 /** Bring UD QP @p qp from RESET to RTS with Q_Key @p qkey. */
 int ud_qp_up(struct ibv_qp *qp, uint32_t qkey, uint32_t sq_psn);
 

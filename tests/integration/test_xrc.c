@@ -88,39 +88,7 @@ target(struct ibv_xrcd *x)
 static int
 join(struct ibv_qp *i, struct ibv_qp *t)
 {
-	struct ibv_qp_attr attr;
-
-	if (ep_xrc_target_up(t, &a.gid, i->qp_num, 0xfffff0) != 0)
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_INIT;
-	attr.port_num = 1;
-	if (ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = IBV_MTU_1024;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.port_num = 1;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.grh.dgid = b.gid;
-	attr.dest_qp_num = t->qp_num;
-	attr.rq_psn = 0xfffff0;
-	if (ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN) != 0)
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 14;
-	attr.sq_psn = 0xfffff0;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 16;
-	return ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_SQ_PSN | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return ep_xrc_join(i, &a.gid, t, &b.gid, 0xfffff0, 14);
 }
 
 static struct ibv_qp *

@@ -1386,46 +1386,6 @@ join_pair(struct soak_worker *w, struct ibv_qp *sqp, struct ibv_qp *rqp,
 	return 0;
 }
 
-/* The XRC initiator @p i to RTS, joined to target @p t (already up). */
-static int
-xrc_join(struct soak_worker *w, struct ibv_qp *i, struct ibv_qp *t,
-	 uint32_t psn)
-{
-	struct ibv_qp_attr attr;
-
-	if (ep_xrc_target_up(t, &w->agid, i->qp_num, psn) != 0)
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_INIT;
-	attr.port_num = 1;
-	if (ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = IBV_MTU_1024;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.port_num = 1;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.grh.dgid = w->bgid;
-	attr.dest_qp_num = t->qp_num;
-	attr.rq_psn = psn;
-	if (ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN) != 0)
-		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = soak_qp_timeout;
-	attr.sq_psn = psn;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 16;
-	return ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_SQ_PSN | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static uint8_t *
 touched(size_t len)
 {
@@ -1600,8 +1560,9 @@ worker_qps(struct soak_worker *w)
 		s->rqp = ibv_create_qp_ex(w->bctx, &ta);
 		if (s->sqp == NULL || s->rqp == NULL ||
 		    ibv_get_srq_num(w->srq, &s->srqn) != 0 ||
-		    xrc_join(w, s->sqp, s->rqp,
-			     0xfff000 + (uint32_t)(rnd(w) & 0xfff)) != 0)
+		    ep_xrc_join(s->sqp, &w->agid, s->rqp, &w->bgid,
+				0xfff000 + (uint32_t)(rnd(w) & 0xfff),
+				soak_qp_timeout) != 0)
 			return -1;
 		break;
 	}
