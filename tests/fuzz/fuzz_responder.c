@@ -7,7 +7,8 @@
  * only: the verbs API, droce.h and lib/wire's frame builder.
  *
  * The embedded default configuration gives two devices back to back.
- * droce1 holds the targets: an RC QP and a UC QP connected to a QPN of
+ * droce1 holds the targets: an RC QP, an RC QP on a shared receive
+ * queue and a UC QP, each connected to a QPN of
  * droce0's address that no QP has, and a UD QP, over memory regions with
  * different rights in two protection domains, a type 2 memory window
  * bound through the RC QP, a type 1 window that any QP of its protection
@@ -28,18 +29,19 @@
  *    (its rkey, the key's protection domain and rights, the window's QP,
  *    the range), and no posted receive WQE covers, is as it was;
  *  - every frame droce1 sent parses with all its checksums, from
- *    droce1's address to droce0's, an RC response to the RC QP's peer;
- *    the MSNs of its AETHs never go back and count no more messages
+ *    droce1's address to droce0's, an RC response to an RC QP's peer;
+ *    the MSNs of each QP's AETHs never go back and count no more messages
  *    than the input has records;
  *  - every receive completion is for a WQE posted and not completed yet,
  *    and a successful SEND fits its WQE; no send completion comes
  *    unasked;
  *  - the device and QP counters only grow; every frame reaches droce1.
  *
- * Then every QP goes RESET -> INIT -> RTR -> RTS with the same PSNs, the
- * regions get their patterns back and the receive WQEs are posted again
- * (the window bound again if a SEND with invalidate took it), so that
- * each input starts from the same state.
+ * Then every QP goes RESET -> INIT -> RTR -> RTS with the same PSNs (the
+ * QP on the SRQ is made again, with a new SRQ: an SRQ keeps what a QP
+ * left of its WQEs), the regions get their patterns back and the receive
+ * WQEs are posted again (the window bound again if a SEND with
+ * invalidate took it), so that each input starts from the same state.
  */
 
 #include <endian.h>
@@ -85,8 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * BTH says another pad than the payload has), IPv6 (bit 7).
  * psn: offset from the PSN the QP expects next (as far as the harness
  * can tell: each in-order request moves it on).
- * qp: below 0x80 the RC QP, then the UC QP, the UD QP, and QPNs near the
- * RC QP's from 0xe0.
+ * qp: below 0x60 the RC QP, then the RC QP on the SRQ, from 0x80 the UC
+ * QP, the UD QP, and QPNs near the RC QP's from 0xe0.
  * key: rkey (bits 0-2: MR1, the window, MR2, MR3, the type 1 window,
  * MR1's lkey, the window's previous rkey, aux), the base va is relative
  * to (bits 3-4: MR1, the window, MR2, MR3; bit 5: none, va is raw) and
@@ -178,7 +180,7 @@ rec_decode(const uint8_t *p, struct rec *r)
 
 enum { PD_A, PD_B, PD_NUM };
 
-enum region_id { R_MR1, R_MR2, R_MR3, R_RECV_A, R_RECV_B, R_NUM };
+enum region_id { R_MR1, R_MR2, R_MR3, R_RECV_A, R_RECV_B, R_RECV_S, R_NUM };
 
 #define LW IBV_ACCESS_LOCAL_WRITE
 #define RW IBV_ACCESS_REMOTE_WRITE
@@ -197,6 +199,7 @@ static const struct region_spec {
 	[R_MR3] = { "MR3", 8192, PD_B, LW | RW | RA },
 	[R_RECV_A] = { "RECV_A", 12288, PD_A, LW },
 	[R_RECV_B] = { "RECV_B", 8192, PD_B, LW },
+	[R_RECV_S] = { "RECV_S", 8192, PD_A, LW },
 };
 
 /* Guard bytes before, between and after the regions: more than a page,
@@ -218,7 +221,11 @@ static const struct region_spec {
  * QPs on droce1 and their receive WQEs.
  */
 
-enum qp_id { Q_RC, Q_UC, Q_UD, Q_NUM, Q_NONE = Q_NUM };
+enum qp_id { Q_RC, Q_UC, Q_UD, Q_SRQ, Q_NUM, Q_NONE = Q_NUM };
+
+/* The peers of the RC and UC QPs: QPNs of droce0's no QP has. */
+#define PEER_QPN 0xabcde
+#define PEER_SRQ_QPN 0xabcdf
 
 #define MAX_WQE 8
 #define MAX_SGE 3
@@ -237,6 +244,11 @@ static const struct wqe_spec rc_wqes[] = {
 static const struct wqe_spec uc_wqes[] = {
 	{ 1, { 256 } }, { 1, { 1500 } }, { 2, { 8, 500 } },
 };
+/* the SRQ's */
+static const struct wqe_spec srq_wqes[] = {
+	{ 1, { 512 } }, { 2, { 100, 1000 } }, { 1, { 64 } }, { 0, { 0 } },
+	{ 3, { 1, 300, 2048 } },
+};
 /* UD: the 40-byte GRH first */
 static const struct wqe_spec ud_wqes[] = {
 	{ 1, { 40 + 512 } }, { 1, { 40 + 1400 } }, { 2, { 40, 256 } },
@@ -251,18 +263,20 @@ static const struct qp_spec {
 	const struct wqe_spec *wqes;
 	unsigned int nwqe;
 	uint32_t rq_psn;
+	uint32_t peer;             /* the QPN it is connected to */
 } qp_spec[Q_NUM] = {
 	/* PSNs near the wrap: in-order sequences cross it */
 	[Q_RC] = { "RC", IBV_QPT_RC, PD_A, RW | RR | RA, R_RECV_A, rc_wqes,
-		   RTE_DIM(rc_wqes), 0xfffff8 },
+		   RTE_DIM(rc_wqes), 0xfffff8, PEER_QPN },
 	[Q_UC] = { "UC", IBV_QPT_UC, PD_B, RW, R_RECV_B, uc_wqes,
-		   RTE_DIM(uc_wqes), 0xfffffc },
+		   RTE_DIM(uc_wqes), 0xfffffc, PEER_QPN },
 	[Q_UD] = { "UD", IBV_QPT_UD, PD_A, 0, R_RECV_A, ud_wqes,
-		   RTE_DIM(ud_wqes), 0 },
+		   RTE_DIM(ud_wqes), 0, 0 },
+	/* its receive WQEs are the SRQ's */
+	[Q_SRQ] = { "SRQ", IBV_QPT_RC, PD_A, RW | RR | RA, R_RECV_S,
+		    srq_wqes, RTE_DIM(srq_wqes), 0xfffffa, PEER_SRQ_QPN },
 };
 
-/* The peer of the RC and UC QPs: a QPN of droce0's no QP has. */
-#define PEER_QPN 0xabcde
 #define UD_QKEY 0x1234567u
 #define UD_SRC_QPN 0x4242
 #define PATH_MTU IBV_MTU_1024
@@ -310,6 +324,7 @@ static struct fz {
 	uint32_t mw_old_rkey;
 	bool mw_invalidated;
 	struct target_qp t[Q_NUM];
+	struct ibv_srq *srq;       /* Q_SRQ's */
 	union ibv_gid gid1[2];     /* IPv4-mapped, link-local */
 	uint8_t mac1[6];
 	/* droce0 */
@@ -331,8 +346,8 @@ static struct fz {
 	struct rec recs[MAX_RECS];
 	unsigned int nrecs;
 	uint64_t inputs;
-	/* the RC QP's MSN as its responses said, this input */
-	uint32_t msn;
+	/* each QP's MSN as its responses said, this input */
+	uint32_t msn[Q_NUM];
 } fz;
 
 /* ------------------------------------------------------------------------
@@ -506,8 +521,10 @@ rec_qp(const struct rec *r, uint32_t *qpn)
 {
 	enum qp_id q;
 
-	if (r->qp < 0x80)
+	if (r->qp < 0x60)
 		q = Q_RC;
+	else if (r->qp < 0x80)
+		q = Q_SRQ;
 	else if (r->qp < 0xb0)
 		q = Q_UC;
 	else if (r->qp < 0xe0)
@@ -996,6 +1013,7 @@ static void
 check_response(const uint8_t *f, uint32_t len)
 {
 	struct droce_wire_pkt pkt;
+	enum qp_id q;
 	uint16_t type;
 	int ret;
 
@@ -1016,9 +1034,12 @@ check_response(const uint8_t *f, uint32_t len)
 		violation("droce1 sent %s from or to another address",
 			  pkt.op->name);
 	if ((pkt.bth.opcode & DROCE_TR_MASK) != DROCE_TR_RC ||
-	    !(pkt.op->flags & DROCE_OPF_RESP) || pkt.bth.dqpn != PEER_QPN)
+	    !(pkt.op->flags & DROCE_OPF_RESP) ||
+	    (pkt.bth.dqpn != PEER_QPN && pkt.bth.dqpn != PEER_SRQ_QPN))
 		violation("droce1 sent %s to QPN %#x: only RC responses to "
-			  "%#x are due", pkt.op->name, pkt.bth.dqpn, PEER_QPN);
+			  "%#x and %#x are due", pkt.op->name, pkt.bth.dqpn,
+			  PEER_QPN, PEER_SRQ_QPN);
+	q = pkt.bth.dqpn == PEER_QPN ? Q_RC : Q_SRQ;
 	if (pkt.payload_len > MTU)
 		violation("droce1 sent %s of %u bytes, path MTU %u",
 			  pkt.op->name, pkt.payload_len, MTU);
@@ -1027,13 +1048,13 @@ check_response(const uint8_t *f, uint32_t len)
 	/* the MSN counts the messages the QP completed: from 0 after the
 	 * reset, one at most per record, never back (the frames are seen
 	 * in the order droce1 sent them) */
-	if (droce_psn_diff(pkt.aeth.msn, fz.msn) < 0)
+	if (droce_psn_diff(pkt.aeth.msn, fz.msn[q]) < 0)
 		violation("droce1 sent %s with MSN %u after MSN %u",
-			  pkt.op->name, pkt.aeth.msn, fz.msn);
+			  pkt.op->name, pkt.aeth.msn, fz.msn[q]);
 	if (pkt.aeth.msn > fz.nrecs)
 		violation("droce1 sent %s with MSN %u: the input has %u "
 			  "requests", pkt.op->name, pkt.aeth.msn, fz.nrecs);
-	fz.msn = pkt.aeth.msn;
+	fz.msn[q] = pkt.aeth.msn;
 }
 
 /* Give the raw QP's receive slot @p slot back. @return 0 or an errno. */
@@ -1171,7 +1192,7 @@ qp_up(enum qp_id q)
 		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
 	} else {
 		a.path_mtu = PATH_MTU;
-		a.dest_qp_num = PEER_QPN;
+		a.dest_qp_num = s->peer;
 		a.rq_psn = s->rq_psn;
 		a.max_dest_rd_atomic = MAX_DEST_RD_ATOMIC;
 		a.min_rnr_timer = 1;
@@ -1210,6 +1231,57 @@ qp_reset(enum qp_id q)
 	return ret != 0 ? ret : qp_up(q);
 }
 
+/*
+ * Create QP @p q (Q_SRQ with its SRQ) and bring it to RTS.
+ * @return 0 or -1.
+ */
+static int
+qp_create(enum qp_id q)
+{
+	const struct qp_spec *s = &qp_spec[q];
+	struct target_qp *t = &fz.t[q];
+	struct ibv_qp_init_attr qa = {
+		.qp_type = s->type,
+		.send_cq = t->scq,
+		.recv_cq = t->rcq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = MAX_WQE,
+			 .max_send_sge = 1, .max_recv_sge = MAX_SGE },
+	};
+
+	if (q == Q_SRQ) {
+		struct ibv_srq_init_attr sa = {
+			.attr = { .max_wr = MAX_WQE, .max_sge = MAX_SGE },
+		};
+
+		fz.srq = ibv_create_srq(fz.pd[s->pd], &sa);
+		if (fz.srq == NULL)
+			return -1;
+		qa.srq = fz.srq;
+		qa.cap.max_recv_wr = 0;
+	}
+	t->qp = ibv_create_qp(fz.pd[s->pd], &qa);
+	return t->qp != NULL && qp_up(q) == 0 ? 0 : -1;
+}
+
+/*
+ * An SRQ keeps what its QPs left of its WQEs: the QP on it starts each
+ * input afresh, SRQ and all. @return 0 or -1.
+ */
+static int
+srq_qp_renew(void)
+{
+	struct target_qp *t = &fz.t[Q_SRQ];
+
+	if (ibv_destroy_qp(t->qp) != 0 || ibv_destroy_srq(fz.srq) != 0)
+		return -1;
+	t->qp = NULL;
+	fz.srq = NULL;
+	if (qp_create(Q_SRQ) != 0)
+		return -1;
+	/* its counters start from nothing again */
+	return droce_query_qp_counters(t->qp, &fz.qpc[Q_SRQ]);
+}
+
 static int
 post_recvs(enum qp_id q)
 {
@@ -1224,7 +1296,8 @@ post_recvs(enum qp_id q)
 		}, *bad;
 
 		t->wqe[i].done = false;
-		if (ibv_post_recv(t->qp, &wr, &bad) != 0)
+		if (q == Q_SRQ ? ibv_post_srq_recv(fz.srq, &wr, &bad) != 0 :
+		    ibv_post_recv(t->qp, &wr, &bad) != 0)
 			return -1;
 	}
 	return 0;
@@ -1287,14 +1360,14 @@ restore(void)
 	enum qp_id q;
 
 	for (q = 0; q < Q_NUM; q++)
-		if (qp_reset(q) != 0)
+		if (q == Q_SRQ ? srq_qp_renew() != 0 : qp_reset(q) != 0)
 			violation("%s QP: RESET -> RTS failed",
 				  qp_spec[q].name);
 	/* no QP takes a frame now: the memory is the harness's */
 	for (r = 0; r < R_NUM; r++)
 		memcpy(region(r), fz.pristine + fz.off[r], region_spec[r].len);
 	memset(fz.may_change, 0, fz.arena_len);
-	fz.msn = 0;
+	memset(fz.msn, 0, sizeof(fz.msn));
 	for (q = 0; q < Q_NUM; q++) {
 		fz.t[q].psn_next = qp_spec[q].rq_psn;
 		if (post_recvs(q) != 0)
@@ -1391,21 +1464,12 @@ qps_setup(void)
 	for (q = 0; q < Q_NUM; q++) {
 		const struct qp_spec *s = &qp_spec[q];
 		struct target_qp *t = &fz.t[q];
-		struct ibv_qp_init_attr qa = {
-			.qp_type = s->type,
-			.cap = { .max_send_wr = 16, .max_recv_wr = MAX_WQE,
-				 .max_send_sge = 1, .max_recv_sge = MAX_SGE },
-		};
 
 		t->rcq = ibv_create_cq(fz.ctx[1], 256, NULL, NULL, 0);
 		t->scq = q == Q_RC ? ibv_create_cq(fz.ctx[1], 256, NULL, NULL,
 						   0) : t->rcq;
 		SETUP(t->rcq != NULL && t->scq != NULL, "ibv_create_cq");
-		qa.send_cq = t->scq;
-		qa.recv_cq = t->rcq;
-		t->qp = ibv_create_qp(fz.pd[s->pd], &qa);
-		SETUP(t->qp != NULL, "ibv_create_qp");
-		SETUP(qp_up(q) == 0, "bringing a QP to RTS");
+		SETUP(qp_create(q) == 0, "creating a QP and bringing it to RTS");
 		wqes_setup(q, next);
 		t->psn_next = s->rq_psn;
 		SETUP(post_recvs(q) == 0, "ibv_post_recv");

@@ -36,7 +36,7 @@ COMPARE_SWAP, FETCH_ADD, SEND_ONLY_INV = 19, 20, 23
 FLUSH, ATOMIC_WRITE = 28, 29
 
 # the qp byte
-QP_RC, QP_UC, QP_UD = 0x00, 0x80, 0xb0
+QP_RC, QP_SRQ, QP_UC, QP_UD = 0x00, 0x60, 0x80, 0xb0
 # the key byte: rkey (bits 0-2; K_MW1 the type 1 window, at MW1_OFF of
 # MR1), va base (bits 3-4), raw va (bit 5),
 # the key a SEND with invalidate names (bits 6-7)
@@ -168,6 +168,29 @@ def hand_made():
         rec(SEND_LAST, qp=QP_UC, length=100, psn=1),
         rec(SEND_ONLY, qp=QP_UC, length=8),
         rec(WRITE_ONLY, qp=QP_UC, key=K_MR1 | B_MR1, dlen=8, length=8),
+    ]
+    # the RC QP on the SRQ: SENDs into its WQEs in turn, one of three
+    # packets, one longer than its WQE, a WRITE with immediate taking a
+    # WQE, a READ and an atomic (no receive WQE)
+    seeds['srq'] = [
+        rec(SEND_ONLY, qp=QP_SRQ, length=300),
+        rec(SEND_FIRST, qp=QP_SRQ, length=1024, flags=0),
+        rec(SEND_MIDDLE, qp=QP_SRQ, length=1024, psn=0, flags=0),
+        rec(SEND_LAST, qp=QP_SRQ, length=10),
+        rec(SEND_ONLY, qp=QP_SRQ, length=100),
+        rec(WRITE_ONLY_IMM, qp=QP_SRQ, key=K_MR1 | B_MR1, va=64, dlen=32,
+            length=32, aux=7),
+        rec(READ_REQUEST, qp=QP_SRQ, key=K_MR1 | B_MR1, dlen=2000),
+        rec(FETCH_ADD, qp=QP_SRQ, key=K_MR1 | B_MR1, va=8, swap_add=3),
+        rec(SEND_ONLY, qp=QP_SRQ, length=1300),
+    ]
+    # SRQ and RC at once, and a SEND with invalidate of the window (bound
+    # through the other QP) on the SRQ's
+    seeds['srq_and_rc'] = [
+        rec(SEND_ONLY, qp=QP_SRQ, length=64),
+        rec(SEND_ONLY, length=64),
+        rec(SEND_ONLY_INV, qp=QP_SRQ, length=8, key=K_MR1 | INV_MW),
+        rec(WRITE_ONLY, qp=QP_SRQ, key=K_MW | B_MW, dlen=16, length=16),
     ]
     # UD: datagrams with and without immediate data, a wrong Q_Key,
     # over IPv6
