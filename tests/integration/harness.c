@@ -206,6 +206,22 @@ ep_pair_up(struct ep *a, struct ep *b, const struct ep_opts *o)
 	return up ? 0 : -1;
 }
 
+/* An XRC QP's RTR attributes: path MTU 1024, to @p qpn at @p gid. */
+static void
+xrc_rtr_attr(struct ibv_qp_attr *attr, const union ibv_gid *gid,
+	     uint32_t qpn, uint32_t rq_psn)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = IBV_QPS_RTR;
+	attr->path_mtu = IBV_MTU_1024;
+	attr->ah_attr.is_global = 1;
+	attr->ah_attr.port_num = 1;
+	attr->ah_attr.grh.hop_limit = 64;
+	attr->ah_attr.grh.dgid = *gid;
+	attr->dest_qp_num = qpn;
+	attr->rq_psn = rq_psn;
+}
+
 int
 ep_xrc_target_up(struct ibv_qp *t, const union ibv_gid *gid, uint32_t qpn,
 		 uint32_t rq_psn)
@@ -220,15 +236,7 @@ ep_xrc_target_up(struct ibv_qp *t, const union ibv_gid *gid, uint32_t qpn,
 	if (ibv_modify_qp(t, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
 		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = IBV_MTU_1024;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.port_num = 1;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.grh.dgid = *gid;
-	attr.dest_qp_num = qpn;
-	attr.rq_psn = rq_psn;
+	xrc_rtr_attr(&attr, gid, qpn, rq_psn);
 	attr.max_dest_rd_atomic = 16;
 	attr.min_rnr_timer = 1;
 	if (ibv_modify_qp(t, &attr, IBV_QP_STATE | IBV_QP_AV |
@@ -257,15 +265,7 @@ ep_xrc_join(struct ibv_qp *i, const union ibv_gid *igid, struct ibv_qp *t,
 	if (ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
 		return -1;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = IBV_MTU_1024;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.port_num = 1;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.grh.dgid = *tgid;
-	attr.dest_qp_num = t->qp_num;
-	attr.rq_psn = psn;
+	xrc_rtr_attr(&attr, tgid, t->qp_num, psn);
 	if (ibv_modify_qp(i, &attr, IBV_QP_STATE | IBV_QP_AV |
 			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			  IBV_QP_RQ_PSN) != 0)
