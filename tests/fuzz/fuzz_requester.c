@@ -32,8 +32,9 @@
  *    asks for a tail of its range); nothing at or after a WQE that
  *    failed its local checks is sent;
  *  - the completer's oldest unacknowledged PSN (read from the engine
- *    while it is quiet) never moves back and stays within the PSNs the
- *    WQEs took.
+ *    while it is quiet) moves back only where the requester sends again
+ *    (at once, or when an RNR NAK's wait is over) and stays within the
+ *    PSNs the WQEs took.
  *
  * At the end the QP is moved to ERR and every WQE completes; then:
  *
@@ -858,10 +859,17 @@ check_una(void)
 			  SQ_PSN, fz.end_psn);
 	/* back only where the requester went back to send again: a READ
 	 * acknowledged without its data is asked again from its first PSN,
-	 * which is then unacknowledged again */
-	if ((uint32_t)rel < fz.una && qp->stats.retransmits == fz.resent)
-		violation("una went back from %#x to %#x, nothing sent again",
-			  droce_psn_add(SQ_PSN, fz.una), una);
+	 * which is then unacknowledged again; an RNR NAK moves it back at
+	 * once and sends again when its wait is over (which may have just
+	 * happened: one pass lets the requester send) */
+	if ((uint32_t)rel < fz.una && qp->stats.retransmits == fz.resent &&
+	    !__atomic_load_n(&qp->req.rnr_wait, __ATOMIC_ACQUIRE)) {
+		engine_pass();
+		if (qp->stats.retransmits == fz.resent)
+			violation("una went back from %#x to %#x, nothing "
+				  "sent again", droce_psn_add(SQ_PSN, fz.una),
+				  una);
+	}
 	fz.una = (uint32_t)rel;
 	fz.resent = qp->stats.retransmits;
 }

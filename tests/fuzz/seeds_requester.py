@@ -244,6 +244,8 @@ def main():
     for arg in sys.argv[2:]:
         if os.path.isdir(arg):
             for name in sorted(os.listdir(arg)):
+                if name.endswith('.md'):
+                    continue            # what the inputs are
                 shutil.copy(os.path.join(arg, name),
                             os.path.join(out, 'kept-' + name))
                 n += 1
