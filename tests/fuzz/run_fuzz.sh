@@ -20,7 +20,7 @@ status=0
 "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
 	-print_final_stats=1 corpus seeds || status=$?
 [ "$status" = 0 ] && exit 0
-for f in crash-* leak-* timeout-* oom-* slow-unit-*; do
+for f in crash-* leak-* timeout-* oom-*; do
 	[ -f "$f" ] || continue
 	echo "== $f (base64; replay: base64 -d >in && $fuzzer in)"
 	base64 "$f"
