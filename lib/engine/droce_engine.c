@@ -123,7 +123,7 @@ droce_dev_count_resources(struct droce_dev *dev, void *arg)
 
 	memset(r, 0, sizeof(*r));
 	r->qps = dev->nlive;
-	r->qps_max = DROCE_MAX_QP;
+	r->qps_max = DROCE_MAX_QP + 1;    /* the table's and QP1 */
 	for (i = 0; i < DROCE_MAX_MR; i++)
 		r->mrs += dev->mrs[i] != NULL;
 	r->mrs_max = DROCE_MAX_MR;

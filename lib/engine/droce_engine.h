@@ -742,6 +742,11 @@ void droce_ah_destroy(struct droce_ah_eng *ah);
 /** A Q_Key with this bit is privileged; in a UD WR: use the QP's. */
 #define DROCE_QKEY_PRIVILEGED 0x80000000u
 
+/** QP1, the GSI: a UD QP each device may have one of (CM MADs use it). */
+#define DROCE_GSI_QPN 1u
+/** The GSI's well-known Q_Key (privileged). */
+#define DROCE_GSI_QKEY 0x80010000u
+
 /** QP attributes the engine keeps (the verbs layer checks transitions). */
 struct droce_qp_cfg {
 	enum ibv_qp_type type;
@@ -754,13 +759,18 @@ struct droce_qp_cfg {
 	struct droce_srq_eng *srq;
 	uint32_t xrcd;              /**< XRC_RECV: its XRC domain */
 	bool sq_sig_all;
+	/** UD: be the device's GSI, QP number DROCE_GSI_QPN, instead of
+	 * taking a QPN of the device's table */
+	bool gsi;
 	droce_event_fn event;       /**< the QP's asynchronous events */
 	void *event_arg;
 };
 
 /**
  * Create the engine side of a QP on @p dev (state RESET).
- * @return the QP, or NULL with errno set.
+ * @return the QP, or NULL with errno set: EOPNOTSUPP (a type droce has
+ * not got), EINVAL (cfg->gsi on a QP that is not UD), EBUSY (cfg->gsi:
+ * the device has its GSI already, until that QP is destroyed), ENOMEM.
  */
 struct droce_qp_eng *droce_qp_create(struct droce_dev *dev,
 				 const struct droce_qp_cfg *cfg);

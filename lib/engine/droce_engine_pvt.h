@@ -32,13 +32,14 @@ extern int droce_engine_logtype;
 #define DROCE_BURST 64
 #define DROCE_MAX_DEVS 16
 #define DROCE_MAX_LCORES 16
-/** QPNs 0 and 1 are special; droce's start where Linux's do. */
+/** QPs of a device's table (QP1, the GSI, is not one of them). */
 #define DROCE_MAX_QP 4096
 /*
  * A QPN is a slot of dev->qps in its low 12 bits and a tag drawn at
  * random for each QP above them (1..0xffe: never QP0, QP1 or the
  * multicast QPN), so that QPNs are not predictable and a QPN that named
- * a destroyed QP names no QP made in its slot since.
+ * a destroyed QP names no QP made in its slot since. QP1, the GSI, has
+ * no slot: it is dev->qp1, which droce_qp_by_qpn() gives for QPN 1.
  */
 #define DROCE_QPN_SLOT_BITS 12
 #define DROCE_QPN_SLOT(qpn) ((qpn) & (DROCE_MAX_QP - 1))
@@ -188,8 +189,12 @@ struct droce_dev {
 	struct droce_qp_eng *qps[DROCE_MAX_QP];
 	uint32_t next_slot;           /**< where the search for a free one
 				       *   starts: slots are reused last */
+	/** QP1, the GSI (a UD QP made with IBV_QP_CREATE_SOURCE_QPN), or
+	 * NULL: outside dev->qps, in dev->live as every QP */
+	struct droce_qp_eng *qp1;
 	uint32_t nlive;
-	struct droce_qp_eng *live[DROCE_MAX_QP];   /**< dense, for the loop */
+	/** dense, for the loop: the table's QPs and QP1 */
+	struct droce_qp_eng *live[DROCE_MAX_QP + 1];
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
 	struct droce_srq_eng *srqs[DROCE_MAX_SRQ];  /**< by number - 1 */
 	uint64_t key_rand;
@@ -442,7 +447,8 @@ struct droce_qp_eng {
 	struct droce_recv_wqe *srq_wqe;
 	uint8_t tr;                /**< DROCE_TR_RC, _UC or _UD */
 	enum ibv_qp_state state;
-	uint32_t slot;             /**< index in dev->qps */
+	uint32_t slot;             /**< index in dev->qps (QP1: none,
+				    *   DROCE_MAX_QP) */
 	uint32_t live_idx;         /**< index in dev->live */
 
 	/* attributes */
@@ -533,13 +539,19 @@ struct droce_qp_eng {
 	struct droce_qp_stats stats;
 };
 
-/** The QP of @p dev with QPN @p qpn, or NULL. */
+/**
+ * The QP of @p dev with QPN @p qpn, or NULL. A table QP is found by its
+ * slot; only a miss looks further, at QP1 (whose QPN no table QP has:
+ * theirs have a tag above the slot).
+ */
 static inline struct droce_qp_eng *
 droce_qp_by_qpn(const struct droce_dev *dev, uint32_t qpn)
 {
 	struct droce_qp_eng *qp = dev->qps[DROCE_QPN_SLOT(qpn)];
 
-	return qp != NULL && qp->cfg.qp_num == qpn ? qp : NULL;
+	if (likely(qp != NULL && qp->cfg.qp_num == qpn))
+		return qp;
+	return qpn == DROCE_GSI_QPN ? dev->qp1 : NULL;
 }
 
 /** qp->tr of a raw packet QP: no RoCE transport. */

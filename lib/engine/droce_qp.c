@@ -95,12 +95,27 @@ droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats)
  * Creation and destruction, on the engine lcore.
  */
 
+/*
+ * A QPN for @p qp and a place in the loop. The GSI takes QPN 1, outside
+ * the table, while no other QP has it; every other QP a slot of the
+ * table and a tag.
+ */
 static int
 qp_insert(struct droce_dev *dev, void *arg)
 {
 	struct droce_qp_eng *qp = arg;
 	uint32_t n, i = 0, tag;
 
+	if (qp->cfg.gsi) {
+		if (dev->qp1 != NULL)
+			return -EBUSY;
+		qp->slot = DROCE_MAX_QP;
+		qp->cfg.qp_num = DROCE_GSI_QPN;
+		qp->live_idx = dev->nlive;
+		dev->live[dev->nlive++] = qp;
+		dev->qp1 = qp;
+		return 0;
+	}
 	/* the free slot after the last one taken, and a tag of its own */
 	for (n = 0; n < DROCE_MAX_QP; n++) {
 		i = (dev->next_slot + n) % DROCE_MAX_QP;
@@ -130,6 +145,11 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	    cfg->type != IBV_QPT_XRC_RECV &&
 	    cfg->type != IBV_QPT_RAW_PACKET) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* the GSI is a UD QP */
+	if (cfg->gsi && cfg->type != IBV_QPT_UD) {
+		errno = EINVAL;
 		return NULL;
 	}
 	qp = rte_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
@@ -204,7 +224,10 @@ qp_remove(struct droce_dev *dev, void *arg)
 	dev->live[qp->live_idx] = last;
 	last->live_idx = qp->live_idx;
 	dev->nlive--;
-	dev->qps[qp->slot] = NULL;
+	if (qp == dev->qp1)
+		dev->qp1 = NULL;
+	else
+		dev->qps[qp->slot] = NULL;
 	droce_mcast_forget(qp);
 	return 0;
 }

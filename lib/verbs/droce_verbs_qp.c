@@ -201,12 +201,12 @@ qp_event(void *arg, enum ibv_event_type type)
 /*
  * Make a QP; an XRC target (XRC_RECV) has @p xrcd instead of a PD, and
  * neither queues nor CQs of its own, an XRC initiator (XRC_SEND) a send
- * queue only.
+ * queue only. With @p gsi, a UD QP is the device's QP1.
  */
 static struct ibv_qp *
 create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	  struct ibv_qp_init_attr *attr, struct droce_xrcd *xrcd,
-	  uint32_t tso_hdr)
+	  uint32_t tso_hdr, bool gsi)
 {
 	struct droce_context *ctx = to_ctx(context);
 	struct ibv_qp_cap *cap = &attr->cap;
@@ -313,6 +313,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	cfg.rq = qp->srq != NULL ? NULL : &qp->rq;
 	cfg.srq = qp->srq != NULL ? &qp->srq->eng : NULL;
 	cfg.sq_sig_all = qp->sq_sig_all;
+	cfg.gsi = gsi;
 	cfg.event = qp_event;
 	cfg.event_arg = qp;
 	qp->eng = droce_qp_create(ctx->dev, &cfg);
@@ -362,7 +363,30 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	return create_qp(pd->context, pd, attr, NULL,
 			 attr->qp_type == IBV_QPT_RAW_PACKET ? DROCE_TSO_HDR :
-			 0);
+			 0, false);
+}
+
+/*
+ * The creation flags droce has: IBV_QP_CREATE_SOURCE_QPN, on a UD QP,
+ * with source QPN 1 only: the device's GSI, which sends from QPN 1 and
+ * receives what is sent to it (one per device: EBUSY while it exists).
+ * Another flag is refused with EOPNOTSUPP, as soft-RoCE's provider
+ * refuses one it has not got. @return 0 or the errno, *gsi set.
+ */
+static int
+create_flags_check(const struct ibv_qp_init_attr_ex *attr, bool *gsi)
+{
+	*gsi = false;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS))
+		return 0;
+	if (attr->create_flags & ~(uint32_t)IBV_QP_CREATE_SOURCE_QPN)
+		return EOPNOTSUPP;
+	if (!(attr->create_flags & IBV_QP_CREATE_SOURCE_QPN))
+		return 0;
+	if (attr->qp_type != IBV_QPT_UD || attr->source_qpn != DROCE_GSI_QPN)
+		return EINVAL;
+	*gsi = true;
+	return 0;
 }
 
 struct ibv_qp *
@@ -370,6 +394,7 @@ droce_create_qp_ex(struct ibv_context *context,
 		   struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+		IBV_QP_INIT_ATTR_CREATE_FLAGS |
 		IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
 		IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
 	/* an XRC target has a domain, every other QP a PD */
@@ -379,10 +404,16 @@ droce_create_qp_ex(struct ibv_context *context,
 	struct ibv_qp_init_attr a;
 	uint32_t tso_hdr = 0;
 	struct ibv_qp *ibqp;
+	bool gsi;
 	int err;
 
 	if (!(attr->comp_mask & needed) || (attr->comp_mask & ~known)) {
 		errno = (attr->comp_mask & needed) ? EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	err = create_flags_check(attr, &gsi);
+	if (err != 0) {
+		errno = err;
 		return NULL;
 	}
 	if (attr->qp_type == IBV_QPT_XRC_RECV) {
@@ -412,7 +443,7 @@ droce_create_qp_ex(struct ibv_context *context,
 	if (attr->qp_type == IBV_QPT_RAW_PACKET)
 		tso_hdr = RTE_MAX(tso_hdr, (uint32_t)DROCE_TSO_HDR);
 	ibqp = create_qp(context, xrcd != NULL ? NULL : attr->pd, &a, xrcd,
-			 tso_hdr);
+			 tso_hdr, gsi);
 	if (ibqp == NULL)
 		return NULL;
 	attr->cap = a.cap;
@@ -503,7 +534,9 @@ wq_reset(struct droce_wq *wq)
 
 /*
  * Linux lets only a process with CAP_NET_RAW make a raw packet QP or give
- * a QP a privileged Q_Key (high bit set); so does droce.
+ * a QP a privileged Q_Key (high bit set); so does droce, but for the
+ * GSI's own Q_Key on the GSI (QP1 is the kernel's under Linux: here the
+ * connection manager, an unprivileged library, sets it up).
  */
 bool
 droce_has_net_raw(void)
@@ -545,6 +578,7 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		goto out;
 	}
 	if ((attr_mask & IBV_QP_QKEY) && (attr->qkey & DROCE_QKEY_PRIVILEGED) &&
+	    !(ibqp->qp_num == DROCE_GSI_QPN && attr->qkey == DROCE_GSI_QKEY) &&
 	    !droce_has_net_raw()) {
 		ret = EPERM;
 		goto out;

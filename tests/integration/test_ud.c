@@ -28,6 +28,15 @@
  *    0xFFFFFF reaches every QP attached to it and no other; detach, and
  *    a QP destroyed while attached, stop it;
  *  - a privileged Q_Key needs CAP_NET_RAW (EPERM without it);
+ *  - QP1, the GSI, on each device: a UD QP from ibv_create_qp_ex() with
+ *    IBV_QP_CREATE_SOURCE_QPN and source QPN 1 has qp_num 1; a MAD-sized
+ *    datagram from one device's QP1 to the other's, Q_Key 0x80010000,
+ *    arrives from src_qp 1 with its GRH naming the sender; one per device
+ *    (EBUSY until it is destroyed), source QPN 1 only, on UD only;
+ *    another Q_Key dropped and counted; an ordinary UD QP, even one whose
+ *    table slot is 1, still gets its own datagrams; without a QP1,
+ *    datagrams to QPN 1 are not the device's; the GSI's own Q_Key needs
+ *    no CAP_NET_RAW;
  *  - TSO (IBV_WR_TSO, as IPoIB uses it): a header of IPoIB's four bytes,
  *    IPv4 or IPv6 and TCP, and a payload of several MSS arrive as that
  *    many datagrams, each the header made that segment's (IP length,
@@ -63,6 +72,8 @@
 #define RECV_OFF (2u << 20)
 #define GRH 40
 #define QKEY 0x11111111u
+#define GSI_QKEY 0x80010000u
+#define MAD 256u
 
 static struct ep_opts opts;
 static struct ep a, b;
@@ -318,12 +329,18 @@ test_ud_ipv6(void **state)
 }
 
 static uint64_t
-rx_dropped(struct ep *e)
+rx_dropped_qp(struct ibv_qp *qp)
 {
 	struct droce_qp_counters c;
 
-	assert_int_equal(droce_query_qp_counters(e->qp, &c), 0);
+	assert_int_equal(droce_query_qp_counters(qp, &c), 0);
 	return c.rx_dropped;
+}
+
+static uint64_t
+rx_dropped(struct ep *e)
+{
+	return rx_dropped_qp(e->qp);
 }
 
 static void
@@ -810,6 +827,362 @@ test_ud_multicast(void **state)
 	assert_int_equal(ibv_attach_mcast(b.qp, &b.gid, 0), EINVAL);
 }
 
+/* ------------------------------------------------------------------------
+ * QP1, the GSI.
+ */
+
+/*
+ * A UD (or @p type) QP on @p e's device from ibv_create_qp_ex() with
+ * creation flags @p flags and source QPN @p source_qpn.
+ * @return it, or NULL with errno set.
+ */
+static struct ibv_qp *
+flagged_qp(struct ep *e, enum ibv_qp_type type, uint32_t flags,
+	   uint32_t source_qpn)
+{
+	struct ibv_qp_init_attr_ex qa = {
+		.send_cq = e->scq, .recv_cq = e->rcq, .qp_type = type,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		.pd = e->pd,
+		.create_flags = flags,
+		.source_qpn = source_qpn,
+	};
+
+	return ibv_create_qp_ex(e->ctx, &qa);
+}
+
+/* QP1 of @p e's device, at RTS with the GSI's Q_Key. */
+static struct ibv_qp *
+gsi_up(struct ep *e)
+{
+	struct ibv_qp *qp = flagged_qp(e, IBV_QPT_UD,
+				       IBV_QP_CREATE_SOURCE_QPN, 1);
+
+	assert_non_null(qp);
+	assert_int_equal(qp->qp_num, 1);
+	assert_int_equal(ud_qp_up(qp, GSI_QKEY, 0), 0);
+	return qp;
+}
+
+/* Post a signalled UD SEND of @p len bytes of from->buf on @p qp. */
+static void
+send_on(struct ibv_qp *qp, struct ep *from, uint64_t wr_id, uint32_t len,
+	struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)from->buf, .length = len,
+		.lkey = from->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		.wr = { .ud = { .ah = ah, .remote_qpn = qpn,
+				.remote_qkey = qkey } },
+	};
+	struct ibv_send_wr *bad;
+
+	assert_int_equal(ibv_post_send(qp, &wr, &bad), 0);
+}
+
+/* Post a receive of GRH + MTU bytes at @p off of @p e's buffer on @p qp. */
+static void
+recv_at(struct ibv_qp *qp, struct ep *e, uint64_t wr_id, size_t off)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(e->buf + off), .length = GRH + mtu,
+		.lkey = e->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	assert_int_equal(ibv_post_recv(qp, &wr, &bad), 0);
+}
+
+/*
+ * A MAD from QP1 of @p from to QP1 of @p to (Q_Key 0x80010000, given as
+ * such in the WR): it lands in @p to's QP1 from src_qp 1, after a GRH
+ * naming @p from's address, every byte as sent.
+ */
+static void
+gsi_mad(struct ep *from, struct ibv_qp *fqp, struct ep *to,
+	struct ibv_qp *tqp, struct ibv_ah *ah, uint32_t seed)
+{
+	uint8_t *got = to->buf + RECV_OFF;
+	struct ibv_grh *grh = (struct ibv_grh *)got;
+	struct ibv_ah_attr back;
+	struct ibv_wc wc;
+	unsigned int k;
+
+	fill_pattern(from->buf, MAD, seed);
+	memset(got, 0xee, GRH + mtu);
+	recv_at(tqp, to, seed, RECV_OFF);
+	send_on(fqp, from, seed, MAD, ah, 1, GSI_QKEY);
+	assert_int_equal(ep_poll(from->scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.qp_num, 1);
+	assert_int_equal(wc.wr_id, seed);
+	assert_int_equal(ep_poll(to->rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, seed);
+	assert_int_equal(wc.opcode, IBV_WC_RECV);
+	assert_int_equal(wc.qp_num, 1);
+	assert_int_equal(wc.src_qp, 1);
+	assert_int_equal(wc.byte_len, GRH + MAD);
+	assert_true(wc.wc_flags & IBV_WC_GRH);
+	for (k = 0; k < 20; k++)
+		assert_int_equal(got[k], 0);
+	assert_int_equal(got[20], 0x45);
+	assert_memory_equal(got + 20 + 12, gid_ipv4(&from->gid), 4);
+	assert_memory_equal(got + 20 + 16, gid_ipv4(&to->gid), 4);
+	assert_memory_equal(got + GRH, from->buf, MAD);
+	assert_int_equal(got[GRH + MAD], 0xee);
+	/* the address an answer goes to: the sender's GID */
+	assert_int_equal(ibv_init_ah_from_wc(to->ctx, 1, &wc, grh, &back), 0);
+	assert_memory_equal(back.grh.dgid.raw, from->gid.raw, 16);
+}
+
+static void
+test_ud_gsi_mad(void **state)
+{
+	struct ibv_qp *ga = gsi_up(&a), *gb = gsi_up(&b);
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	(void)state;
+	assert_int_equal(ibv_query_qp(gb, &attr, IBV_QP_STATE | IBV_QP_QKEY,
+				      &init), 0);
+	assert_int_equal(attr.qp_state, IBV_QPS_RTS);
+	assert_int_equal(attr.qkey, GSI_QKEY);
+	assert_int_equal(init.qp_type, IBV_QPT_UD);
+	gsi_mad(&a, ga, &b, gb, ah_ab, 31);
+	gsi_mad(&b, gb, &a, ga, ah_ba, 32);
+	assert_int_equal(ibv_destroy_qp(ga), 0);
+	assert_int_equal(ibv_destroy_qp(gb), 0);
+}
+
+static void
+test_ud_gsi_one_per_device(void **state)
+{
+	struct ibv_qp *g, *g2, *gb;
+	struct ibv_context *ctx2;
+	struct ibv_pd *pd2;
+	struct ibv_cq *cq2;
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		.create_flags = IBV_QP_CREATE_SOURCE_QPN,
+		.source_qpn = 1,
+	};
+
+	(void)state;
+	g = flagged_qp(&a, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN, 1);
+	assert_non_null(g);
+	assert_int_equal(g->qp_num, 1);
+	/* a second one on the same device: busy */
+	errno = 0;
+	assert_null(flagged_qp(&a, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN, 1));
+	assert_int_equal(errno, EBUSY);
+	/* through another context of the device too */
+	ctx2 = ep_open_device(0);
+	assert_non_null(ctx2);
+	pd2 = ibv_alloc_pd(ctx2);
+	assert_non_null(pd2);
+	cq2 = ibv_create_cq(ctx2, 4, NULL, NULL, 0);
+	assert_non_null(cq2);
+	qa.send_cq = cq2;
+	qa.recv_cq = cq2;
+	qa.pd = pd2;
+	errno = 0;
+	assert_null(ibv_create_qp_ex(ctx2, &qa));
+	assert_int_equal(errno, EBUSY);
+	/* the other device has its own */
+	gb = flagged_qp(&b, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN, 1);
+	assert_non_null(gb);
+	assert_int_equal(gb->qp_num, 1);
+	/* free again once the first is gone */
+	assert_int_equal(ibv_destroy_qp(g), 0);
+	g2 = ibv_create_qp_ex(ctx2, &qa);
+	assert_non_null(g2);
+	assert_int_equal(g2->qp_num, 1);
+	errno = 0;
+	assert_null(flagged_qp(&a, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN, 1));
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(ibv_destroy_qp(g2), 0);
+	g = flagged_qp(&a, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN, 1);
+	assert_non_null(g);
+	assert_int_equal(g->qp_num, 1);
+	assert_int_equal(ibv_destroy_qp(g), 0);
+	assert_int_equal(ibv_destroy_qp(gb), 0);
+	assert_int_equal(ibv_destroy_cq(cq2), 0);
+	assert_int_equal(ibv_dealloc_pd(pd2), 0);
+	assert_int_equal(ibv_close_device(ctx2), 0);
+}
+
+static void
+test_ud_gsi_refused(void **state)
+{
+	struct ibv_qp *q;
+
+	(void)state;
+	/* source QPN 1 only */
+	errno = 0;
+	assert_null(flagged_qp(&a, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN, 2));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(flagged_qp(&a, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN, 0));
+	assert_int_equal(errno, EINVAL);
+	/* UD only */
+	errno = 0;
+	assert_null(flagged_qp(&a, IBV_QPT_RC, IBV_QP_CREATE_SOURCE_QPN, 1));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(flagged_qp(&a, IBV_QPT_UC, IBV_QP_CREATE_SOURCE_QPN, 1));
+	assert_int_equal(errno, EINVAL);
+	/* a flag droce has not got */
+	errno = 0;
+	assert_null(flagged_qp(&a, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN |
+			       IBV_QP_CREATE_SCATTER_FCS, 1));
+	assert_int_equal(errno, EOPNOTSUPP);
+	errno = 0;
+	assert_null(flagged_qp(&a, IBV_QPT_UD,
+			       IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, 0));
+	assert_int_equal(errno, EOPNOTSUPP);
+	/* none of those took QP1 */
+	q = flagged_qp(&a, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN, 1);
+	assert_non_null(q);
+	assert_int_equal(q->qp_num, 1);
+	assert_int_equal(ibv_destroy_qp(q), 0);
+	/* no flags: an ordinary QP, QPN of the table */
+	q = flagged_qp(&a, IBV_QPT_UD, 0, 1);
+	assert_non_null(q);
+	assert_int_not_equal(q->qp_num, 1);
+	assert_true(q->qp_num >= 0x1000);
+	assert_int_equal(ibv_destroy_qp(q), 0);
+}
+
+static void
+test_ud_gsi_qkey(void **state)
+{
+	struct ibv_qp *ga = gsi_up(&a), *gb = gsi_up(&b);
+	uint64_t dropped;
+	struct ibv_wc wc;
+
+	(void)state;
+	dropped = rx_dropped_qp(gb);
+	recv_at(gb, &b, 41, RECV_OFF);
+	/* from an ordinary QP, with its Q_Key: not the GSI's */
+	fill_pattern(a.buf, MAD, 41);
+	assert_int_equal(ep_post_ud(&a, 41, 0, MAD, ah_ab, 1, QKEY, false, 0,
+				    IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 41, MAD);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+	assert_int_equal(rx_dropped_qp(gb), dropped + 1);
+	/* naming the GSI's, privileged: the QP's own goes, not the GSI's */
+	assert_int_equal(ep_post_ud(&a, 42, 0, MAD, ah_ab, 1, GSI_QKEY, false,
+				    0, IBV_SEND_SIGNALED), 0);
+	expect_send_done(&a, 42, MAD);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+	assert_int_equal(rx_dropped_qp(gb), dropped + 2);
+	/* from QP1: taken, into the WQE the dropped ones left */
+	send_on(ga, &a, 43, MAD, ah_ab, 1, GSI_QKEY);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 41);
+	assert_int_equal(wc.qp_num, 1);
+	assert_int_equal(wc.src_qp, 1);
+	assert_memory_equal(b.buf + RECV_OFF + GRH, a.buf, MAD);
+	assert_int_equal(rx_dropped_qp(gb), dropped + 2);
+	assert_int_equal(ibv_destroy_qp(ga), 0);
+	assert_int_equal(ibv_destroy_qp(gb), 0);
+}
+
+/*
+ * An ordinary UD QP of b in table slot 1 (QPN ...001): made and
+ * destroyed until one lands there (slots are taken round the table).
+ */
+static struct ibv_qp *
+slot1_qp(void)
+{
+	struct ibv_device_attr da;
+	int i;
+
+	assert_int_equal(ibv_query_device(b.ctx, &da), 0);
+	for (i = 0; i <= da.max_qp; i++) {
+		struct ibv_qp *q = extra_qp(&b, NULL);
+
+		if ((q->qp_num & 0xfff) == 1)
+			return q;
+		assert_int_equal(ibv_destroy_qp(q), 0);
+	}
+	fail_msg("no QP in slot 1 after %d", da.max_qp + 1);
+	return NULL;
+}
+
+static void
+test_ud_gsi_beside_others(void **state)
+{
+	struct ibv_qp *ga = gsi_up(&a), *gb = gsi_up(&b), *s1 = slot1_qp();
+	struct ibv_qp *to[3] = { gb, s1, b.qp };
+	uint32_t qkey[3] = { GSI_QKEY, QKEY, QKEY };
+	struct droce_counters c0, c1;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	(void)state;
+	assert_int_not_equal(s1->qp_num, 1);
+	/* each QP gets what is sent to it, and nothing else */
+	for (i = 0; i < 3; i++)
+		recv_at(to[i], &b, 50 + i, RECV_OFF + (size_t)i * 8192);
+	for (i = 0; i < 3; i++) {
+		fill_pattern(a.buf, MAD, 50 + i);
+		send_on(i == 0 ? ga : a.qp, &a, 50 + i, MAD, ah_ab,
+			to[i]->qp_num, qkey[i]);
+		assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, 50 + i);
+		assert_int_equal(wc.qp_num, to[i]->qp_num);
+		assert_int_equal(wc.src_qp, i == 0 ? 1 : a.qp->qp_num);
+		assert_int_equal(wc.byte_len, GRH + MAD);
+		assert_memory_equal(b.buf + RECV_OFF + (size_t)i * 8192 + GRH,
+				    a.buf, MAD);
+	}
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 100), 0);
+
+	/* the QP in slot 1 goes, QP1 stays: QPN 1 still reaches it */
+	assert_int_equal(ibv_destroy_qp(s1), 0);
+	recv_at(gb, &b, 60, RECV_OFF);
+	fill_pattern(a.buf, MAD, 60);
+	send_on(ga, &a, 60, MAD, ah_ab, 1, GSI_QKEY);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 60);
+	assert_int_equal(wc.qp_num, 1);
+	assert_memory_equal(b.buf + RECV_OFF + GRH, a.buf, MAD);
+
+	/* no QP1: a datagram to QPN 1 is not the device's */
+	assert_int_equal(ibv_destroy_qp(gb), 0);
+	assert_int_equal(droce_query_counters(b.ctx, &c0), 0);
+	send_on(ga, &a, 61, MAD, ah_ab, 1, GSI_QKEY);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+	assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
+	assert_int_equal(c1.rx_not_ours, c0.rx_not_ours + 1);
+	assert_int_equal(ibv_destroy_qp(ga), 0);
+}
+
 static void
 test_ud_privileged_qkey(void **state)
 {
@@ -821,6 +1194,31 @@ test_ud_privileged_qkey(void **state)
 	assert_int_equal(ibv_modify_qp(b.qp, &attr, IBV_QP_QKEY), EPERM);
 	attr.qkey = 0x00010000u;
 	assert_int_equal(ibv_modify_qp(b.qp, &attr, IBV_QP_QKEY), 0);
+}
+
+/*
+ * Without CAP_NET_RAW (after test_ud_privileged_qkey()): QP1 takes the
+ * GSI's Q_Key, and no other privileged one; and works.
+ */
+static void
+test_ud_gsi_unprivileged(void **state)
+{
+	struct ibv_qp *ga, *gb;
+	struct ibv_qp_attr attr = { .qkey = GSI_QKEY };
+
+	(void)state;
+	gb = flagged_qp(&b, IBV_QPT_UD, IBV_QP_CREATE_SOURCE_QPN, 1);
+	assert_non_null(gb);
+	assert_int_equal(ibv_modify_qp(b.qp, &attr, IBV_QP_QKEY), EPERM);
+	attr.qkey = GSI_QKEY + 1;
+	assert_int_equal(ud_qp_up(gb, GSI_QKEY + 1, 0), -1);
+	assert_int_equal(ep_qp_state(gb), IBV_QPS_RESET);
+	assert_int_equal(ud_qp_up(gb, GSI_QKEY, 0), 0);
+	assert_int_equal(ibv_modify_qp(gb, &attr, IBV_QP_QKEY), EPERM);
+	ga = gsi_up(&a);
+	gsi_mad(&a, ga, &b, gb, ah_ab, 71);
+	assert_int_equal(ibv_destroy_qp(ga), 0);
+	assert_int_equal(ibv_destroy_qp(gb), 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -1117,7 +1515,13 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ud_multicast),
 		cmocka_unit_test(test_ud_tso),
 		cmocka_unit_test(test_ud_ip_csum),
+		cmocka_unit_test(test_ud_gsi_mad),
+		cmocka_unit_test(test_ud_gsi_one_per_device),
+		cmocka_unit_test(test_ud_gsi_refused),
+		cmocka_unit_test(test_ud_gsi_qkey),
+		cmocka_unit_test(test_ud_gsi_beside_others),
 		cmocka_unit_test(test_ud_privileged_qkey),
+		cmocka_unit_test(test_ud_gsi_unprivileged),
 	};
 	const struct CMUnitTest loss_tests[] = {
 		cmocka_unit_test(test_ud_loss),
