@@ -19,10 +19,10 @@ cd "$top"
 
 # What building needs, and what the tests need on top.
 BUILD_PKGS="gcc libc6-dev pkg-config meson ninja-build libdpdk-dev libbsd-dev
-	libcmocka-dev libibverbs-dev"
+	libcmocka-dev libibverbs-dev librdmacm-dev"
 TEST_PKGS="clang libclang-rt-14-dev python3 python3-scapy tshark ibverbs-utils
 	perftest binutils ibverbs-providers iproute2 qemu-system-x86
-	linux-image-amd64 busybox-static cpio kmod dpdk-dev"
+	linux-image-amd64 busybox-static cpio kmod dpdk-dev rdmacm-utils qperf"
 
 # Fuzz time per fuzz target, in seconds (the test suite's bound).
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}

@@ -5,6 +5,7 @@
 #ifndef DROCE_DUMP_H
 #define DROCE_DUMP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -29,5 +30,12 @@ dump_decoded(int err)
 
 void dump_text(FILE *out, const struct dump_frame *fr);
 void dump_json(FILE *out, const struct dump_frame *fr);
+
+/* true for a UD SEND Only to QP1: a MAD (print_cm.c decodes CM MADs). */
+bool dump_is_mad(const struct droce_wire_pkt *pkt);
+/* Append the decode of the MAD in @p pkt's payload to a text line ... */
+void dump_cm_text(FILE *out, const struct droce_wire_pkt *pkt);
+/* ... or to a JSON object: "cm":{...}, or "mad_error" if it is none. */
+void dump_cm_json(FILE *out, const struct droce_wire_pkt *pkt);
 
 #endif /* DROCE_DUMP_H */

@@ -108,6 +108,8 @@ dump_text(FILE *out, const struct dump_frame *fr)
 		fprintf(out, " inv_rkey 0x%08x", p->ieth_rkey);
 	if (f & DROCE_OPF_PAYLOAD)
 		fprintf(out, " len %u", p->payload_len);
+	if (dump_is_mad(p))
+		dump_cm_text(out, p);
 	if (fr->err == 0)
 		fprintf(out, " icrc ok\n");
 	else
@@ -184,6 +186,8 @@ dump_json(FILE *out, const struct dump_frame *fr)
 		fprintf(out, ",\"immdt\":%u", p->immdt);
 	if (f & DROCE_OPF_IETH)
 		fprintf(out, ",\"ieth\":{\"rkey\":%u}", p->ieth_rkey);
+	if (dump_is_mad(p))
+		dump_cm_json(out, p);
 	fprintf(out, ",\"payload_len\":%u,\"icrc\":%u,\"icrc_ok\":%s}\n",
 		p->payload_len, p->icrc, p->icrc_ok ? "true" : "false");
 }

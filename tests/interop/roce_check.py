@@ -7,6 +7,7 @@ decode field by field, and an ICRC written here from the RoCEv2 rules,
 independent of droce's C code.
 """
 
+import ipaddress
 import json
 import struct
 import subprocess
@@ -61,6 +62,27 @@ TSHARK_FIELDS = [
     'infiniband.ieth', 'infiniband.deth.q_key', 'infiniband.deth.srcqp',
     'infiniband.vendor', 'infiniband.invariant.crc', 'data.len',
     '_ws.malformed', '_ws.expert.message', '_ws.expert.severity',
+] + [
+    # MADs to QP1: the common header, the attribute bytes, and what
+    # tshark's CM dissector makes of REQ, REP, RTU, REJ, DREQ and DREP
+    'infiniband.mad.mgmtclass', 'infiniband.mad.method',
+    'infiniband.mad.transactionid', 'infiniband.mad.attributeid',
+    'infiniband.mad.data',
+    'infiniband.cm.req', 'infiniband.cm.req.serviceid',
+    'infiniband.cm.req.serviceid.protocol',
+    'infiniband.cm.req.serviceid.dport', 'infiniband.cm.req.localqpn',
+    'infiniband.cm.req.startpsn', 'infiniband.cm.req.ip_cm.ipv',
+    'infiniband.cm.req.ip_cm.sport', 'infiniband.cm.req.ip_cm.sip4',
+    'infiniband.cm.req.ip_cm.dip4', 'infiniband.cm.req.ip_cm.sip6',
+    'infiniband.cm.req.ip_cm.dip6',
+    'infiniband.cm.rep', 'infiniband.cm.rep.remotecommid',
+    'infiniband.cm.rep.localqpn', 'infiniband.cm.rep.startpsn',
+    'infiniband.cm.rtu.localcommid', 'infiniband.cm.rtu.remotecommid',
+    'infiniband.cm.rej.localcommid', 'infiniband.cm.rej.remotecommid',
+    'infiniband.cm.rej.reason',
+    'infiniband.cm.dreq.localcommid', 'infiniband.cm.dreq.remotecommid',
+    'infiniband.cm.req.remoteqpneecn',
+    'infiniband.cm.drsp.localcommid', 'infiniband.cm.drsp.remotecommid',
 ]
 
 # tshark's expert severities: chat and note are remarks (a TCP handshake
@@ -206,6 +228,8 @@ def compare(d, t, frame=None):
         check('deth.srcqp', d['deth']['srcqp'],
               _int(t['infiniband.deth.srcqp']))
 
+    bad += compare_cm(d, t)
+
     # tshark's data.len is payload and pad; absent when there is none, or
     # when another dissector took the payload (CM MADs to QP1)
     if t['data.len']:
@@ -213,6 +237,159 @@ def compare(d, t, frame=None):
               _int(t['data.len']))
     elif d['dqpn'] != 1:
         check('payload+pad', d['payload_len'] + d['padcnt'], 0)
+    return bad
+
+
+# CM attribute IDs (InfiniBand vol. 1 ch. 12)
+CM_REQ, CM_MRA, CM_REJ, CM_REP, CM_RTU, CM_DREQ, CM_DREP = range(0x10, 0x17)
+CM_SIDR_REQ, CM_SIDR_REP, CM_LAP, CM_APR = range(0x17, 0x1b)
+
+# rdma_cm's port spaces by the byte they put in an RDMA IP CM service ID
+# (0x00000000_01_pp_port): TCP, UDP, IB, IPoIB
+CMA_PORT_SPACES = {0x06: 0x0106, 0x11: 0x0111, 0x3f: 0x013f, 0x02: 0x0002}
+
+
+def _be(data, off, n):
+    """The big-endian number of n bytes at off."""
+    return int.from_bytes(data[off:off + n], 'big')
+
+
+def _ip_text(addr16, version):
+    """An address of rdma_cm's header as text (IPv4: its last 4 bytes)."""
+    if version == 4:
+        return str(ipaddress.IPv4Address(addr16[12:16]))
+    return str(ipaddress.IPv6Address(addr16))
+
+
+def _cma_service(sid):
+    """Port space and port of an RDMA IP CM service ID ({} if it is not
+    one)."""
+    if sid >> 24 != 1 or (sid >> 16) & 0xff not in CMA_PORT_SPACES:
+        return {}
+    return {'port_space': CMA_PORT_SPACES[(sid >> 16) & 0xff],
+            'port': sid & 0xffff}
+
+
+def _cma_hdr(priv):
+    """rdma_cm's IP header at the start of private data ({} if none)."""
+    version = priv[1] >> 4
+    if priv[0] != 0 or version not in (4, 6):
+        return {}
+    return {'cma_ip_version': version, 'cma_src_port': _be(priv, 2, 2),
+            'cma_src': _ip_text(priv[4:20], version),
+            'cma_dst': _ip_text(priv[20:36], version)}
+
+
+def _cm_from_bytes(attr, data):
+    """The fields droce-dump prints of an attribute tshark 4.0 does not
+    dissect (MRA, SIDR_REQ, SIDR_REP, LAP, APR), read here from the 232
+    attribute bytes tshark shows, at the offsets of vol. 1 ch. 12."""
+    cm = {}
+    if attr in (CM_MRA, CM_LAP, CM_APR):
+        cm['local_comm_id'] = _be(data, 0, 4)
+        cm['remote_comm_id'] = _be(data, 4, 4)
+    if attr == CM_LAP:
+        cm['qpn'] = _be(data, 12, 3)
+    elif attr == CM_APR:
+        cm['status'] = data[9]
+    elif attr == CM_SIDR_REQ:
+        cm['request_id'] = _be(data, 0, 4)
+        cm['service_id'] = _be(data, 8, 8)
+        cm.update(_cma_service(cm['service_id']))
+        if cm.get('port') is not None:
+            cm.update(_cma_hdr(data[16:52]))
+    elif attr == CM_SIDR_REP:
+        cm['request_id'] = _be(data, 0, 4)
+        cm['status'] = data[4]
+        cm['qpn'] = _be(data, 8, 3)
+        cm['service_id'] = _be(data, 12, 8)
+        cm['qkey'] = _be(data, 20, 4)
+        cm.update(_cma_service(cm['service_id']))
+    return cm
+
+
+def tshark_cm(t):
+    """The CM fields droce-dump prints, as tshark decodes them.
+
+    None unless tshark shows a MAD of the CM class. REQ, REP, RTU, REJ,
+    DREQ and DREP come from tshark's CM dissector; the attributes it does
+    not dissect from the MAD data bytes it shows (_cm_from_bytes).
+    """
+    if not t['infiniband.mad.mgmtclass'] or \
+            _int(t['infiniband.mad.mgmtclass']) != 0x07:
+        return None
+    attr = _int(t['infiniband.mad.attributeid'])
+    cm = {'attr_id': attr, 'method': _int(t['infiniband.mad.method']),
+          'tid': _int(t['infiniband.mad.transactionid'])}
+
+    def take(key, field):
+        if t[field]:
+            cm[key] = _int(t[field])
+
+    if attr == CM_REQ:
+        take('local_comm_id', 'infiniband.cm.req')
+        take('service_id', 'infiniband.cm.req.serviceid')
+        take('qpn', 'infiniband.cm.req.localqpn')
+        take('starting_psn', 'infiniband.cm.req.startpsn')
+        proto = t['infiniband.cm.req.serviceid.protocol']
+        if proto and _int(proto) in CMA_PORT_SPACES:
+            cm['port_space'] = CMA_PORT_SPACES[_int(proto)]
+            take('port', 'infiniband.cm.req.serviceid.dport')
+        if t['infiniband.cm.req.ip_cm.ipv']:
+            v = _int(t['infiniband.cm.req.ip_cm.ipv'])
+            cm['cma_ip_version'] = v
+            take('cma_src_port', 'infiniband.cm.req.ip_cm.sport')
+            ip = 'sip4' if v == 4 else 'sip6'
+            cm['cma_src'] = t['infiniband.cm.req.ip_cm.' + ip]
+            cm['cma_dst'] = t['infiniband.cm.req.ip_cm.d' + ip[1:]]
+    elif attr == CM_REP:
+        take('local_comm_id', 'infiniband.cm.rep')
+        take('remote_comm_id', 'infiniband.cm.rep.remotecommid')
+        take('qpn', 'infiniband.cm.rep.localqpn')
+        take('starting_psn', 'infiniband.cm.rep.startpsn')
+    elif attr == CM_RTU:
+        take('local_comm_id', 'infiniband.cm.rtu.localcommid')
+        take('remote_comm_id', 'infiniband.cm.rtu.remotecommid')
+    elif attr == CM_REJ:
+        take('local_comm_id', 'infiniband.cm.rej.localcommid')
+        take('remote_comm_id', 'infiniband.cm.rej.remotecommid')
+        take('reason', 'infiniband.cm.rej.reason')
+    elif attr == CM_DREQ:
+        take('local_comm_id', 'infiniband.cm.dreq.localcommid')
+        take('remote_comm_id', 'infiniband.cm.dreq.remotecommid')
+        take('qpn', 'infiniband.cm.req.remoteqpneecn')
+    elif attr == CM_DREP:
+        take('local_comm_id', 'infiniband.cm.drsp.localcommid')
+        take('remote_comm_id', 'infiniband.cm.drsp.remotecommid')
+    else:
+        cm.update(_cm_from_bytes(attr,
+                                 bytes.fromhex(t['infiniband.mad.data'])))
+    return cm
+
+
+def compare_cm(d, t):
+    """Mismatches between the CM MAD droce-dump decodes in d (its 'cm'
+    object) and tshark's decode of it; every field droce-dump prints must
+    have a value from tshark, and the same one."""
+    n = d['frame']
+    mine = d.get('cm')
+    theirs = tshark_cm(t)
+    if mine is None and theirs is None:
+        return []
+    if mine is None:
+        return ['frame %d: tshark decodes a CM MAD, droce-dump does not '
+                '(%s)' % (n, d.get('mad_error', 'not a MAD'))]
+    if theirs is None:
+        return ['frame %d: droce-dump decodes a CM %s, tshark no CM MAD' %
+                (n, mine.get('attr'))]
+    bad = []
+    # names are droce's own words; the numbers they stand for are compared
+    mine = {k: v for k, v in mine.items() if k not in ('attr', 'reason_name')}
+    for key in sorted(set(mine) | set(theirs)):
+        if mine.get(key) != theirs.get(key):
+            bad.append('frame %d: cm %s: %s: droce %r, tshark %r' %
+                       (n, d['cm'].get('attr'), key, mine.get(key),
+                        theirs.get(key)))
     return bad
 
 

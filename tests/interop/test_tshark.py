@@ -5,7 +5,9 @@
 
 For every frame of every capture given: droce-dump decodes it as valid
 RoCEv2 with a good ICRC, tshark decodes it without complaint, and every
-field both produce has the same value; the ICRC stored in the frame also
+field both produce has the same value, the fields of CM MADs to QP1
+included (those of the attributes tshark's CM dissector leaves alone are
+read from the MAD bytes it shows); the ICRC stored in the frame also
 equals one computed here from the RoCEv2 rules (a third, independent
 implementation).
 
@@ -20,21 +22,21 @@ import roce_check
 
 
 def check_capture(dump, tshark, pcap):
-    """Mismatches for one capture, and its frame count."""
+    """Mismatches for one capture, its frame count and its CM MADs."""
     frames = roce_check.read_pcap(pcap)
     mine = roce_check.droce_dump(dump, pcap)
     theirs = roce_check.tshark(tshark, pcap)
     bad = []
     if not len(frames) == len(mine) == len(theirs):
         return (['frames: pcap %d, droce-dump %d, tshark %d' %
-                 (len(frames), len(mine), len(theirs))], len(frames))
+                 (len(frames), len(mine), len(theirs))], len(frames), 0)
     for frame, d, t in zip(frames, mine, theirs):
         bad += roce_check.compare(d, t, frame)
         ref = roce_check.reference_icrc(frame)
         if ref != roce_check.stored_icrc(frame):
             bad.append('frame %d: reference ICRC %08x, stored %08x' %
                        (d['frame'], ref, roce_check.stored_icrc(frame)))
-    return bad, len(frames)
+    return bad, len(frames), sum(1 for d in mine if 'cm' in d)
 
 
 def main():
@@ -47,9 +49,11 @@ def main():
     total = 0
     failed = False
     for pcap in args.pcaps:
-        bad, n = check_capture(args.dump, args.tshark, pcap)
+        bad, n, mads = check_capture(args.dump, args.tshark, pcap)
         total += n
         name = os.path.basename(pcap)
+        if mads:
+            name += ' (%d CM MADs)' % mads
         if bad:
             failed = True
             print('%s: %d frames, %d mismatches' % (name, n, len(bad)))

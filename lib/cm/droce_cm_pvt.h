@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_CM_PVT_H
+#define DROCE_CM_PVT_H
+
+/*
+ * The connection manager's insides: one CM per process, with a control
+ * thread that owns the GSI QP of every device, the timers and the
+ * retries; the rdma_cm API (droce_cma.c) and the CM protocol
+ * (droce_cm_conn.c) share its state under one mutex, taken by the
+ * control thread for each MAD and each expired timer and by the API
+ * for each call. Nothing here runs on an engine lcore.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "droce_cm.h"
+#include "droce_cm_mad.h"
+
+#define CM_MAX_DEVS 16
+/** Receive slots of a GSI QP (GRH + MAD each). */
+#define CM_GSI_RECV 512
+/** Send slots of a GSI QP. */
+#define CM_GSI_SEND 256
+#define CM_GRH_LEN 40
+#define CM_SLOT_LEN (CM_GRH_LEN + DROCE_MAD_LEN)
+/** Address handles a device keeps to the peers it sends MADs to. */
+#define CM_AH_CACHE 256
+/** Connections hashed by local communication ID. */
+#define CM_CONN_HASH 4096
+/** Multicast groups an id may join. */
+#define CM_MAX_MC 16
+
+/*
+ * droce's own REQ timing, each as 4.096 us * 2^value: the CM response
+ * timeouts it asks for and gives (268 ms: Linux's rdma_cm asks for 4.3 s,
+ * but a CM that answers at once loses nothing by a shorter wait and a
+ * lost MAD costs a third of a second instead of seconds), the packet
+ * lifetime (34 ms), and how many times a MAD is sent again.
+ */
+#define CM_RESPONSE_TIMEOUT 16
+#define CM_PACKET_LIFETIME 13
+#define CM_MAX_RETRIES 15
+/** ACK timeout droce's connected QPs get (4.096 us * 2^14: 67 ms). */
+#define CM_ACK_TIMEOUT 14
+/** The RNR timer a CM-made QP asks its peer to wait (code 12: 0.64 ms). */
+#define CM_MIN_RNR_TIMER 12
+/** Service timeout an MRA asks for (2^(20-8) ms, about 4 s). */
+#define CM_MRA_TIMEOUT 20
+
+#define CM_REJ_REASONS DROCE_CM_REJ_REASONS
+
+#define CM_LOG(fmt, ...) droce_cm_log(fmt, ##__VA_ARGS__)
+
+struct cm_ah {
+	union ibv_gid dgid;
+	struct ibv_ah *ah;
+};
+
+/** A device as the CM sees it. */
+struct cm_dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;              /**< the CM's, and rdma_create_qp's
+					 *   when it is given none */
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	struct ibv_qp *gsi;
+	struct ibv_mr *mr;
+	uint8_t *slots;                 /**< CM_GSI_RECV then CM_GSI_SEND */
+	uint16_t send_free[CM_GSI_SEND];
+	unsigned int nsend_free;
+	uint64_t guid;                  /**< node GUID, network order */
+	union ibv_gid gid[4];
+	int ngid;
+	enum ibv_mtu mtu;
+	uint8_t max_rd_atom;
+	uint8_t max_init_rd_atom;
+	struct cm_ah ahs[CM_AH_CACHE];
+	unsigned int nahs;
+	unsigned int ah_next;
+};
+
+/* the public enum's states (droce_cm.h), by shorter names */
+enum cm_state {
+	CM_IDLE = DROCE_CM_STATE_IDLE,
+	CM_REQ_SENT = DROCE_CM_STATE_REQ_SENT,
+	CM_MRA_RCVD = DROCE_CM_STATE_MRA_RCVD,  /**< REQ_SENT, MRA taken */
+	CM_REQ_RCVD = DROCE_CM_STATE_REQ_RCVD,  /**< REQ reported */
+	CM_MRA_SENT = DROCE_CM_STATE_MRA_SENT,  /**< REQ_RCVD, MRA sent */
+	CM_REP_SENT = DROCE_CM_STATE_REP_SENT,
+	CM_REP_RCVD = DROCE_CM_STATE_REP_RCVD,  /**< CONNECT_RESPONSE
+						 *   reported, no RTU yet */
+	CM_ESTABLISHED = DROCE_CM_STATE_ESTABLISHED,
+	CM_DREQ_SENT = DROCE_CM_STATE_DREQ_SENT,
+	CM_TIMEWAIT = DROCE_CM_STATE_TIMEWAIT,
+	CM_SIDR_REQ_SENT = DROCE_CM_STATE_SIDR_REQ_SENT,
+	CM_SIDR_REQ_RCVD = DROCE_CM_STATE_SIDR_REQ_RCVD,
+};
+
+struct cm_id;
+
+/** A connection of the CM protocol: IB CM state under an rdma_cm id. */
+struct cm_conn {
+	LIST_ENTRY(cm_conn) hash;       /**< by local_id */
+	LIST_ENTRY(cm_conn) all;
+	struct cm_id *id;               /**< NULL once the id is gone */
+	struct cm_dev *dev;
+	enum cm_state state;
+	uint32_t local_id;
+	uint32_t remote_id;
+	uint64_t remote_guid;
+	uint64_t tid;                   /**< of the exchange in progress */
+	union ibv_gid sgid;
+	union ibv_gid dgid;
+	uint8_t sgid_index;
+	/* what was negotiated */
+	uint32_t local_qpn;
+	uint32_t remote_qpn;
+	uint32_t sq_psn;
+	uint32_t rq_psn;
+	uint32_t qkey;
+	enum ibv_mtu mtu;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;        /**< ours, asked of the peer */
+	uint8_t peer_rnr_retry;         /**< what the peer asked of us */
+	uint8_t ack_timeout;
+	uint8_t remote_resp_timeout;    /**< the peer's, for its answers */
+	bool flow_control;
+	bool srq;
+	enum ibv_qp_type qp_type;
+	/* the MAD to send again while waiting for its answer */
+	uint8_t mad[DROCE_MAD_LEN];
+	bool mad_valid;
+	unsigned int retries_left;
+	uint64_t deadline_ms;           /**< 0: no timer */
+	uint64_t wait_ms;               /**< between tries */
+};
+
+/** An event on its way to the application. */
+struct cm_event {
+	struct rdma_cm_event ev;        /**< what rdma_get_cm_event returns */
+	TAILQ_ENTRY(cm_event) next;
+	struct cm_id *id;
+	uint8_t priv[DROCE_CM_DATA_LEN];
+};
+
+struct cm_channel {
+	struct rdma_event_channel ch;
+	TAILQ_HEAD(, cm_event) events;
+	unsigned int nevents;
+	bool sync;                      /**< made for an id without one */
+	unsigned int waiters;           /**< threads in rdma_get_cm_event */
+	bool dead;                      /**< destroyed while they waited */
+};
+
+enum cm_id_state {
+	ID_IDLE,
+	ID_ADDR_BOUND,
+	ID_ADDR_RESOLVED,
+	ID_ROUTE_RESOLVED,
+	ID_LISTEN,
+	ID_CONNECT,         /**< REQ sent or received, not yet established */
+	ID_ESTABLISHED,
+	ID_DISCONNECTED,
+	ID_DESTROYING,
+};
+
+/** An rdma_cm id. */
+struct cm_id {
+	struct rdma_cm_id id;           /**< what the application holds */
+	LIST_ENTRY(cm_id) all;
+	enum cm_id_state state;
+	struct cm_dev *dev;             /**< once bound to one */
+	struct cm_conn *conn;
+	struct cm_id *listener;         /**< of a connect request's id,
+					 *   until it is answered */
+	bool child;                     /**< made by a listener: it holds
+					 *   no port of its own */
+	bool own_channel;               /**< a synchronous id's, made for it */
+	bool bound;
+	bool any_addr;                  /**< bound to the wildcard address */
+	bool reuseaddr;
+	bool afonly;
+	int backlog;
+	int pending;                    /**< requests not yet answered */
+	uint8_t tos;
+	uint8_t ack_timeout;
+	struct ibv_sa_path_rec path;
+	/* the connect request reported on a listener's child */
+	struct droce_cm_req req;
+	/* rdma_create_ep's */
+	struct ibv_qp_init_attr *ep_attr;
+	bool own_cqs;
+	/* events reported and not acknowledged */
+	unsigned int events_out;
+	pthread_cond_t acked;
+	struct ibv_ece local_ece;
+	/* multicast groups joined (UD) */
+	struct {
+		union ibv_gid mgid;
+		bool attached;
+	} mc[CM_MAX_MC];
+	unsigned int nmc;
+	int sync_error;
+};
+
+/** The process's CM. */
+struct cm {
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool running;
+	int epfd;
+	int wakefd;
+	struct cm_dev devs[CM_MAX_DEVS];
+	int ndevs;
+	struct ibv_context *dev_list[CM_MAX_DEVS + 1];
+	LIST_HEAD(, cm_id) ids;
+	LIST_HEAD(, cm_conn) conns;
+	LIST_HEAD(, cm_conn) by_local[CM_CONN_HASH];
+	uint64_t events_queued;        /**< on every channel */
+	uint32_t tid_hi;
+	uint32_t tid_lo;
+	struct droce_cm_stats stats;   /**< the counters kept as they go */
+};
+
+extern struct cm droce_cm;
+
+void droce_cm_log(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* droce_cm.c: the control thread, the devices, MADs in and out */
+int droce_cm_init(void);
+void droce_cm_telemetry_register(void);
+uint64_t droce_cm_now_ms(void);
+void droce_cm_wake(void);
+struct cm_dev *droce_cm_dev_by_gid(const union ibv_gid *gid, int *index);
+struct cm_dev *droce_cm_dev_by_ctx(const struct ibv_context *ctx);
+struct ibv_ah *droce_cm_ah(struct cm_dev *dev, const union ibv_gid *dgid,
+			   uint8_t sgid_index);
+int droce_cm_send(struct cm_dev *dev, const union ibv_gid *dgid,
+		  uint8_t sgid_index, const uint8_t mad[DROCE_MAD_LEN]);
+uint64_t droce_cm_next_tid(void);
+
+/* droce_cm_conn.c: the CM protocol */
+struct cm_conn *droce_cm_conn_new(struct cm_id *id, struct cm_dev *dev);
+void droce_cm_conn_free(struct cm_conn *conn);
+void droce_cm_rx(struct cm_dev *dev, const union ibv_gid *sgid,
+		 uint8_t sgid_index, const uint8_t *mad, size_t len);
+uint64_t droce_cm_timers(uint64_t now);
+int droce_cm_send_req(struct cm_id *id, const struct rdma_conn_param *p);
+int droce_cm_send_rep(struct cm_id *id, const struct rdma_conn_param *p);
+int droce_cm_send_rtu(struct cm_id *id);
+int droce_cm_send_rej(struct cm_id *id, uint16_t reason, const void *priv,
+		      uint8_t len);
+int droce_cm_send_dreq(struct cm_id *id);
+int droce_cm_send_sidr_req(struct cm_id *id, const struct rdma_conn_param *p);
+int droce_cm_send_sidr_rep(struct cm_id *id, uint8_t status, uint32_t qpn,
+			   uint32_t qkey, const void *priv, uint8_t len);
+void droce_cm_conn_detach(struct cm_id *id);
+uint32_t droce_cm_timeout_ms(uint8_t t);
+const char *droce_cm_state_name(enum cm_state s);
+
+/* droce_cma.c: the rdma_cm side */
+struct cm_event *droce_cma_event(struct cm_id *id,
+				 enum rdma_cm_event_type type, int status);
+void droce_cma_post(struct cm_event *e);
+struct cm_id *droce_cma_listener(struct cm_dev *dev, uint16_t ps,
+				 uint16_t port, const uint8_t ip[16]);
+struct cm_id *droce_cma_child(struct cm_id *listener, struct cm_dev *dev);
+int droce_cma_qp_attr(struct cm_id *id, struct ibv_qp_attr *attr,
+		      int *mask);
+int droce_cma_modify_qp(struct cm_id *id, enum ibv_qp_state state);
+void droce_cma_ah_attr(const struct cm_id *id, struct ibv_ah_attr *ah);
+int droce_cma_bind(struct cm_id *id, const struct sockaddr *sa);
+struct cm_dev *droce_cma_route_dev(const struct cm_id *id,
+				   const union ibv_gid *dst, int *index);
+uint16_t droce_cma_port(const struct sockaddr *sa);
+bool droce_cma_addr_any(const struct sockaddr *sa);
+socklen_t droce_cma_addr_len(const struct sockaddr *sa);
+void droce_cma_addr_to_gid(const struct sockaddr *sa, union ibv_gid *gid);
+void droce_cma_gid_to_addr(const union ibv_gid *gid, uint16_t port,
+			   struct sockaddr_storage *ss);
+
+static inline struct cm_id *
+cm_id_of(struct rdma_cm_id *id)
+{
+	return (struct cm_id *)((char *)id - offsetof(struct cm_id, id));
+}
+
+#endif /* DROCE_CM_PVT_H */

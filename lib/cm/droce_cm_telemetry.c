@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The CM's counters: droce_cm_query_stats() for C programs, /droce/cm
+ * for DPDK telemetry (ids, connections by state, MADs sent, received,
+ * sent again and dropped, and REJs by reason).
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "droce_cm_pvt.h"
+
+static int cm_started;
+
+int
+droce_cm_query_stats(struct droce_cm_stats *stats)
+{
+	struct cm_conn *c;
+	struct cm_id *id;
+
+	if (!__atomic_load_n(&cm_started, __ATOMIC_ACQUIRE)) {
+		errno = ENODEV;
+		return -1;
+	}
+	pthread_mutex_lock(&droce_cm.lock);
+	*stats = droce_cm.stats;
+	memset(stats->conns_by_state, 0, sizeof(stats->conns_by_state));
+	stats->ids = stats->listeners = stats->events_queued = 0;
+	LIST_FOREACH(c, &droce_cm.conns, all)
+		if ((unsigned int)c->state < DROCE_CM_STATES)
+			stats->conns_by_state[c->state]++;
+	LIST_FOREACH(id, &droce_cm.ids, all) {
+		stats->ids++;
+		stats->listeners += id->state == ID_LISTEN;
+	}
+	stats->events_queued = droce_cm.events_queued;
+	pthread_mutex_unlock(&droce_cm.lock);
+	return 0;
+}
+
+static const char *const rej_names[DROCE_CM_REJ_REASONS] = {
+	[DROCE_CM_REJ_NO_QP] = "no_qp",
+	[DROCE_CM_REJ_NO_RESOURCES] = "no_resources",
+	[DROCE_CM_REJ_TIMEOUT] = "timeout",
+	[DROCE_CM_REJ_INVALID_COMM_ID] = "invalid_comm_id",
+	[DROCE_CM_REJ_INVALID_SERVICE_ID] = "invalid_service_id",
+	[DROCE_CM_REJ_INVALID_TRANSPORT_TYPE] = "invalid_transport_type",
+	[DROCE_CM_REJ_STALE_CONN] = "stale_conn",
+	[DROCE_CM_REJ_CONSUMER_DEFINED] = "consumer_defined",
+};
+
+static void
+rej_dict(struct rte_tel_data *d, const uint64_t *by_reason)
+{
+	char name[32];
+	unsigned int r;
+
+	rte_tel_data_start_dict(d);
+	for (r = 0; r < DROCE_CM_REJ_REASONS; r++) {
+		if (by_reason[r] == 0 && rej_names[r] == NULL)
+			continue;
+		if (rej_names[r] != NULL)
+			snprintf(name, sizeof(name), "%s", rej_names[r]);
+		else
+			snprintf(name, sizeof(name), "reason_%u", r);
+		rte_tel_data_add_dict_u64(d, name, by_reason[r]);
+	}
+}
+
+static int
+tel_cm(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct droce_cm_stats s;
+	struct rte_tel_data *states, *sent, *rcvd;
+	unsigned int i;
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	if (droce_cm_query_stats(&s) != 0)
+		return 0;
+	rte_tel_data_add_dict_u64(d, "ids", s.ids);
+	rte_tel_data_add_dict_u64(d, "listeners", s.listeners);
+	rte_tel_data_add_dict_u64(d, "events_queued", s.events_queued);
+	rte_tel_data_add_dict_u64(d, "conns", s.conns);
+	rte_tel_data_add_dict_u64(d, "mads_sent", s.mads_sent);
+	rte_tel_data_add_dict_u64(d, "mads_received", s.mads_received);
+	rte_tel_data_add_dict_u64(d, "mads_resent", s.mads_resent);
+	rte_tel_data_add_dict_u64(d, "mads_dropped", s.mads_dropped);
+	rte_tel_data_add_dict_u64(d, "dup_received", s.dup_received);
+	rte_tel_data_add_dict_u64(d, "send_failed", s.send_failed);
+	rte_tel_data_add_dict_u64(d, "listen_overflow", s.listen_overflow);
+	states = rte_tel_data_alloc();
+	sent = rte_tel_data_alloc();
+	rcvd = rte_tel_data_alloc();
+	if (states == NULL || sent == NULL || rcvd == NULL) {
+		rte_tel_data_free(states);
+		rte_tel_data_free(sent);
+		rte_tel_data_free(rcvd);
+		return -ENOMEM;
+	}
+	rte_tel_data_start_dict(states);
+	for (i = 0; i < DROCE_CM_STATES; i++)
+		rte_tel_data_add_dict_u64(states, droce_cm_conn_state_name(i),
+					  s.conns_by_state[i]);
+	rte_tel_data_add_dict_container(d, "conns_by_state", states, 0);
+	rej_dict(sent, s.rej_sent);
+	rte_tel_data_add_dict_container(d, "rej_sent", sent, 0);
+	rej_dict(rcvd, s.rej_received);
+	rte_tel_data_add_dict_container(d, "rej_received", rcvd, 0);
+	return 0;
+}
+
+void
+droce_cm_telemetry_register(void)
+{
+	rte_telemetry_register_cmd("/droce/cm", tel_cm,
+		"The connection manager: ids, connections by state, MADs "
+		"sent, received, sent again and dropped, REJs by reason. "
+		"No parameters.");
+	__atomic_store_n(&cm_started, 1, __ATOMIC_RELEASE);
+}

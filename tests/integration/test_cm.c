@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The connection manager through the rdma_cm API, on the embedded
+ * default (droce0 10.0.0.1 and droce1 10.0.0.2, back to back): a server
+ * listens on droce1's address, a client on droce0 connects, and what
+ * the CM negotiated is proven by traffic on the connected QPs. Rejects
+ * (by the consumer, for an unknown service, by a full backlog), the
+ * event channel's fd in non-blocking mode, the synchronous endpoint
+ * calls, and disconnection from either side.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#define SERVER_IP "10.0.0.2"
+#define WAIT_MS 5000
+
+static struct sockaddr_in
+addr4(const char *ip, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+/* The next event of @p ch, which must be @p type; NULL after WAIT_MS. */
+static struct rdma_cm_event *
+expect(struct rdma_event_channel *ch, enum rdma_cm_event_type type)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&p, 1, WAIT_MS) != 1) {
+		print_error("no event, waiting for %s\n", rdma_event_str(type));
+		return NULL;
+	}
+	if (rdma_get_cm_event(ch, &ev) != 0)
+		return NULL;
+	if (ev->event != type) {
+		print_error("%s (status %d), waiting for %s\n",
+			    rdma_event_str(ev->event), ev->status,
+			    rdma_event_str(type));
+		rdma_ack_cm_event(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+static void
+expect_ack(struct rdma_event_channel *ch, enum rdma_cm_event_type type)
+{
+	struct rdma_cm_event *ev = expect(ch, type);
+
+	assert_non_null(ev);
+	rdma_ack_cm_event(ev);
+}
+
+struct side {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;          /* the client's, the server's child */
+	struct rdma_cm_id *listen;
+	struct ibv_mr *mr;
+	char buf[4096];
+};
+
+static uint16_t
+listen_on(struct side *s, int backlog)
+{
+	struct sockaddr_in a = addr4(SERVER_IP, 0);
+
+	s->ch = rdma_create_event_channel();
+	assert_non_null(s->ch);
+	assert_int_equal(rdma_create_id(s->ch, &s->listen, s, RDMA_PS_TCP),
+			 0);
+	assert_int_equal(rdma_bind_addr(s->listen, (struct sockaddr *)&a),
+			 0);
+	assert_int_equal(rdma_listen(s->listen, backlog), 0);
+	assert_int_not_equal(rdma_get_src_port(s->listen), 0);
+	return ntohs(rdma_get_src_port(s->listen));
+}
+
+static void
+qp_on(struct side *s, struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+
+	assert_int_equal(rdma_create_qp(id, NULL, &qa), 0);
+	assert_non_null(id->qp);
+	assert_non_null(id->send_cq);
+	assert_non_null(id->pd);
+	s->mr = ibv_reg_mr(id->pd, s->buf, sizeof(s->buf),
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ);
+	assert_non_null(s->mr);
+}
+
+static void
+client_to(struct side *c, uint16_t port)
+{
+	struct sockaddr_in a = addr4(SERVER_IP, port);
+
+	c->ch = rdma_create_event_channel();
+	assert_non_null(c->ch);
+	assert_int_equal(rdma_create_id(c->ch, &c->id, c, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&a,
+					   2000), 0);
+	expect_ack(c->ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_non_null(c->id->verbs);
+	assert_int_equal(rdma_resolve_route(c->id, 2000), 0);
+	expect_ack(c->ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	assert_int_equal(c->id->route.num_paths, 1);
+}
+
+static void
+side_free(struct side *s)
+{
+	if (s->id != NULL) {
+		if (s->id->qp != NULL)
+			rdma_destroy_qp(s->id);
+		if (s->mr != NULL)
+			ibv_dereg_mr(s->mr);
+		assert_int_equal(rdma_destroy_id(s->id), 0);
+	}
+	if (s->listen != NULL)
+		assert_int_equal(rdma_destroy_id(s->listen), 0);
+	if (s->ch != NULL)
+		rdma_destroy_event_channel(s->ch);
+	memset(s, 0, sizeof(*s));
+}
+
+static int
+poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	int i, n;
+
+	for (i = 0; i < WAIT_MS * 10; i++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n != 0)
+			return n;
+		usleep(100);
+	}
+	return 0;
+}
+
+/* A connection both sides see as established, with private data both
+ * ways; SEND, WRITE and READ prove the QPs were brought up as agreed. */
+static void
+test_cm_connect_rc(void **state)
+{
+	struct side srv = {0}, cli = {0};
+	struct rdma_conn_param cp = {0};
+	struct rdma_cm_event *ev;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {0}, *bad;
+	struct ibv_recv_wr rw = {0}, *rbad;
+	struct ibv_wc wc;
+	uint16_t port;
+
+	(void)state;
+	port = listen_on(&srv, 8);
+	client_to(&cli, port);
+	qp_on(&cli, cli.id);
+	cp.private_data = "from the client";
+	cp.private_data_len = 16;
+	cp.responder_resources = 4;
+	cp.initiator_depth = 2;
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7;
+	assert_int_equal(rdma_connect(cli.id, &cp), 0);
+
+	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	assert_ptr_equal(ev->listen_id, srv.listen);
+	assert_ptr_equal(ev->id->context, &srv);
+	assert_int_equal(ev->param.conn.private_data_len, 56);
+	assert_string_equal(ev->param.conn.private_data, "from the client");
+	assert_int_equal(ev->param.conn.qp_num, cli.id->qp->qp_num);
+	/* the listener's view: it may ask 2 READs, answer 4 */
+	assert_int_equal(ev->param.conn.responder_resources, 2);
+	assert_int_equal(ev->param.conn.initiator_depth, 4);
+	assert_int_equal(ev->param.conn.retry_count, 7);
+	srv.id = ev->id;
+	rdma_ack_cm_event(ev);
+	assert_int_equal(rdma_get_peer_addr(srv.id)->sa_family, AF_INET);
+	assert_int_equal(((struct sockaddr_in *)rdma_get_peer_addr(srv.id))->
+			 sin_addr.s_addr, inet_addr("10.0.0.1"));
+	assert_int_equal(rdma_get_dst_port(srv.id),
+			 rdma_get_src_port(cli.id));
+	qp_on(&srv, srv.id);
+
+	sge.addr = (uintptr_t)srv.buf;
+	sge.length = 64;
+	sge.lkey = srv.mr->lkey;
+	rw.sg_list = &sge;
+	rw.num_sge = 1;
+	assert_int_equal(ibv_post_recv(srv.id->qp, &rw, &rbad), 0);
+
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = "from the server";
+	cp.private_data_len = 16;
+	cp.responder_resources = 2;
+	cp.initiator_depth = 4;
+	cp.rnr_retry_count = 7;
+	assert_int_equal(rdma_accept(srv.id, &cp), 0);
+	ev = expect(cli.ch, RDMA_CM_EVENT_ESTABLISHED);
+	assert_non_null(ev);
+	assert_string_equal(ev->param.conn.private_data, "from the server");
+	assert_int_equal(ev->param.conn.qp_num, srv.id->qp->qp_num);
+	rdma_ack_cm_event(ev);
+	expect_ack(srv.ch, RDMA_CM_EVENT_ESTABLISHED);
+
+	/* SEND, client to server */
+	strcpy(cli.buf, "a message over the CM's QPs");
+	sge.addr = (uintptr_t)cli.buf;
+	sge.length = 64;
+	sge.lkey = cli.mr->lkey;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	assert_int_equal(ibv_post_send(cli.id->qp, &wr, &bad), 0);
+	assert_int_equal(poll_one(cli.id->send_cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(poll_one(srv.id->recv_cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_string_equal(srv.buf, "a message over the CM's QPs");
+
+	/* READ, server from client: the client answers READs */
+	sge.addr = (uintptr_t)srv.buf + 1024;
+	sge.lkey = srv.mr->lkey;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.wr.rdma.remote_addr = (uintptr_t)cli.buf;
+	wr.wr.rdma.rkey = cli.mr->rkey;
+	assert_int_equal(ibv_post_send(srv.id->qp, &wr, &bad), 0);
+	assert_int_equal(poll_one(srv.id->send_cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_string_equal(srv.buf + 1024, "a message over the CM's QPs");
+
+	/* the client disconnects: both sides hear of it */
+	assert_int_equal(rdma_disconnect(cli.id), 0);
+	expect_ack(srv.ch, RDMA_CM_EVENT_DISCONNECTED);
+	expect_ack(cli.ch, RDMA_CM_EVENT_DISCONNECTED);
+	assert_int_equal(rdma_disconnect(srv.id), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+	side_free(&cli);
+	side_free(&srv);
+}
+
+/* The consumer's reject reaches the client with its private data. */
+static void
+test_cm_reject(void **state)
+{
+	struct side srv = {0}, cli = {0};
+	struct rdma_cm_event *ev;
+	uint16_t port;
+
+	(void)state;
+	port = listen_on(&srv, 8);
+	client_to(&cli, port);
+	qp_on(&cli, cli.id);
+	assert_int_equal(rdma_connect(cli.id, NULL), 0);
+	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	srv.id = ev->id;
+	rdma_ack_cm_event(ev);
+	assert_int_equal(rdma_reject(srv.id, "no thanks", 10), 0);
+	ev = expect(cli.ch, RDMA_CM_EVENT_REJECTED);
+	assert_non_null(ev);
+	assert_int_equal(ev->status, 28);       /* consumer defined */
+	assert_string_equal(ev->param.conn.private_data, "no thanks");
+	rdma_ack_cm_event(ev);
+	/* a second answer to the same request is refused */
+	assert_int_equal(rdma_accept(srv.id, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	side_free(&cli);
+	side_free(&srv);
+}
+
+/* No listener on the port: REJ "invalid service ID". */
+static void
+test_cm_no_listener(void **state)
+{
+	struct side srv = {0}, cli = {0};
+	struct rdma_cm_event *ev;
+	uint16_t port;
+
+	(void)state;
+	port = listen_on(&srv, 8);
+	client_to(&cli, (uint16_t)(port + 1 == 0 ? 1 : port + 1));
+	qp_on(&cli, cli.id);
+	assert_int_equal(rdma_connect(cli.id, NULL), 0);
+	ev = expect(cli.ch, RDMA_CM_EVENT_REJECTED);
+	assert_non_null(ev);
+	assert_int_equal(ev->status, 8);
+	rdma_ack_cm_event(ev);
+	side_free(&cli);
+	side_free(&srv);
+}
+
+/* A backlog of 1: the second request is refused while the first waits;
+ * once the first is answered, a third is taken. */
+static void
+test_cm_backlog(void **state)
+{
+	struct side srv = {0}, c1 = {0}, c2 = {0}, c3 = {0};
+	struct rdma_cm_event *ev;
+	uint16_t port;
+
+	(void)state;
+	port = listen_on(&srv, 1);
+	client_to(&c1, port);
+	client_to(&c2, port);
+	client_to(&c3, port);
+	qp_on(&c1, c1.id);
+	qp_on(&c2, c2.id);
+	qp_on(&c3, c3.id);
+	assert_int_equal(rdma_connect(c1.id, NULL), 0);
+	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	srv.id = ev->id;
+	rdma_ack_cm_event(ev);
+	assert_int_equal(rdma_connect(c2.id, NULL), 0);
+	ev = expect(c2.ch, RDMA_CM_EVENT_REJECTED);
+	assert_non_null(ev);
+	assert_int_equal(ev->status, 28);
+	rdma_ack_cm_event(ev);
+	assert_int_equal(rdma_reject(srv.id, NULL, 0), 0);
+	expect_ack(c1.ch, RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(rdma_destroy_id(srv.id), 0);
+	srv.id = NULL;
+	assert_int_equal(rdma_connect(c3.id, NULL), 0);
+	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	rdma_ack_cm_event(ev);
+	side_free(&c1);
+	side_free(&c2);
+	side_free(&c3);
+	side_free(&srv);
+}
+
+/* The channel's fd: O_NONBLOCK gives EAGAIN when nothing waits; poll
+ * says readable exactly while an event waits. */
+static void
+test_cm_channel_fd(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *id;
+	struct rdma_cm_event *ev;
+	struct pollfd p;
+	struct sockaddr_in a = addr4(SERVER_IP, 0);
+
+	(void)state;
+	assert_non_null(ch);
+	assert_int_equal(fcntl(ch->fd, F_SETFL,
+			       fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+	assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	p.fd = ch->fd;
+	p.events = POLLIN;
+	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&a,
+					   1000), 0);
+	assert_int_equal(poll(&p, 1, WAIT_MS), 1);
+	assert_int_equal(rdma_get_cm_event(ch, &ev), 0);
+	assert_int_equal(ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_int_equal(poll(&p, 1, 0), 0);
+	rdma_ack_cm_event(ev);
+	assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
+	assert_int_equal(errno, EAGAIN);
+	/* routes need a resolved address; an unknown family is refused */
+	assert_int_equal(rdma_destroy_id(id), 0);
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_route(id, 1000), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(rdma_create_id(ch, &id, NULL, 0x4242), -1);
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	rdma_destroy_event_channel(ch);
+}
+
+/* The synchronous endpoint calls: rdma_create_ep, rdma_get_request,
+ * rdma_accept and rdma_connect waiting for their own events, and the
+ * rdma_verbs.h helpers on the QPs they made. */
+struct ep_server {
+	struct rdma_cm_id *listen;
+	char msg[64];
+	int ret;
+};
+
+static void *
+ep_server_run(void *arg)
+{
+	struct ep_server *s = arg;
+	struct rdma_cm_id *id;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+
+	s->ret = -1;
+	if (rdma_get_request(s->listen, &id) != 0)
+		return NULL;
+	mr = rdma_reg_msgs(id, s->msg, sizeof(s->msg));
+	if (mr == NULL ||
+	    rdma_post_recv(id, NULL, s->msg, sizeof(s->msg), mr) != 0 ||
+	    rdma_accept(id, NULL) != 0 ||
+	    rdma_get_recv_comp(id, &wc) != 1 || wc.status != IBV_WC_SUCCESS)
+		return NULL;
+	rdma_disconnect(id);
+	rdma_dereg_mr(mr);
+	rdma_destroy_ep(id);
+	s->ret = 0;
+	return NULL;
+}
+
+static void
+test_cm_endpoint(void **state)
+{
+	struct rdma_addrinfo hints = {0}, *res;
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ep_server s = {0};
+	struct rdma_cm_id *id;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	pthread_t t;
+	char port[8], msg[64] = "through rdma_post_send";
+
+	(void)state;
+	hints.ai_flags = RAI_PASSIVE;
+	hints.ai_port_space = RDMA_PS_TCP;
+	assert_int_equal(rdma_getaddrinfo(SERVER_IP, "0", &hints, &res), 0);
+	assert_non_null(res->ai_src_addr);
+	assert_int_equal(rdma_create_ep(&s.listen, res, NULL, &qa), 0);
+	rdma_freeaddrinfo(res);
+	assert_int_equal(rdma_listen(s.listen, 4), 0);
+	snprintf(port, sizeof(port), "%u",
+		 ntohs(rdma_get_src_port(s.listen)));
+	assert_int_equal(pthread_create(&t, NULL, ep_server_run, &s), 0);
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_port_space = RDMA_PS_TCP;
+	assert_int_equal(rdma_getaddrinfo(SERVER_IP, port, &hints, &res), 0);
+	assert_non_null(res->ai_dst_addr);
+	assert_int_equal(rdma_create_ep(&id, res, NULL, &qa), 0);
+	rdma_freeaddrinfo(res);
+	if (rdma_connect(id, NULL) != 0)
+		fail_msg("rdma_connect: %s", strerror(errno));
+	mr = rdma_reg_msgs(id, msg, sizeof(msg));
+	assert_non_null(mr);
+	assert_int_equal(rdma_post_send(id, NULL, msg, sizeof(msg), mr,
+					IBV_SEND_SIGNALED), 0);
+	assert_int_equal(rdma_get_send_comp(id, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	pthread_join(t, NULL);
+	assert_int_equal(s.ret, 0);
+	assert_string_equal(s.msg, "through rdma_post_send");
+	rdma_dereg_mr(mr);
+	rdma_disconnect(id);
+	rdma_destroy_ep(id);
+	rdma_destroy_ep(s.listen);
+}
+
+/* Addresses droce has no device for, or no peer answers at. */
+static void
+test_cm_addr_errors(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *id;
+	struct sockaddr_in a = addr4("10.9.9.9", 1);
+	struct sockaddr_in6 six = { .sin6_family = AF_INET6 };
+	struct rdma_cm_event *ev;
+
+	(void)state;
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&a), -1);
+	assert_int_equal(errno, EADDRNOTAVAIL);
+	/* nobody has 10.0.0.77: ARP gets no answer */
+	a = addr4("10.0.0.77", 1);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&a,
+					   500), 0);
+	ev = expect(ch, RDMA_CM_EVENT_ADDR_ERROR);
+	assert_non_null(ev);
+	assert_true(ev->status < 0);
+	rdma_ack_cm_event(ev);
+	assert_int_equal(rdma_destroy_id(id), 0);
+	/* a family without a device address */
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	six.sin6_addr.s6_addr[15] = 9;
+	six.sin6_addr.s6_addr[0] = 0xfd;
+	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&six), -1);
+	assert_int_equal(errno, EADDRNOTAVAIL);
+	assert_int_equal(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cm_channel_fd),
+		cmocka_unit_test(test_cm_connect_rc),
+		cmocka_unit_test(test_cm_reject),
+		cmocka_unit_test(test_cm_no_listener),
+		cmocka_unit_test(test_cm_backlog),
+		cmocka_unit_test(test_cm_endpoint),
+		cmocka_unit_test(test_cm_addr_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
