@@ -5,8 +5,9 @@
 # The soft-RoCE guest's initramfs, from this machine's own Debian packages:
 # the kernel modules rdma_rxe needs (linux-image-amd64), busybox
 # (busybox-static), rdma-core's tools and rxe provider (ibverbs-utils,
-# rdma-core), perftest and iproute2's rdma, each with the libraries ldd
-# names, and guest/init as /init.
+# rdma-core), the RDMA CM (rdma_ucm) and its tools (rdmacm-utils),
+# perftest, qperf and iproute2's rdma, each with the libraries ldd names,
+# and guest/init as /init.
 #
 # Usage: mkinitramfs.sh KERNEL_VERSION OUTPUT.cpio.gz [PROGRAM...]
 # (each PROGRAM goes to /usr/bin, with its libraries)
@@ -45,7 +46,7 @@ add_module() {
 	order="$order $1"
 	echo "$rel" >>"$root/modules.order"
 }
-for m in virtio_pci virtio_net crc32_generic rdma_rxe ib_uverbs; do
+for m in virtio_pci virtio_net crc32_generic rdma_rxe ib_uverbs rdma_ucm; do
 	add_module "$m"
 done
 
@@ -68,6 +69,9 @@ copy_with_libs /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong \
 	/usr/bin/ib_write_bw /usr/bin/ib_read_bw /usr/bin/ib_send_bw \
 	/usr/bin/ib_atomic_bw /usr/bin/ib_write_lat /usr/bin/ib_send_lat \
 	/usr/bin/ib_read_lat /usr/bin/rdma \
+	/usr/bin/rping /usr/bin/ucmatose /usr/bin/udaddy /usr/bin/mckey \
+	/usr/bin/rdma_server /usr/bin/rdma_client /usr/bin/cmtime \
+	/usr/bin/qperf \
 	/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 for prog in "$@"; do
 	copy_with_libs "$prog"
@@ -75,6 +79,8 @@ for prog in "$@"; do
 	mv "$root$prog" "$root/usr/bin/$(basename "$prog")"
 done
 cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
+# (glibc loads it for pthread_exit and thread cancellation: rping)
+copy_with_libs /lib/x86_64-linux-gnu/libgcc_s.so.1
 cp /bin/busybox "$root/bin/busybox"
 cp "$here/init" "$root/init"
 chmod 755 "$root/init"

@@ -1,0 +1,323 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""droce's RDMA CM against Linux's rdma_cm over soft-RoCE, both ways.
+
+The guest of test_softroce.py (rdma_rxe on eth0, now with rdma_ucm and
+rdmacm-utils, perftest and qperf) on one side of a tap; droce0 on the
+other through net_af_packet, with Debian's unmodified rdma_cm programs
+running over droce's libibverbs.so.1 and librdmacm.so.1. Each step runs
+one program as server on one side and as client on the other, then the
+other way round:
+
+  - rping -V (RC SENDs, READs and WRITEs, every ping's data checked by
+    the tool);
+  - ucmatose (RC: connect, SENDs both ways, disconnect), one connection
+    and four;
+  - udaddy (UD: SIDR_REQ/SIDR_REP, then datagrams both ways);
+  - mckey (UD multicast: a receiver joins, a sender sends to the group);
+  - rdma_server/rdma_client (the synchronous endpoint calls);
+  - perftest's ib_write_bw, ib_read_bw and ib_send_lat with -R, droce
+    as the server (and as the client with --perftest-client: see
+    PERFTEST_CLIENT_RACE);
+  - qperf's rc_bw, rc_lat and rc_rdma_write_bw with -cm1, droce as the
+    client only (qperf's control connection must reach the server's
+    RDMA address over TCP, which only the guest's kernel can answer).
+
+Each step must end with both sides reporting success; every frame droce
+sent or received, CM MADs included, is mirrored to pcap and must decode
+in tshark and agree with droce-dump.
+
+Usage: test_softroce_cm.py --lib-verbs DIR --lib-rdmacm DIR
+        --dump DROCE_DUMP --tshark TSHARK_ROCE --workdir DIR
+        [--only SUBSTRINGS] [--perftest-client]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import netns
+import test_softroce as sr
+from test_softroce import check, failures
+
+GUEST_DEV = 'rxe0'
+PORT0 = 18700
+MCAST = '239.1.2.3'
+
+# (name, server argv, client argv, what both sides print on success);
+# {me} is the side's own address, {peer} the other's, {port} the step's
+# port, {dev} and {gid} its device and GID index
+RUNS = [
+    ('rping',
+     ['rping', '-s', '-a', '{me}', '-p', '{port}', '-C', '10', '-S', '64',
+      '-v', '-V'],
+     ['rping', '-c', '-a', '{peer}', '-p', '{port}', '-C', '10', '-S', '64',
+      '-v', '-V'],
+     r'ping data: rdma-ping-9:'),
+    ('ucmatose',
+     ['ucmatose', '-b', '{me}', '-p', '{port}', '-C', '10'],
+     ['ucmatose', '-s', '{peer}', '-b', '{me}', '-p', '{port}', '-C', '10'],
+     r'^return status 0$'),
+    ('ucmatose-c4',
+     ['ucmatose', '-b', '{me}', '-p', '{port}', '-c', '4', '-C', '10'],
+     ['ucmatose', '-s', '{peer}', '-b', '{me}', '-p', '{port}', '-c', '4',
+      '-C', '10'],
+     r'^return status 0$'),
+    # (udaddy's and mckey's -p is a port space: they use their own port)
+    ('udaddy',
+     ['udaddy', '-b', '{me}', '-C', '4', '-S', '64'],
+     ['udaddy', '-s', '{peer}', '-b', '{me}', '-C', '4', '-S', '64'],
+     r'^return status 0$'),
+    ('mckey',
+     ['mckey', '-m', MCAST, '-b', '{me}', '-C', '10'],
+     ['mckey', '-m', MCAST, '-b', '{me}', '-s', '-C', '10'],
+     r'^return status 0$'),
+    ('rdma_server',
+     ['rdma_server', '-s', '{me}', '-p', '{port}'],
+     ['rdma_client', '-s', '{peer}', '-p', '{port}'],
+     r'^rdma_(server|client): end 0$'),
+    ('ib_write_bw-R',
+     ['ib_write_bw', '-R', '-d', '{dev}', '-x', '{gid}', '-p', '{port}',
+      '-s', '8192', '-n', '300'],
+     ['ib_write_bw', '-R', '-d', '{dev}', '-x', '{gid}', '-p', '{port}',
+      '-s', '8192', '-n', '300', '{peer}'],
+     None),
+    ('ib_read_bw-R',
+     ['ib_read_bw', '-R', '-d', '{dev}', '-x', '{gid}', '-p', '{port}',
+      '-s', '8192', '-n', '300'],
+     ['ib_read_bw', '-R', '-d', '{dev}', '-x', '{gid}', '-p', '{port}',
+      '-s', '8192', '-n', '300', '{peer}'],
+     None),
+    ('ib_send_lat-R',
+     ['ib_send_lat', '-R', '-d', '{dev}', '-x', '{gid}', '-p', '{port}',
+      '-n', '300'],
+     ['ib_send_lat', '-R', '-d', '{dev}', '-x', '{gid}', '-p', '{port}',
+      '-n', '300', '{peer}'],
+     None),
+]
+# qperf: the guest serves, droce is the client, one test a run (qperf's
+# server listens for a test's connection only after it answered the
+# client over TCP, and its client connects at once: the REQ of a second
+# test in one run can come first, with Linux's client as with droce's)
+QPERFS = [('qperf-' + t, ['qperf', '-lp', '{port}'],
+           ['qperf', '-lp', '{port}', '{peer}', '-cm1', '-t', '2', t], None)
+          for t in ('rc_bw', 'rc_lat', 'rc_rdma_write_bw')]
+
+# What a client prints when it came before its server listened: the
+# CM's REJ of an unknown service, or perftest's or qperf's complaint.
+NOT_YET = (r'RDMA_CM_EVENT_REJECTED|Unexpected CM event bl blka 8|'
+           r'Connection refused|Unable to init')
+
+
+# PERFTEST_CLIENT_RACE: perftest -R with droce's client against the
+# guest's server is left out unless --perftest-client asks. perftest
+# makes two connections, the second once its parameter exchange on the
+# first is over; its server listens for the second only then, and its
+# client asks at once. A native client against a server in a TCG guest
+# asks first, some 25 ms after the exchange, and meets the REJ of a
+# service no one listens on (reason 8), as a Linux client as quick would;
+# the tool does not retry. The pair started again passes now and then
+# (1 in 4 or so here); the other direction, and both directions droce to
+# droce (rdmacm_dropin), pass every time.
+#
+# A server in the guest is started again when its run failed, at most
+# SERVER_TRIES times, each try bounded by SERVER_WAIT seconds. perftest's
+# -R server needs it: it listens for its test connection only once its
+# parameter exchange on the first one is over, and droce's client (a
+# native process against a TCG guest) can ask before that; the REJ ends
+# the client, and the server waits for a connection no one makes.
+SERVER_TRIES = 3
+SERVER_WAIT = 45
+
+
+def steps(only, perftest_client=False):
+    out = []
+    i = 0
+    for run in RUNS + QPERFS:
+        for server in ('guest', 'droce'):
+            if run in QPERFS and server == 'droce':
+                continue
+            if run[0].endswith('-R') and server == 'guest' and \
+               not perftest_client:
+                continue
+            name = '%s-%s-server' % (run[0], server)
+            if only and not any(o in name for o in only.split(',')):
+                continue
+            out.append((name, run, server, PORT0 + i))
+            i += 1
+    return out
+
+
+def argv(template, side, port):
+    me, peer = (sr.GUEST_IP, sr.DROCE_IP) if side == 'guest' else \
+        (sr.DROCE_IP, sr.GUEST_IP)
+    dev, gid = (GUEST_DEV, '1') if side == 'guest' else ('droce0', '0')
+    return [a.format(me=me, peer=peer, port=port, dev=dev, gid=gid)
+            for a in template]
+
+
+def guest_script(plan):
+    lines = ['#!/bin/sh', 'cd /tmp']
+    for name, run, server, port in plan:
+        lines.append('echo "guest: begin %s"' % name)
+        if server == 'guest':
+            cmd = ' '.join(argv(run[1], 'guest', port))
+            # qperf's server serves until it is stopped; the others may
+            # be started again (SERVER_TRIES), each try announced
+            if run in QPERFS:
+                lines.append('echo "guest: serving %s 0"' % name)
+                lines.append('timeout 20 %s >out 2>&1; rc=$?' % cmd)
+            else:
+                lines.append('n=0; while :; do echo "guest: serving %s $n";'
+                             ' timeout %d %s >out 2>&1; rc=$?; '
+                             '[ $rc -eq 0 ] && break; n=$((n+1)); '
+                             '[ $n -ge %d ] && break; done' %
+                             (name, SERVER_WAIT, cmd, SERVER_TRIES))
+        else:
+            cmd = ' '.join(argv(run[2], 'guest', port))
+            if run[0] == 'mckey':
+                lines.append('sleep 5')
+            lines.append('n=0; while :; do timeout 120 %s >out 2>&1; '
+                         'rc=$?; grep -Eq "%s" out || break; n=$((n+1)); '
+                         '[ $n -ge 60 ] && break; sleep 1; done' %
+                         (cmd, NOT_YET.replace('\\b', '')))
+        lines.append('sed "s/^/guest[%s]> /" out' % name)
+        lines.append('echo "guest: end %s rc=$rc"' % name)
+    return '\n'.join(lines) + '\n'
+
+
+def host_env(args, name):
+    env = sr.host_env(argparse.Namespace(workdir=args.workdir,
+                                         lib=args.lib_verbs), name, False)
+    env['LD_LIBRARY_PATH'] = '%s:%s' % (os.path.abspath(args.lib_verbs),
+                                        os.path.abspath(args.lib_rdmacm))
+    # the CM's log of its MADs and events, in each run's log
+    env['DROCE_CM_DEBUG'] = '1'
+    return env
+
+
+def reported(run, out):
+    if run[3] is not None:
+        return re.search(run[3], out, re.M) is not None
+    if run in QPERFS:
+        return re.search(r'^%s:\n\s+\S+\s+=\s+[\d.]+ ' % run[0][6:],
+                         out, re.M) is not None
+    return sr.reported(run[1][0], out)
+
+
+def run_client(args, env, name, run, port, server_try):
+    """droce's client, against the guest's server's try server_try: again
+    while it finds the server not yet listening. (rc, output)."""
+    # the guest's server a moment to listen (a TCG guest starts a program
+    # slowly), and mckey's receiver to join: a datagram sent before is
+    # lost, while it waits for every one
+    time.sleep(5)
+    for attempt in range(60):
+        try:
+            p = subprocess.run(argv(run[2], 'droce', port), env=env,
+                               capture_output=True, text=True, timeout=120)
+            rc, out = p.returncode, p.stdout + p.stderr
+        except subprocess.TimeoutExpired:
+            return -1, 'timed out after 120 s'
+        if rc == 0 or not re.search(NOT_YET, out):
+            return rc, out
+        tag = '%d.%d' % (server_try, attempt)
+        with open(os.path.join(args.workdir, '%s.host.%s.log' %
+                               (name, tag)), 'w') as f:
+            f.write(out)
+        pcap = os.path.join(args.workdir, name + '-droce0.pcap')
+        if os.path.exists(pcap):
+            os.rename(pcap, pcap + '.' + tag)
+        time.sleep(1)
+    return rc, out
+
+
+def run_step(args, guest, step):
+    name, run, server, port = step
+    env = host_env(args, name)
+    if not guest.wait_for(r'^guest: begin %s$' % re.escape(name), 600):
+        check(False, '%s: the guest never started it' % name)
+        return
+    t0 = time.time()
+    if server == 'droce':
+        p = subprocess.Popen(argv(run[1], 'droce', port), env=env,
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        guest.wait_for(r'^guest: end %s rc=' % re.escape(name), 600)
+        try:
+            out, _ = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+        rc = p.returncode
+    else:
+        rc, out = -1, 'the guest never served'
+        for server_try in range(1 if run in QPERFS else SERVER_TRIES):
+            m = guest.wait_for(r'^guest: (serving %s %d|end %s rc=)' %
+                               (re.escape(name), server_try,
+                                re.escape(name)), 200)
+            if m is None or m.group(1).startswith('end'):
+                break
+            rc, out = run_client(args, env, name, run, port, server_try)
+            if rc == 0:
+                break
+            print('note  %s: client failed, server started again: %s' %
+                  (name, out.strip()[-200:]), flush=True)
+    m = guest.wait_for(r'^guest: end %s rc=(\d+)' % re.escape(name), 600)
+    grc = int(m.group(1)) if m else -1
+    gout = '\n'.join(l.split('> ', 1)[1] for l in guest.text().splitlines()
+                     if l.startswith('guest[%s]> ' % name))
+    with open(os.path.join(args.workdir, name + '.host.log'), 'w') as f:
+        f.write(out)
+    ok_host = rc == 0 and reported(run, out)
+    if run in QPERFS:
+        # the guest's qperf server, stopped by its timeout (TERM)
+        ok_guest = grc == 143
+    else:
+        ok_guest = grc == 0 and reported(run, gout)
+    check(ok_host and ok_guest,
+          '%s (%.1f s): droce %s, Linux %s' %
+          (name, time.time() - t0,
+           'ok' if ok_host else 'exit %d: %s' % (rc, out.strip()[-300:]),
+           'ok' if ok_guest else 'exit %d: %s' % (grc, gout.strip()[-300:])))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ('lib-verbs', 'lib-rdmacm', 'dump', 'tshark', 'workdir'):
+        ap.add_argument('--' + opt, required=True)
+    ap.add_argument('--only', default='',
+                    help='run only the steps whose names hold one of these '
+                    '(comma-separated)')
+    ap.add_argument('--perftest-client', action='store_true',
+                    help='add perftest -R with droce as the client '
+                    '(PERFTEST_CLIENT_RACE)')
+    args = ap.parse_args()
+    netns.enter()
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+
+    plan = steps(args.only, args.perftest_client)
+    guest = sr.boot_guest(args.workdir, guest_script(plan))
+    if guest is None:
+        return 1
+    try:
+        for step in plan:
+            run_step(args, guest, step)
+        check(guest.wait_for(r'^guest: done', 120) is not None,
+              'the guest ran every step')
+    finally:
+        guest.stop()
+        sr.tap_down()
+    sr.check_captures(args, [(s[0],) for s in plan])
+    print('%d failed' % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
