@@ -29,7 +29,11 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
-#define SERVER_IP "10.0.0.2"
+#include "droce_cm.h"
+#include "harness.h"
+
+static const char *SERVER_IP = "10.0.0.2";
+static const char *CLIENT_IP = "10.0.0.1";
 #define WAIT_MS 5000
 
 static struct sockaddr_in
@@ -206,7 +210,7 @@ test_cm_connect_rc(void **state)
 	rdma_ack_cm_event(ev);
 	assert_int_equal(rdma_get_peer_addr(srv.id)->sa_family, AF_INET);
 	assert_int_equal(((struct sockaddr_in *)rdma_get_peer_addr(srv.id))->
-			 sin_addr.s_addr, inet_addr("10.0.0.1"));
+			 sin_addr.s_addr, inet_addr(CLIENT_IP));
 	assert_int_equal(rdma_get_dst_port(srv.id),
 			 rdma_get_src_port(cli.id));
 	qp_on(&srv, srv.id);
@@ -518,8 +522,163 @@ test_cm_addr_errors(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* ------------------------------------------------------------------------
+ * Under loss (test_cm WORKDIR FAULT): both ports behind net_fault.
+ */
+
+#define LOSSY_CONNS 40
+
+struct lossy {
+	struct rdma_event_channel *cch, *sch;
+	struct rdma_cm_id *listen;
+	struct rdma_cm_id *cli[LOSSY_CONNS];
+	struct rdma_cm_id *srv[LOSSY_CONNS];
+	unsigned int nsrv;
+	unsigned int established[2], failed[2], disconnected[2];
+};
+
+static void
+lossy_qp(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+
+	assert_int_equal(rdma_create_qp(id, NULL, &qa), 0);
+}
+
+/* One event of either channel, handled; false if none came in time. */
+static bool
+lossy_pump(struct lossy *l, int timeout_ms)
+{
+	struct pollfd p[2] = {
+		{ .fd = l->cch->fd, .events = POLLIN },
+		{ .fd = l->sch->fd, .events = POLLIN },
+	};
+	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct rdma_cm_event *ev;
+	int side;
+
+	if (poll(p, 2, timeout_ms) <= 0)
+		return false;
+	side = (p[0].revents & POLLIN) ? 0 : 1;
+	assert_int_equal(rdma_get_cm_event(side == 0 ? l->cch : l->sch, &ev),
+			 0);
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		assert_int_equal(rdma_resolve_route(ev->id, 2000), 0);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		lossy_qp(ev->id);
+		assert_int_equal(rdma_connect(ev->id, &cp), 0);
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		assert_true(l->nsrv < LOSSY_CONNS);
+		l->srv[l->nsrv++] = ev->id;
+		lossy_qp(ev->id);
+		assert_int_equal(rdma_accept(ev->id, &cp), 0);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		l->established[side]++;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		l->disconnected[side]++;
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		break;
+	default:
+		print_message("side %d: %s status %d\n", side,
+			      rdma_event_str(ev->event), ev->status);
+		l->failed[side]++;
+		break;
+	}
+	rdma_ack_cm_event(ev);
+	return true;
+}
+
+/*
+ * Forty connections made at once, then torn down, with the MADs (and
+ * the rest) lost, duplicated or reordered: each connect ends in an
+ * event, every one established; each disconnect ends in DISCONNECTED on
+ * both sides; once the ids are gone and TimeWait is over, the CM holds
+ * nothing.
+ */
+static void
+test_cm_lossy(void **state)
+{
+	struct lossy l = {0};
+	struct sockaddr_in a = addr4(SERVER_IP, 0);
+	struct droce_cm_stats st;
+	uint64_t end;
+	unsigned int i;
+
+	(void)state;
+	l.cch = rdma_create_event_channel();
+	l.sch = rdma_create_event_channel();
+	assert_non_null(l.cch);
+	assert_non_null(l.sch);
+	assert_int_equal(rdma_create_id(l.sch, &l.listen, NULL, RDMA_PS_TCP),
+			 0);
+	assert_int_equal(rdma_bind_addr(l.listen, (struct sockaddr *)&a), 0);
+	assert_int_equal(rdma_listen(l.listen, LOSSY_CONNS), 0);
+	a.sin_port = rdma_get_src_port(l.listen);
+	for (i = 0; i < LOSSY_CONNS; i++) {
+		assert_int_equal(rdma_create_id(l.cch, &l.cli[i], NULL,
+						RDMA_PS_TCP), 0);
+		assert_int_equal(rdma_resolve_addr(l.cli[i], NULL,
+			(struct sockaddr *)&a, 2000), 0);
+	}
+	end = ep_now_ms() + 60000;
+	while ((l.established[0] + l.failed[0] < LOSSY_CONNS ||
+		l.established[1] + l.failed[1] < l.nsrv) &&
+	       ep_now_ms() < end)
+		lossy_pump(&l, 1000);
+	assert_int_equal(l.failed[0], 0);
+	assert_int_equal(l.failed[1], 0);
+	assert_int_equal(l.established[0], LOSSY_CONNS);
+	assert_int_equal(l.established[1], LOSSY_CONNS);
+
+	for (i = 0; i < LOSSY_CONNS; i++)
+		assert_int_equal(rdma_disconnect(l.cli[i]), 0);
+	end = ep_now_ms() + 60000;
+	while ((l.disconnected[0] < LOSSY_CONNS ||
+		l.disconnected[1] < LOSSY_CONNS) && ep_now_ms() < end)
+		lossy_pump(&l, 1000);
+	assert_int_equal(l.disconnected[0], LOSSY_CONNS);
+	assert_int_equal(l.disconnected[1], LOSSY_CONNS);
+
+	for (i = 0; i < LOSSY_CONNS; i++) {
+		rdma_destroy_qp(l.cli[i]);
+		rdma_destroy_qp(l.srv[i]);
+		assert_int_equal(rdma_destroy_id(l.cli[i]), 0);
+		assert_int_equal(rdma_destroy_id(l.srv[i]), 0);
+	}
+	assert_int_equal(rdma_destroy_id(l.listen), 0);
+	rdma_destroy_event_channel(l.cch);
+	rdma_destroy_event_channel(l.sch);
+	/* no id left, and no connection once TimeWait is over */
+	end = ep_now_ms() + 10000;
+	do {
+		assert_int_equal(droce_cm_query_stats(&st), 0);
+		if (st.conns == 0)
+			break;
+		usleep(10000);
+	} while (ep_now_ms() < end);
+	assert_int_equal(st.ids, 0);
+	assert_int_equal(st.conns, 0);
+	assert_int_equal(st.events_queued, 0);
+	/* and the loss was there: MADs had to be sent again */
+	print_message("MADs sent %llu, sent again %llu, duplicates %llu\n",
+		      (unsigned long long)st.mads_sent,
+		      (unsigned long long)st.mads_resent,
+		      (unsigned long long)st.dup_received);
+	assert_true(st.mads_resent > 0);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cm_channel_fd),
@@ -530,6 +689,23 @@ main(void)
 		cmocka_unit_test(test_cm_endpoint),
 		cmocka_unit_test(test_cm_addr_errors),
 	};
+	const struct CMUnitTest lossy[] = {
+		cmocka_unit_test(test_cm_lossy),
+		cmocka_unit_test(test_cm_connect_rc),
+		cmocka_unit_test(test_cm_reject),
+	};
 
+	if (argc >= 3) {
+		/* test_cm WORKDIR FAULT [SEED]: both ports behind net_fault */
+		if (ep_fault_config(argv[1], "cm", 7, argv[2], argc > 3 ?
+				    (unsigned int)strtoul(argv[3], NULL, 0) :
+				    7) != 0) {
+			perror("test_cm: config");
+			return 1;
+		}
+		SERVER_IP = "10.0.7.2";
+		CLIENT_IP = "10.0.7.1";
+		return cmocka_run_group_tests(lossy, NULL, NULL);
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
