@@ -27,9 +27,9 @@
 
 #define CM_MAX_DEVS 16
 /** Receive slots of a GSI QP (GRH + MAD each). */
-#define CM_GSI_RECV 512
+#define CM_GSI_RECV 2048
 /** Send slots of a GSI QP. */
-#define CM_GSI_SEND 256
+#define CM_GSI_SEND 2048
 #define CM_GRH_LEN 40
 #define CM_SLOT_LEN (CM_GRH_LEN + DROCE_MAD_LEN)
 /** Address handles a device keeps to the peers it sends MADs to. */
