@@ -30,6 +30,7 @@
 #include <rdma/rdma_verbs.h>
 
 #include "droce_cm.h"
+#include "droce_cm_pvt.h"
 #include "harness.h"
 
 static const char *SERVER_IP = "10.0.0.2";
@@ -523,6 +524,195 @@ test_cm_addr_errors(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * Bad input: MADs a stranger or a broken peer could send, given to the
+ * CM of droce1 as its GSI hands them over, from droce0's address.
+ */
+
+static void
+inject(const uint8_t *mad, size_t len)
+{
+	union ibv_gid srv, cli;
+	struct sockaddr_in a = addr4(SERVER_IP, 0), b = addr4(CLIENT_IP, 0);
+	struct cm_dev *dev;
+	int index = 0;
+
+	droce_cma_addr_to_gid((struct sockaddr *)&a, &srv);
+	droce_cma_addr_to_gid((struct sockaddr *)&b, &cli);
+	pthread_mutex_lock(&droce_cm.lock);
+	dev = droce_cm_dev_by_gid(&srv, &index);
+	assert_non_null(dev);
+	droce_cm_rx(dev, &cli, (uint8_t)index, mad, len);
+	pthread_mutex_unlock(&droce_cm.lock);
+}
+
+static void
+inject_msg(const struct droce_cm_msg *m)
+{
+	uint8_t mad[DROCE_MAD_LEN];
+
+	assert_int_equal(droce_cm_mad_build(m, mad), DROCE_MAD_LEN);
+	inject(mad, sizeof(mad));
+}
+
+static void
+msg_init(struct droce_cm_msg *m, uint16_t attr)
+{
+	memset(m, 0, sizeof(*m));
+	droce_cm_mad_hdr_init(&m->hdr, attr, 0x1234);
+}
+
+/* No event on @p ch within @p ms. */
+static void
+expect_none(struct rdma_event_channel *ch, int ms)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	assert_int_equal(poll(&p, 1, ms), 0);
+}
+
+static struct droce_cm_stats
+stats(void)
+{
+	struct droce_cm_stats st;
+
+	assert_int_equal(droce_cm_query_stats(&st), 0);
+	return st;
+}
+
+/*
+ * With a connection up: truncated MADs, another class, another version,
+ * an attribute the CM has not, a REP for no REQ, an RTU of no
+ * connection, a DREQ from a stranger, a REQ naming the connected QPN,
+ * the connection's own REQ again: each is counted and dropped or
+ * answered as the spec says, and the connection carries on. Once it is
+ * disconnected, a REQ naming its QPN in TimeWait is refused as stale.
+ */
+static void
+test_cm_bad_input(void **state)
+{
+	struct side srv = {0}, cli = {0};
+	struct rdma_cm_event *ev;
+	struct droce_cm_stats s0, s1;
+	struct droce_cm_msg m;
+	uint8_t mad[DROCE_MAD_LEN];
+	struct droce_cm_req live;
+	uint16_t port;
+
+	(void)state;
+	port = listen_on(&srv, 8);
+	client_to(&cli, port);
+	qp_on(&cli, cli.id);
+	assert_int_equal(rdma_connect(cli.id, NULL), 0);
+	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	srv.id = ev->id;
+	rdma_ack_cm_event(ev);
+	live = cm_id_of(srv.id)->req;
+	qp_on(&srv, srv.id);
+	assert_int_equal(rdma_accept(srv.id, NULL), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_ESTABLISHED);
+	expect_ack(srv.ch, RDMA_CM_EVENT_ESTABLISHED);
+
+	s0 = stats();
+	/* malformed: short, another class, base version, class version,
+	 * method, an unknown attribute */
+	msg_init(&m, DROCE_CM_ATTR_REQ);
+	m.req = live;
+	assert_int_equal(droce_cm_mad_build(&m, mad), DROCE_MAD_LEN);
+	inject(mad, 100);
+	mad[1] = 0x04;
+	inject(mad, sizeof(mad));
+	mad[1] = 0x07;
+	mad[0] = 2;
+	inject(mad, sizeof(mad));
+	mad[0] = 1;
+	mad[2] = 1;
+	inject(mad, sizeof(mad));
+	mad[2] = 2;
+	mad[3] = 0x05;
+	inject(mad, sizeof(mad));
+	mad[3] = 0x03;
+	mad[16] = 0;
+	mad[17] = 0x42;
+	inject(mad, sizeof(mad));
+	s1 = stats();
+	assert_int_equal(s1.mads_dropped - s0.mads_dropped, 6);
+
+	/* a REP for no REQ of ours: REJ "invalid communication ID" */
+	msg_init(&m, DROCE_CM_ATTR_REP);
+	m.rep.local_comm_id = 0x11111111;
+	m.rep.remote_comm_id = 0x22222222;
+	inject_msg(&m);
+	/* an RTU of no connection: dropped */
+	msg_init(&m, DROCE_CM_ATTR_RTU);
+	m.rtu.local_comm_id = 0x33333333;
+	m.rtu.remote_comm_id = 0x44444444;
+	inject_msg(&m);
+	/* a DREQ from a stranger: a DREP, nothing else */
+	msg_init(&m, DROCE_CM_ATTR_DREQ);
+	m.dreq.local_comm_id = 0x55555555;
+	m.dreq.remote_comm_id = 0x66666666;
+	m.dreq.remote_qpn = srv.id->qp->qp_num;
+	inject_msg(&m);
+	/* a new REQ naming the connected QPN: stale */
+	msg_init(&m, DROCE_CM_ATTR_REQ);
+	m.req = live;
+	m.req.local_comm_id = 0x77777777;
+	inject_msg(&m);
+	/* the live connection's REQ again: nothing (it is established) */
+	msg_init(&m, DROCE_CM_ATTR_REQ);
+	m.req = live;
+	inject_msg(&m);
+	s1 = stats();
+	assert_int_equal(s1.rej_sent[DROCE_CM_REJ_INVALID_COMM_ID] -
+			 s0.rej_sent[DROCE_CM_REJ_INVALID_COMM_ID], 1);
+	assert_int_equal(s1.rej_sent[DROCE_CM_REJ_STALE_CONN] -
+			 s0.rej_sent[DROCE_CM_REJ_STALE_CONN], 1);
+	assert_int_equal(s1.mads_dropped - s0.mads_dropped, 6 + 3);
+	/* no request reported, nobody disconnected, one connection each */
+	expect_none(srv.ch, 300);
+	expect_none(cli.ch, 0);
+	assert_int_equal(s1.conns_by_state[DROCE_CM_STATE_ESTABLISHED],
+			 s0.conns_by_state[DROCE_CM_STATE_ESTABLISHED]);
+
+	/* the connection still works */
+	{
+		struct ibv_sge sge = { (uintptr_t)cli.buf, 32, cli.mr->lkey };
+		struct ibv_sge rsge = { (uintptr_t)srv.buf, 32, srv.mr->lkey };
+		struct ibv_send_wr wr = {
+			.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+		struct ibv_recv_wr rw = { .sg_list = &rsge, .num_sge = 1 },
+			*rbad;
+		struct ibv_wc wc;
+
+		strcpy(cli.buf, "still connected");
+		assert_int_equal(ibv_post_recv(srv.id->qp, &rw, &rbad), 0);
+		assert_int_equal(ibv_post_send(cli.id->qp, &wr, &bad), 0);
+		assert_int_equal(poll_one(srv.id->recv_cq, &wc), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_string_equal(srv.buf, "still connected");
+	}
+
+	/* disconnected: the QPN is in TimeWait, a REQ naming it is stale */
+	assert_int_equal(rdma_disconnect(cli.id), 0);
+	expect_ack(srv.ch, RDMA_CM_EVENT_DISCONNECTED);
+	expect_ack(cli.ch, RDMA_CM_EVENT_DISCONNECTED);
+	s0 = stats();
+	msg_init(&m, DROCE_CM_ATTR_REQ);
+	m.req = live;
+	m.req.local_comm_id = 0x88888888;
+	inject_msg(&m);
+	s1 = stats();
+	assert_int_equal(s1.rej_sent[DROCE_CM_REJ_STALE_CONN] -
+			 s0.rej_sent[DROCE_CM_REJ_STALE_CONN], 1);
+	expect_none(srv.ch, 100);
+	side_free(&cli);
+	side_free(&srv);
+}
+
+/* ------------------------------------------------------------------------
  * Under loss (test_cm WORKDIR FAULT): both ports behind net_fault.
  */
 
@@ -688,6 +878,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cm_backlog),
 		cmocka_unit_test(test_cm_endpoint),
 		cmocka_unit_test(test_cm_addr_errors),
+		cmocka_unit_test(test_cm_bad_input),
 	};
 	const struct CMUnitTest lossy[] = {
 		cmocka_unit_test(test_cm_lossy),
