@@ -163,13 +163,18 @@ answer_wait(uint8_t resp_timeout)
 		droce_cm_timeout_ms(resp_timeout);
 }
 
+/* TimeWait lasts two ACK timeouts, the peer's REQ's, but no longer than
+ * CM_TIMEWAIT_MAX_MS: a REQ asking for 2^31 * 4 us would otherwise keep
+ * its connection for hours. */
 static void
 timewait(struct cm_conn *c)
 {
+	uint64_t ms = 2ull * droce_cm_timeout_ms(c->ack_timeout);
+
 	conn_stop_timer(c);
 	set_state(c, CM_TIMEWAIT);
 	c->deadline_ms = droce_cm_now_ms() +
-		2ull * droce_cm_timeout_ms(c->ack_timeout);
+		(ms < CM_TIMEWAIT_MAX_MS ? ms : CM_TIMEWAIT_MAX_MS);
 }
 
 static void
@@ -347,8 +352,19 @@ droce_cm_send_rej(struct cm_id *id, uint16_t reason, const void *priv,
 	ret = conn_send(c, &m);
 	if (ret == 0 && reason < CM_REJ_REASONS)
 		droce_cm.stats.rej_sent[reason]++;
-	conn_stop_timer(c);
-	set_state(c, CM_IDLE);
+	if (m.rej.msg_rejected == DROCE_CM_REF_REQ) {
+		/* a REJ is not answered: should it be lost, the peer asks
+		 * again, and gets it again, for three of its waits */
+		uint64_t hold = 3 * c->peer_wait_ms;
+
+		c->rejected = true;
+		timewait(c);
+		c->deadline_ms = droce_cm_now_ms() +
+			(hold < CM_REJ_HOLD_MAX_MS ? hold : CM_REJ_HOLD_MAX_MS);
+	} else {
+		conn_stop_timer(c);
+		set_state(c, CM_IDLE);
+	}
 	return ret;
 }
 
@@ -449,6 +465,9 @@ droce_cm_conn_detach(struct cm_id *id)
 		break;
 	case CM_REQ_RCVD:
 	case CM_MRA_SENT:
+		/* the REJ stays a while for the request asked again */
+		droce_cm_send_rej(id, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		break;
 	case CM_REP_RCVD:
 		droce_cm_send_rej(id, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
 		droce_cm_conn_free(c);
@@ -701,6 +720,12 @@ rx_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 		case CM_REP_SENT:
 			resend_last(c);
 			break;
+		case CM_TIMEWAIT:
+			if (c->rejected) {
+				resend_last(c);     /* the REJ */
+				break;
+			}
+			/* fall through */
 		default:
 			droce_cm.stats.mads_dropped++;
 			break;
@@ -772,6 +797,7 @@ rx_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 	c->srq = r->srq;
 	c->qp_type = r->transport_type == 1 ? IBV_QPT_UC : IBV_QPT_RC;
 	c->remote_resp_timeout = r->local_cm_response_timeout;
+	c->peer_wait_ms = answer_wait(r->remote_cm_response_timeout);
 	c->retries_left = r->max_cm_retries;
 	c->ack_timeout = r->primary.local_ack_timeout ?
 		r->primary.local_ack_timeout : CM_ACK_TIMEOUT;

@@ -53,6 +53,10 @@
 #define CM_ACK_TIMEOUT 14
 /** The RNR timer a CM-made QP asks its peer to wait (code 12: 0.64 ms). */
 #define CM_MIN_RNR_TIMER 12
+/** The longest TimeWait (a peer's ACK timeout sets it). */
+#define CM_TIMEWAIT_MAX_MS 4000
+/** How long a REJ of a REQ is kept, at most, for the REQ asked again. */
+#define CM_REJ_HOLD_MAX_MS 10000
 /** Service timeout an MRA asks for (2^(20-8) ms, about 4 s). */
 #define CM_MRA_TIMEOUT 20
 
@@ -135,8 +139,11 @@ struct cm_conn {
 	uint8_t peer_rnr_retry;         /**< what the peer asked of us */
 	uint8_t ack_timeout;
 	uint8_t remote_resp_timeout;    /**< the peer's, for its answers */
+	uint64_t peer_wait_ms;          /**< how long the peer waits for
+					 *   our answer before it asks again */
 	bool flow_control;
 	bool srq;
+	bool rejected;                  /**< its REQ was: mad is the REJ */
 	enum ibv_qp_type qp_type;
 	/* the MAD to send again while waiting for its answer */
 	uint8_t mad[DROCE_MAD_LEN];

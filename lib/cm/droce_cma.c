@@ -1319,7 +1319,9 @@ rdma_reject(struct rdma_cm_id *cid, const void *private_data,
 	ret = droce_cm_send_rej(id, DROCE_CM_REJ_CONSUMER_DEFINED,
 				private_data, private_data_len);
 	if (ret == 0) {
-		droce_cm_conn_free(c);
+		/* the connection lives on alone, its REJ kept for a REQ
+		 * asked again, until its TimeWait ends */
+		c->id = NULL;
 		id->conn = NULL;
 		id->state = ID_DISCONNECTED;
 	}

@@ -182,16 +182,35 @@ droce_cma_bind(struct cm_id *id, const struct sockaddr *sa)
 	return 0;
 }
 
+/* Leading bits @p a and @p b have in common. */
+static unsigned int
+common_bits(const union ibv_gid *a, const union ibv_gid *b)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < 16; i++) {
+		uint8_t x = a->raw[i] ^ b->raw[i];
+
+		if (x != 0)
+			return n + (unsigned int)__builtin_clz(x) - 24;
+		n += 8;
+	}
+	return n;
+}
+
 /*
- * The device that sends to @p dst: the one @p id is bound to, or else
- * one with an address of the family that is not @p dst itself (droce's
- * devices do not loop back to themselves); *index gets its GID's.
+ * The device and source GID that send to @p dst: of the device @p id is
+ * bound to, or else of any device, a GID of dst's family that is not dst
+ * itself (droce's devices do not loop back to themselves) and shares the
+ * longest prefix with it (so fd00::1 goes from fd00::2, not from the
+ * link-local address); *index gets the GID's.
  */
 struct cm_dev *
 droce_cma_route_dev(const struct cm_id *id, const union ibv_gid *dst,
 		    int *index)
 {
 	struct cm_dev *best = NULL;
+	unsigned int best_bits = 0;
 	int d, i, best_i = 0;
 
 	if (id->dev != NULL) {
@@ -206,22 +225,23 @@ droce_cma_route_dev(const struct cm_id *id, const union ibv_gid *dst,
 	}
 	for (d = 0; d < droce_cm.ndevs; d++) {
 		struct cm_dev *dev = &droce_cm.devs[d];
+		bool own = false;
 
+		for (i = 0; i < dev->ngid; i++)
+			own |= memcmp(&dev->gid[i], dst, sizeof(*dst)) == 0;
+		if (own)
+			continue;
 		for (i = 0; i < dev->ngid; i++) {
+			unsigned int bits;
+
 			if (gid_is_v4(&dev->gid[i]) != gid_is_v4(dst))
 				continue;
-			if (memcmp(&dev->gid[i], dst, sizeof(*dst)) == 0)
-				break;
-			if (best == NULL) {
+			bits = common_bits(&dev->gid[i], dst);
+			if (best == NULL || bits > best_bits) {
 				best = dev;
 				best_i = i;
+				best_bits = bits;
 			}
-		}
-		if (i < dev->ngid) {
-			/* it is this device's own address */
-			if (best == dev)
-				best = NULL;
-			continue;
 		}
 	}
 	*index = best_i;

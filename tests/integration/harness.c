@@ -542,8 +542,9 @@ ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 	for (i = 0; i < 2; i++)
 		fprintf(f, "[device droce%u]\nport = ring:%s:%u\n"
 			"mac = 02:d7:0c:e0:%02x:%02x\nipv4 = 10.0.%u.%u/24\n"
+			"ipv6 = fd00:0:0:%x::%u/64\n"
 			"fault = %s,seed=%u\n", i, name, i, subnet, i + 1,
-			subnet, i + 1, fault, seed + i);
+			subnet, i + 1, subnet, i + 1, fault, seed + i);
 	if (fclose(f) != 0)
 		return -1;
 	return setenv("DROCE_CONFIG", path, 1);

@@ -210,7 +210,8 @@ int ep_post_imm(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id,
 
 /**
  * Write DIR/NAME.ini: droce0 and droce1 over the net_ring pair NAME
- * (addresses 10.0.SUBNET.1 and .2), both ports behind net_fault with
+ * (addresses 10.0.SUBNET.1 and .2, fd00:0:0:SUBNET::1 and ::2, SUBNET
+ * in hex there), both ports behind net_fault with
  * @p fault and seeds @p seed and @p seed + 1, and point DROCE_CONFIG at
  * it. LOSS_PCAP=1 in the environment mirrors every frame to
  * DIR/NAME-droceN.pcap.

@@ -867,6 +867,81 @@ test_cm_lossy(void **state)
 	assert_true(st.mads_resent > 0);
 }
 
+/* Over IPv6 (the lossy configuration gives the devices IPv6 addresses
+ * too): the REQ's IP header says so, the peer's address is IPv6, and the
+ * QPs carry a SEND. */
+static void
+test_cm_connect_ipv6(void **state)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct side srv = {0}, cli = {0};
+	struct rdma_cm_event *ev;
+	char want[INET6_ADDRSTRLEN], got[INET6_ADDRSTRLEN];
+	struct sockaddr_in6 *peer;
+
+	(void)state;
+	inet_pton(AF_INET6, "fd00:0:0:7::2", &sa.sin6_addr);
+	srv.ch = rdma_create_event_channel();
+	assert_non_null(srv.ch);
+	assert_int_equal(rdma_create_id(srv.ch, &srv.listen, &srv,
+					RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(srv.listen, (struct sockaddr *)&sa),
+			 0);
+	assert_int_equal(rdma_listen(srv.listen, 4), 0);
+	sa.sin6_port = rdma_get_src_port(srv.listen);
+
+	cli.ch = rdma_create_event_channel();
+	assert_non_null(cli.ch);
+	assert_int_equal(rdma_create_id(cli.ch, &cli.id, &cli, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&sa,
+					   2000), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_int_equal(rdma_get_local_addr(cli.id)->sa_family, AF_INET6);
+	assert_int_equal(rdma_resolve_route(cli.id, 2000), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	qp_on(&cli, cli.id);
+	/* (retries: it runs over the lossy link too) */
+	assert_int_equal(rdma_connect(cli.id, &cp), 0);
+	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	srv.id = ev->id;
+	rdma_ack_cm_event(ev);
+	peer = (struct sockaddr_in6 *)rdma_get_peer_addr(srv.id);
+	assert_int_equal(peer->sin6_family, AF_INET6);
+	inet_ntop(AF_INET6, &peer->sin6_addr, got, sizeof(got));
+	snprintf(want, sizeof(want), "fd00:0:0:7::1");
+	assert_string_equal(got, want);
+	assert_int_equal(rdma_get_dst_port(srv.id), rdma_get_src_port(cli.id));
+	qp_on(&srv, srv.id);
+	assert_int_equal(rdma_accept(srv.id, &cp), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_ESTABLISHED);
+	expect_ack(srv.ch, RDMA_CM_EVENT_ESTABLISHED);
+	{
+		struct ibv_sge sge = { (uintptr_t)cli.buf, 32, cli.mr->lkey };
+		struct ibv_sge rsge = { (uintptr_t)srv.buf, 32, srv.mr->lkey };
+		struct ibv_send_wr wr = {
+			.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+		struct ibv_recv_wr rw = { .sg_list = &rsge, .num_sge = 1 },
+			*rbad;
+		struct ibv_wc wc;
+
+		strcpy(cli.buf, "over IPv6");
+		assert_int_equal(ibv_post_recv(srv.id->qp, &rw, &rbad), 0);
+		assert_int_equal(ibv_post_send(cli.id->qp, &wr, &bad), 0);
+		assert_int_equal(poll_one(srv.id->recv_cq, &wc), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_string_equal(srv.buf, "over IPv6");
+	}
+	assert_int_equal(rdma_disconnect(srv.id), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_DISCONNECTED);
+	expect_ack(srv.ch, RDMA_CM_EVENT_DISCONNECTED);
+	side_free(&cli);
+	side_free(&srv);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -882,6 +957,7 @@ main(int argc, char **argv)
 	};
 	const struct CMUnitTest lossy[] = {
 		cmocka_unit_test(test_cm_lossy),
+		cmocka_unit_test(test_cm_connect_ipv6),
 		cmocka_unit_test(test_cm_connect_rc),
 		cmocka_unit_test(test_cm_reject),
 	};
