@@ -104,18 +104,6 @@ droce_cm_dev_by_gid(const union ibv_gid *gid, int *index)
 	return NULL;
 }
 
-struct cm_dev *
-droce_cm_dev_by_ctx(const struct ibv_context *ctx)
-{
-	int d;
-
-	for (d = 0; d < droce_cm.ndevs; d++)
-		if (droce_cm.devs[d].ctx == ctx ||
-		    droce_cm.devs[d].ctx->device == ctx->device)
-			return &droce_cm.devs[d];
-	return NULL;
-}
-
 static uint8_t *
 slot(struct cm_dev *dev, unsigned int i)
 {
@@ -250,19 +238,24 @@ dev_open(struct cm_dev *dev, struct ibv_device *ibdev)
  * MADs out.
  */
 
+void
+droce_cm_ah_attr(struct ibv_ah_attr *aa, const union ibv_gid *dgid,
+		 uint8_t sgid_index, uint8_t traffic_class)
+{
+	memset(aa, 0, sizeof(*aa));
+	aa->is_global = 1;
+	aa->port_num = 1;
+	aa->grh.dgid = *dgid;
+	aa->grh.sgid_index = sgid_index;
+	aa->grh.hop_limit = CM_HOP_LIMIT;
+	aa->grh.traffic_class = traffic_class;
+}
+
 struct ibv_ah *
 droce_cm_ah(struct cm_dev *dev, const union ibv_gid *dgid,
 	    uint8_t sgid_index)
 {
-	struct ibv_ah_attr aa = {
-		.is_global = 1,
-		.port_num = 1,
-		.grh = {
-			.dgid = *dgid,
-			.sgid_index = sgid_index,
-			.hop_limit = 64,
-		},
-	};
+	struct ibv_ah_attr aa;
 	struct cm_ah *c;
 	unsigned int i;
 
@@ -276,6 +269,7 @@ droce_cm_ah(struct cm_dev *dev, const union ibv_gid *dgid,
 		ibv_destroy_ah(c->ah);
 	}
 	c->dgid = *dgid;
+	droce_cm_ah_attr(&aa, dgid, sgid_index, 0);
 	c->ah = ibv_create_ah(dev->pd, &aa);
 	if (c->ah == NULL) {
 		int err = errno;

@@ -184,6 +184,18 @@ hdr(struct droce_cm_msg *m, uint16_t attr, uint64_t tid)
 	droce_cm_mad_hdr_init(&m->hdr, attr, tid);
 }
 
+/* A MAD that belongs to no connection's retries: built and sent once. */
+static int
+send_once(struct cm_dev *dev, const union ibv_gid *dgid, uint8_t sgid_index,
+	  const struct droce_cm_msg *m)
+{
+	uint8_t mad[DROCE_MAD_LEN];
+
+	if (droce_cm_mad_build(m, mad) == 0)
+		return -EINVAL;
+	return droce_cm_send(dev, dgid, sgid_index, mad);
+}
+
 /* A REJ that belongs to no connection of ours (or to one we keep out of
  * it): to @p dgid, naming the peer's @p remote_id. */
 static void
@@ -191,14 +203,12 @@ rej_stranger(struct cm_dev *dev, const union ibv_gid *dgid, uint8_t sgid_index,
 	     uint64_t tid, uint32_t remote_id, uint8_t what, uint16_t reason)
 {
 	struct droce_cm_msg m;
-	uint8_t mad[DROCE_MAD_LEN];
 
 	hdr(&m, DROCE_CM_ATTR_REJ, tid);
 	m.rej.remote_comm_id = remote_id;
 	m.rej.msg_rejected = what;
 	m.rej.reason = reason;
-	droce_cm_mad_build(&m, mad);
-	if (droce_cm_send(dev, dgid, sgid_index, mad) == 0 &&
+	if (send_once(dev, dgid, sgid_index, &m) == 0 &&
 	    reason < CM_REJ_REASONS)
 		droce_cm.stats.rej_sent[reason]++;
 }
@@ -253,7 +263,7 @@ droce_cm_send_req(struct cm_id *id, const struct rdma_conn_param *p)
 	memcpy(r->primary.remote_gid, c->dgid.raw, 16);
 	r->primary.packet_rate = id->path.rate;
 	r->primary.traffic_class = id->tos;
-	r->primary.hop_limit = 64;
+	r->primary.hop_limit = CM_HOP_LIMIT;
 	r->primary.local_ack_timeout = c->ack_timeout;
 	ch.ip_version = src->sa_family == AF_INET6 ? 6 : 4;
 	ch.src_port = ntohs(sport);
@@ -634,15 +644,13 @@ static void
 send_mra(struct cm_conn *c, uint8_t what)
 {
 	struct droce_cm_msg m;
-	uint8_t mad[DROCE_MAD_LEN];
 
 	hdr(&m, DROCE_CM_ATTR_MRA, c->tid);
 	m.mra.local_comm_id = c->local_id;
 	m.mra.remote_comm_id = c->remote_id;
 	m.mra.msg_mraed = what;
 	m.mra.service_timeout = CM_MRA_TIMEOUT;
-	droce_cm_mad_build(&m, mad);
-	droce_cm_send(c->dev, &c->dgid, c->sgid_index, mad);
+	send_once(c->dev, &c->dgid, c->sgid_index, &m);
 }
 
 static struct cm_conn *
@@ -689,8 +697,34 @@ child_route(struct cm_id *child, const struct cm_conn *c, uint16_t port,
 	child->path.dgid = c->dgid;
 	child->path.mtu = (uint8_t)mtu;
 	child->path.pkey = htobe16(0xffff);
-	child->path.hop_limit = 64;
+	child->path.hop_limit = CM_HOP_LIMIT;
 	child->path.packet_life_time = CM_PACKET_LIFETIME;
+}
+
+/* Why a new REQ is refused (a REJ reason), or 0 with its listener, port
+ * space, port and IP CM header. */
+static uint16_t
+req_refusal(struct cm_dev *dev, const union ibv_gid *sgid,
+	    const struct droce_cm_req *r, struct cm_id **listener,
+	    uint16_t *ps, uint16_t *port, struct droce_cma_hdr *ch)
+{
+	if (conn_by_remote_qpn(sgid, r->local_qpn) != NULL)
+		/* its QPN still names a connection of ours, or did so
+		 * less than a TimeWait ago */
+		return DROCE_CM_REJ_STALE_CONN;
+	if (r->transport_type > 1)
+		return DROCE_CM_REJ_INVALID_TRANSPORT_TYPE;
+	if (!droce_cma_service_split(r->service_id, ps, port) ||
+	    droce_cma_hdr_parse(r->private_data, DROCE_CM_REQ_PRIV_LEN,
+				ch) != 0 ||
+	    (*listener = droce_cma_listener(dev, *ps, *port,
+					    ch->dst_addr)) == NULL)
+		return DROCE_CM_REJ_INVALID_SERVICE_ID;
+	if ((*listener)->pending >= (*listener)->backlog) {
+		droce_cm.stats.listen_overflow++;
+		return DROCE_CM_REJ_CONSUMER_DEFINED;
+	}
+	return 0;
 }
 
 static void
@@ -699,10 +733,10 @@ rx_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 {
 	const struct droce_cm_req *r = &m->req;
 	struct droce_cma_hdr ch;
-	struct cm_id *listener, *child;
+	struct cm_id *listener = NULL, *child = NULL;
 	struct cm_conn *c;
 	struct cm_event *e;
-	uint16_t ps, port;
+	uint16_t ps, port, reason;
 
 	c = conn_by_remote(sgid, r->local_comm_id, r->local_ca_guid);
 	if (c != NULL) {
@@ -732,51 +766,20 @@ rx_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 		}
 		return;
 	}
-	if (conn_by_remote_qpn(sgid, r->local_qpn) != NULL) {
-		/* its QPN still names a connection of ours, or did so
-		 * less than a TimeWait ago */
-		rej_stranger(dev, sgid, sgid_index, m->hdr.tid,
-			     r->local_comm_id, DROCE_CM_REF_REQ,
-			     DROCE_CM_REJ_STALE_CONN);
-		return;
+	reason = req_refusal(dev, sgid, r, &listener, &ps, &port, &ch);
+	if (reason == 0) {
+		child = droce_cma_child(listener, dev);
+		c = child != NULL ? droce_cm_conn_new(child, dev) : NULL;
+		if (c == NULL) {
+			/* the child is freed with the listener's next sweep */
+			if (child != NULL)
+				child->state = ID_DESTROYING;
+			reason = DROCE_CM_REJ_NO_RESOURCES;
+		}
 	}
-	if (r->transport_type > 1) {
+	if (reason != 0) {
 		rej_stranger(dev, sgid, sgid_index, m->hdr.tid,
-			     r->local_comm_id, DROCE_CM_REF_REQ,
-			     DROCE_CM_REJ_INVALID_TRANSPORT_TYPE);
-		return;
-	}
-	if (!droce_cma_service_split(r->service_id, &ps, &port) ||
-	    droce_cma_hdr_parse(r->private_data, DROCE_CM_REQ_PRIV_LEN,
-				&ch) != 0 ||
-	    (listener = droce_cma_listener(dev, ps, port,
-					   ch.dst_addr)) == NULL) {
-		rej_stranger(dev, sgid, sgid_index, m->hdr.tid,
-			     r->local_comm_id, DROCE_CM_REF_REQ,
-			     DROCE_CM_REJ_INVALID_SERVICE_ID);
-		return;
-	}
-	if (listener->pending >= listener->backlog) {
-		droce_cm.stats.listen_overflow++;
-		rej_stranger(dev, sgid, sgid_index, m->hdr.tid,
-			     r->local_comm_id, DROCE_CM_REF_REQ,
-			     DROCE_CM_REJ_CONSUMER_DEFINED);
-		return;
-	}
-	child = droce_cma_child(listener, dev);
-	if (child == NULL) {
-		rej_stranger(dev, sgid, sgid_index, m->hdr.tid,
-			     r->local_comm_id, DROCE_CM_REF_REQ,
-			     DROCE_CM_REJ_NO_RESOURCES);
-		return;
-	}
-	c = droce_cm_conn_new(child, dev);
-	if (c == NULL) {
-		/* the child is freed with the listener's next sweep */
-		child->state = ID_DESTROYING;
-		rej_stranger(dev, sgid, sgid_index, m->hdr.tid,
-			     r->local_comm_id, DROCE_CM_REF_REQ,
-			     DROCE_CM_REJ_NO_RESOURCES);
+			     r->local_comm_id, DROCE_CM_REF_REQ, reason);
 		return;
 	}
 	child->conn = c;
@@ -988,13 +991,11 @@ send_drep(struct cm_dev *dev, const union ibv_gid *dgid, uint8_t sgid_index,
 	  uint64_t tid, uint32_t local_id, uint32_t remote_id)
 {
 	struct droce_cm_msg m;
-	uint8_t mad[DROCE_MAD_LEN];
 
 	hdr(&m, DROCE_CM_ATTR_DREP, tid);
 	m.drep.local_comm_id = local_id;
 	m.drep.remote_comm_id = remote_id;
-	droce_cm_mad_build(&m, mad);
-	droce_cm_send(dev, dgid, sgid_index, mad);
+	send_once(dev, dgid, sgid_index, &m);
 }
 
 static void
@@ -1054,7 +1055,6 @@ rx_lap(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 {
 	struct cm_conn *c = conn_find(m->lap.remote_comm_id);
 	struct droce_cm_msg a;
-	uint8_t mad[DROCE_MAD_LEN];
 
 	/* droce has one path: alternate paths are refused */
 	hdr(&a, DROCE_CM_ATTR_APR, m->hdr.tid);
@@ -1065,8 +1065,7 @@ rx_lap(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 	} else {
 		a.apr.status = DROCE_CM_APR_INVALID_COMM_ID;
 	}
-	droce_cm_mad_build(&a, mad);
-	droce_cm_send(dev, sgid, sgid_index, mad);
+	send_once(dev, sgid, sgid_index, &a);
 }
 
 static void
@@ -1074,14 +1073,12 @@ sidr_stranger(struct cm_dev *dev, const union ibv_gid *sgid,
 	      uint8_t sgid_index, const struct droce_cm_msg *m, uint8_t status)
 {
 	struct droce_cm_msg a;
-	uint8_t mad[DROCE_MAD_LEN];
 
 	hdr(&a, DROCE_CM_ATTR_SIDR_REP, m->hdr.tid);
 	a.sidr_rep.request_id = m->sidr_req.request_id;
 	a.sidr_rep.status = status;
 	a.sidr_rep.service_id = m->sidr_req.service_id;
-	droce_cm_mad_build(&a, mad);
-	droce_cm_send(dev, sgid, sgid_index, mad);
+	send_once(dev, sgid, sgid_index, &a);
 }
 
 static void

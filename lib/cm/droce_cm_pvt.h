@@ -36,6 +36,8 @@
 #define CM_AH_CACHE 256
 /** Connections hashed by local communication ID. */
 #define CM_CONN_HASH 4096
+/** Hop limit of every path the CM makes (Linux rdma_cm's). */
+#define CM_HOP_LIMIT 64
 /** Multicast groups an id may join. */
 #define CM_MAX_MC 16
 
@@ -251,7 +253,9 @@ void droce_cm_telemetry_register(void);
 uint64_t droce_cm_now_ms(void);
 void droce_cm_wake(void);
 struct cm_dev *droce_cm_dev_by_gid(const union ibv_gid *gid, int *index);
-struct cm_dev *droce_cm_dev_by_ctx(const struct ibv_context *ctx);
+/* A global AH's attributes on port 1, as every CM path has them. */
+void droce_cm_ah_attr(struct ibv_ah_attr *aa, const union ibv_gid *dgid,
+		      uint8_t sgid_index, uint8_t traffic_class);
 struct ibv_ah *droce_cm_ah(struct cm_dev *dev, const union ibv_gid *dgid,
 			   uint8_t sgid_index);
 int droce_cm_send(struct cm_dev *dev, const union ibv_gid *dgid,

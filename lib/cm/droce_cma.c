@@ -616,13 +616,9 @@ rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src_addr,
 	if (dev == NULL) {
 		ret = -ENETUNREACH;
 	} else {
-		struct ibv_ah_attr aa = {
-			.is_global = 1,
-			.port_num = 1,
-			.grh = { .dgid = dgid, .sgid_index = (uint8_t)index,
-				 .hop_limit = 64 },
-		};
+		struct ibv_ah_attr aa;
 
+		droce_cm_ah_attr(&aa, &dgid, (uint8_t)index, 0);
 		ah = ibv_create_ah(dev->pd, &aa);
 		if (ah == NULL)
 			ret = -(errno ? errno : EHOSTUNREACH);
@@ -680,7 +676,7 @@ rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 	memset(p, 0, sizeof(*p));
 	p->dgid = cid->route.addr.addr.ibaddr.dgid;
 	p->sgid = cid->route.addr.addr.ibaddr.sgid;
-	p->hop_limit = 64;
+	p->hop_limit = CM_HOP_LIMIT;
 	p->traffic_class = id->tos;
 	p->reversible = 1;
 	p->numb_path = 1;
@@ -817,12 +813,8 @@ droce_cma_qp_attr(struct cm_id *id, struct ibv_qp_attr *a, int *mask)
 			return 0;
 		if (c == NULL)
 			return -EINVAL;
-		a->ah_attr.is_global = 1;
-		a->ah_attr.port_num = 1;
-		a->ah_attr.grh.dgid = c->dgid;
-		a->ah_attr.grh.sgid_index = c->sgid_index;
-		a->ah_attr.grh.hop_limit = 64;
-		a->ah_attr.grh.traffic_class = id->tos;
+		droce_cm_ah_attr(&a->ah_attr, &c->dgid, c->sgid_index,
+				 id->tos);
 		a->path_mtu = c->mtu;
 		a->dest_qp_num = c->remote_qpn;
 		a->rq_psn = c->rq_psn;
@@ -875,16 +867,11 @@ droce_cma_ah_attr(const struct cm_id *id, struct ibv_ah_attr *ah)
 {
 	int index = 0;
 
-	memset(ah, 0, sizeof(*ah));
 	if (droce_cm_dev_by_gid(&id->id.route.addr.addr.ibaddr.sgid,
 				&index) != id->dev)
 		index = 0;
-	ah->is_global = 1;
-	ah->port_num = 1;
-	ah->grh.dgid = id->id.route.addr.addr.ibaddr.dgid;
-	ah->grh.sgid_index = (uint8_t)index;
-	ah->grh.hop_limit = 64;
-	ah->grh.traffic_class = id->tos;
+	droce_cm_ah_attr(ah, &id->id.route.addr.addr.ibaddr.dgid,
+			 (uint8_t)index, id->tos);
 }
 
 int
