@@ -31,144 +31,8 @@
 
 #include "droce_cm.h"
 #include "droce_cm_pvt.h"
+#include "cm_util.h"
 #include "harness.h"
-
-static const char *SERVER_IP = "10.0.0.2";
-static const char *CLIENT_IP = "10.0.0.1";
-#define WAIT_MS 5000
-
-static struct sockaddr_in
-addr4(const char *ip, uint16_t port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(port) };
-
-	inet_pton(AF_INET, ip, &a.sin_addr);
-	return a;
-}
-
-/* The next event of @p ch, which must be @p type; NULL after WAIT_MS. */
-static struct rdma_cm_event *
-expect(struct rdma_event_channel *ch, enum rdma_cm_event_type type)
-{
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-
-	if (poll(&p, 1, WAIT_MS) != 1) {
-		print_error("no event, waiting for %s\n", rdma_event_str(type));
-		return NULL;
-	}
-	if (rdma_get_cm_event(ch, &ev) != 0)
-		return NULL;
-	if (ev->event != type) {
-		print_error("%s (status %d), waiting for %s\n",
-			    rdma_event_str(ev->event), ev->status,
-			    rdma_event_str(type));
-		rdma_ack_cm_event(ev);
-		return NULL;
-	}
-	return ev;
-}
-
-static void
-expect_ack(struct rdma_event_channel *ch, enum rdma_cm_event_type type)
-{
-	struct rdma_cm_event *ev = expect(ch, type);
-
-	assert_non_null(ev);
-	rdma_ack_cm_event(ev);
-}
-
-struct side {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;          /* the client's, the server's child */
-	struct rdma_cm_id *listen;
-	struct ibv_mr *mr;
-	char buf[4096];
-};
-
-static uint16_t
-listen_on(struct side *s, int backlog)
-{
-	struct sockaddr_in a = addr4(SERVER_IP, 0);
-
-	s->ch = rdma_create_event_channel();
-	assert_non_null(s->ch);
-	assert_int_equal(rdma_create_id(s->ch, &s->listen, s, RDMA_PS_TCP),
-			 0);
-	assert_int_equal(rdma_bind_addr(s->listen, (struct sockaddr *)&a),
-			 0);
-	assert_int_equal(rdma_listen(s->listen, backlog), 0);
-	assert_int_not_equal(rdma_get_src_port(s->listen), 0);
-	return ntohs(rdma_get_src_port(s->listen));
-}
-
-static void
-qp_on(struct side *s, struct rdma_cm_id *id)
-{
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-
-	assert_int_equal(rdma_create_qp(id, NULL, &qa), 0);
-	assert_non_null(id->qp);
-	assert_non_null(id->send_cq);
-	assert_non_null(id->pd);
-	s->mr = ibv_reg_mr(id->pd, s->buf, sizeof(s->buf),
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ);
-	assert_non_null(s->mr);
-}
-
-static void
-client_to(struct side *c, uint16_t port)
-{
-	struct sockaddr_in a = addr4(SERVER_IP, port);
-
-	c->ch = rdma_create_event_channel();
-	assert_non_null(c->ch);
-	assert_int_equal(rdma_create_id(c->ch, &c->id, c, RDMA_PS_TCP), 0);
-	assert_int_equal(rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&a,
-					   2000), 0);
-	expect_ack(c->ch, RDMA_CM_EVENT_ADDR_RESOLVED);
-	assert_non_null(c->id->verbs);
-	assert_int_equal(rdma_resolve_route(c->id, 2000), 0);
-	expect_ack(c->ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	assert_int_equal(c->id->route.num_paths, 1);
-}
-
-static void
-side_free(struct side *s)
-{
-	if (s->id != NULL) {
-		if (s->id->qp != NULL)
-			rdma_destroy_qp(s->id);
-		if (s->mr != NULL)
-			ibv_dereg_mr(s->mr);
-		assert_int_equal(rdma_destroy_id(s->id), 0);
-	}
-	if (s->listen != NULL)
-		assert_int_equal(rdma_destroy_id(s->listen), 0);
-	if (s->ch != NULL)
-		rdma_destroy_event_channel(s->ch);
-	memset(s, 0, sizeof(*s));
-}
-
-static int
-poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	int i, n;
-
-	for (i = 0; i < WAIT_MS * 10; i++) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n != 0)
-			return n;
-		usleep(100);
-	}
-	return 0;
-}
 
 /* A connection both sides see as established, with private data both
  * ways; SEND, WRITE and READ prove the QPs were brought up as agreed. */
@@ -211,7 +75,7 @@ test_cm_connect_rc(void **state)
 	rdma_ack_cm_event(ev);
 	assert_int_equal(rdma_get_peer_addr(srv.id)->sa_family, AF_INET);
 	assert_int_equal(((struct sockaddr_in *)rdma_get_peer_addr(srv.id))->
-			 sin_addr.s_addr, inet_addr(CLIENT_IP));
+			 sin_addr.s_addr, inet_addr(client_ip));
 	assert_int_equal(rdma_get_dst_port(srv.id),
 			 rdma_get_src_port(cli.id));
 	qp_on(&srv, srv.id);
@@ -375,7 +239,7 @@ test_cm_channel_fd(void **state)
 	struct rdma_cm_id *id;
 	struct rdma_cm_event *ev;
 	struct pollfd p;
-	struct sockaddr_in a = addr4(SERVER_IP, 0);
+	struct sockaddr_in a = addr4(server_ip, 0);
 
 	(void)state;
 	assert_non_null(ch);
@@ -457,7 +321,7 @@ test_cm_endpoint(void **state)
 	(void)state;
 	hints.ai_flags = RAI_PASSIVE;
 	hints.ai_port_space = RDMA_PS_TCP;
-	assert_int_equal(rdma_getaddrinfo(SERVER_IP, "0", &hints, &res), 0);
+	assert_int_equal(rdma_getaddrinfo(server_ip, "0", &hints, &res), 0);
 	assert_non_null(res->ai_src_addr);
 	assert_int_equal(rdma_create_ep(&s.listen, res, NULL, &qa), 0);
 	rdma_freeaddrinfo(res);
@@ -468,7 +332,7 @@ test_cm_endpoint(void **state)
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_port_space = RDMA_PS_TCP;
-	assert_int_equal(rdma_getaddrinfo(SERVER_IP, port, &hints, &res), 0);
+	assert_int_equal(rdma_getaddrinfo(server_ip, port, &hints, &res), 0);
 	assert_non_null(res->ai_dst_addr);
 	assert_int_equal(rdma_create_ep(&id, res, NULL, &qa), 0);
 	rdma_freeaddrinfo(res);
@@ -532,7 +396,7 @@ static void
 inject(const uint8_t *mad, size_t len)
 {
 	union ibv_gid srv, cli;
-	struct sockaddr_in a = addr4(SERVER_IP, 0), b = addr4(CLIENT_IP, 0);
+	struct sockaddr_in a = addr4(server_ip, 0), b = addr4(client_ip, 0);
 	struct cm_dev *dev;
 	int index = 0;
 
@@ -676,24 +540,7 @@ test_cm_bad_input(void **state)
 			 s0.conns_by_state[DROCE_CM_STATE_ESTABLISHED]);
 
 	/* the connection still works */
-	{
-		struct ibv_sge sge = { (uintptr_t)cli.buf, 32, cli.mr->lkey };
-		struct ibv_sge rsge = { (uintptr_t)srv.buf, 32, srv.mr->lkey };
-		struct ibv_send_wr wr = {
-			.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-			.send_flags = IBV_SEND_SIGNALED,
-		}, *bad;
-		struct ibv_recv_wr rw = { .sg_list = &rsge, .num_sge = 1 },
-			*rbad;
-		struct ibv_wc wc;
-
-		strcpy(cli.buf, "still connected");
-		assert_int_equal(ibv_post_recv(srv.id->qp, &rw, &rbad), 0);
-		assert_int_equal(ibv_post_send(cli.id->qp, &wr, &bad), 0);
-		assert_int_equal(poll_one(srv.id->recv_cq, &wc), 1);
-		assert_int_equal(wc.status, IBV_WC_SUCCESS);
-		assert_string_equal(srv.buf, "still connected");
-	}
+	send_checked(&cli, &srv, "still connected");
 
 	/* disconnected: the QPN is in TimeWait, a REQ naming it is stale */
 	assert_int_equal(rdma_disconnect(cli.id), 0);
@@ -799,7 +646,7 @@ static void
 test_cm_lossy(void **state)
 {
 	struct lossy l = {0};
-	struct sockaddr_in a = addr4(SERVER_IP, 0);
+	struct sockaddr_in a = addr4(server_ip, 0);
 	struct droce_cm_stats st;
 	uint64_t end;
 	unsigned int i;
@@ -917,24 +764,7 @@ test_cm_connect_ipv6(void **state)
 	assert_int_equal(rdma_accept(srv.id, &cp), 0);
 	expect_ack(cli.ch, RDMA_CM_EVENT_ESTABLISHED);
 	expect_ack(srv.ch, RDMA_CM_EVENT_ESTABLISHED);
-	{
-		struct ibv_sge sge = { (uintptr_t)cli.buf, 32, cli.mr->lkey };
-		struct ibv_sge rsge = { (uintptr_t)srv.buf, 32, srv.mr->lkey };
-		struct ibv_send_wr wr = {
-			.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-			.send_flags = IBV_SEND_SIGNALED,
-		}, *bad;
-		struct ibv_recv_wr rw = { .sg_list = &rsge, .num_sge = 1 },
-			*rbad;
-		struct ibv_wc wc;
-
-		strcpy(cli.buf, "over IPv6");
-		assert_int_equal(ibv_post_recv(srv.id->qp, &rw, &rbad), 0);
-		assert_int_equal(ibv_post_send(cli.id->qp, &wr, &bad), 0);
-		assert_int_equal(poll_one(srv.id->recv_cq, &wc), 1);
-		assert_int_equal(wc.status, IBV_WC_SUCCESS);
-		assert_string_equal(srv.buf, "over IPv6");
-	}
+	send_checked(&cli, &srv, "over IPv6");
 	assert_int_equal(rdma_disconnect(srv.id), 0);
 	expect_ack(cli.ch, RDMA_CM_EVENT_DISCONNECTED);
 	expect_ack(srv.ch, RDMA_CM_EVENT_DISCONNECTED);
@@ -970,8 +800,8 @@ main(int argc, char **argv)
 			perror("test_cm: config");
 			return 1;
 		}
-		SERVER_IP = "10.0.7.2";
-		CLIENT_IP = "10.0.7.1";
+		server_ip = "10.0.7.2";
+		client_ip = "10.0.7.1";
 		return cmocka_run_group_tests(lossy, NULL, NULL);
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
