@@ -344,6 +344,14 @@ int droce_neigh_resolve(struct droce_dev *dev, const uint8_t gid[16],
 /** Retry pending resolutions (called every loop, cheap when idle). */
 void droce_neigh_timer(struct droce_dev *dev, uint64_t now);
 
+/**
+ * A datagram for QP1 came from @p gid at @p mac: remembered as an ARP
+ * request for droce's address is (a free entry or one being resolved),
+ * so that the CM's answer need not wait for ARP or ND.
+ */
+void droce_neigh_heard(struct droce_dev *dev, const uint8_t gid[16],
+		       const struct rte_ether_addr *mac);
+
 /** Handle an ARP frame; consumes @p m. */
 void droce_neigh_arp_input(struct droce_dev *dev, struct rte_mbuf *m);
 

@@ -102,6 +102,13 @@ neigh_learn(struct droce_dev *dev, const uint8_t gid[16],
 	n->state = DROCE_NEIGH_VALID;
 }
 
+void
+droce_neigh_heard(struct droce_dev *dev, const uint8_t gid[16],
+		  const struct rte_ether_addr *mac)
+{
+	neigh_learn(dev, gid, mac, false);
+}
+
 static struct rte_mbuf *
 frame_alloc(struct droce_dev *dev, uint16_t len)
 {

@@ -826,6 +826,25 @@ ud_grh(const uint8_t *ip, uint8_t ip_version, uint8_t grh[DROCE_GRH_LEN])
 	memcpy(grh + DROCE_GRH_LEN - 20, ip, 20);
 }
 
+/* The sender of a MAD, from its frame's source MAC and its GRH area. */
+static void
+gsi_heard(struct droce_dev *dev, const uint8_t *frame,
+	  const uint8_t grh[DROCE_GRH_LEN])
+{
+	struct rte_ether_addr mac;
+	uint8_t gid[16];
+	rte_be32_t ip;
+
+	memcpy(&mac, frame + 6, sizeof(mac));
+	if (grh[20] == 0x45) {
+		memcpy(&ip, grh + 20 + 12, 4);
+		droce_gid_from_ipv4(gid, ip);
+	} else {
+		memcpy(gid, grh + 8, 16);
+	}
+	droce_neigh_heard(dev, gid, &mac);
+}
+
 /*
  * UD: a datagram with the QP's Q_Key lands in the next receive WQE, after
  * the GRH area; without a WQE it is dropped, as is one with another Q_Key.
@@ -868,6 +887,8 @@ ud_rx(struct droce_qp_eng *qp, const uint8_t *frame, const uint8_t *bth,
 		return;
 	}
 	ud_grh(frame + meta->l3_off, meta->ip_version, grh);
+	if (qp->cfg.gsi)
+		gsi_heard(qp->dev, frame, grh);
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, 0, grh,
 			DROCE_GRH_LEN);
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, DROCE_GRH_LEN,
