@@ -417,10 +417,39 @@ cm_thread(void *arg)
 	return NULL;
 }
 
+/* Connections still waiting for a DREP. */
+static bool
+dreps_due(void)
+{
+	struct cm_conn *c;
+
+	LIST_FOREACH(c, &droce_cm.conns, all)
+		if (c->state == CM_DREQ_SENT)
+			return true;
+	return false;
+}
+
+/*
+ * The process exits: as the kernel does for one that exits with rdma_cm
+ * ids left, each id's connection is ended on the wire (a DREQ for one
+ * connected, a REJ for one being set up), and the DREPs are waited for
+ * a little while the CM's thread still runs.
+ */
 static void
 cm_fini(void)
 {
+	struct cm_id *id;
+	uint64_t end;
+
 	pthread_mutex_lock(&droce_cm.lock);
+	LIST_FOREACH(id, &droce_cm.ids, all)
+		droce_cm_conn_detach(id);
+	end = droce_cm_now_ms() + CM_EXIT_WAIT_MS;
+	while (dreps_due() && droce_cm_now_ms() < end) {
+		pthread_mutex_unlock(&droce_cm.lock);
+		usleep(1000);
+		pthread_mutex_lock(&droce_cm.lock);
+	}
 	droce_cm.running = false;
 	pthread_mutex_unlock(&droce_cm.lock);
 	droce_cm_wake();

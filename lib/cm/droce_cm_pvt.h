@@ -59,6 +59,8 @@
 #define CM_TIMEWAIT_MAX_MS 4000
 /** How long a REJ of a REQ is kept, at most, for the REQ asked again. */
 #define CM_REJ_HOLD_MAX_MS 10000
+/** How long a process that exits waits for the DREPs of its DREQs. */
+#define CM_EXIT_WAIT_MS 500
 /** Service timeout an MRA asks for (2^(20-8) ms, about 4 s). */
 #define CM_MRA_TIMEOUT 20
 

@@ -97,7 +97,7 @@ args = --no-huge -m 512 --no-pci --no-shconf \
 cores = {core}
 idle_sleep_us = 20
 link_wait_s = {link_wait}
-[device droce0]
+{pcap}[device droce0]
 port = net_memif0
 mac = 02:d7:0c:e0:02:0{n}
 ipv4 = 10.0.2.{n}/24
@@ -315,7 +315,7 @@ class Server:
 
 class Pair:
     def __init__(self, args, env, name, server_argv, client_argv, kind,
-                 timeout, ready=None):
+                 timeout, ready=None, pcap=False):
         self.args, self.env, self.name = args, env, name
         self.server_argv, self.client_argv = server_argv, client_argv
         self.rejected = REJECTED.get(kind)
@@ -325,6 +325,9 @@ class Pair:
         # device then does not wait for the link (it comes up with the
         # client's)
         self.ready = ready
+        # with pcap, each side's device mirrors every frame it sends and
+        # receives to NAME-ROLE-droce0.pcap in the workdir (pcap_path())
+        self.pcap = pcap
         self.notes = []
 
     def run(self):
@@ -346,10 +349,14 @@ class Pair:
             ini = os.path.join(self.args.workdir,
                                '%s-%s.ini' % (self.name, role))
             link_wait = 0 if role == 'server' and self.ready else 30
+            pcap = ('pcap = %s\n' % os.path.join(
+                self.args.workdir, '%s-%s-%%s.pcap' % (self.name, role))
+                if self.pcap else '')
             with open(ini, 'w') as f:
                 f.write(MEMIF.format(pid=os.getpid(), name=self.name,
                                      attempt=attempt, role=role, sock=sock,
-                                     core=core, n=n, link_wait=link_wait))
+                                     core=core, n=n, link_wait=link_wait,
+                                     pcap=pcap))
             envs.append(dict(self.env, DROCE_CONFIG=ini))
         server = Server(self.server_argv, envs[0], tty=bool(self.ready))
         try:
@@ -420,14 +427,19 @@ def budget_spent(name):
     return True
 
 
+def pcap_path(args, name, role):
+    """The capture of role's device (a Pair made with pcap)."""
+    return os.path.join(args.workdir, '%s-%s-droce0.pcap' % (name, role))
+
+
 def run_pair(args, env, name, server_argv, client_argv, kind, timeout=60,
-             ready=None):
+             ready=None, pcap=False):
     t0 = time.monotonic()
     if budget_spent(name):
         skipped = (None, '', 'not started: time budget spent')
         return skipped, skipped
     pair = Pair(args, env, name, server_argv, client_argv, kind, timeout,
-                ready)
+                ready, pcap)
     client, server = pair.run()
     print('run   %-36s %5.1f s%s' %
           (name, time.monotonic() - t0,
