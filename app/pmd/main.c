@@ -6,12 +6,15 @@
  * droce-pmd: a testpmd-style interactive tool over droce's verbs API.
  * It starts the engine, opens every device, and takes commands from a
  * prompt (DPDK's cmdline library) or from a script: make QPs, connect
- * them, move data, look at the counters, capture a device's frames.
+ * them (by hand or through the RDMA CM), move data, look at the
+ * counters, capture a device's frames.
  * In a script every command is echoed, and the first one that fails
  * stops it: droce-pmd then exits with status 1.
  */
 
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +131,8 @@ run_script(const char *path)
 		printf(PROMPT "%s\n", cmd);
 		fflush(stdout);
 		pmd_failed_reset();
+		/* what the CM brought meanwhile (a peer's request, ...) */
+		pmd_cm_poll(0);
 		/* cmdline_parse() takes a line only with its end */
 		line[len] = '\n';
 		line[len + 1] = '\0';
@@ -150,16 +155,38 @@ run_script(const char *path)
 	return ret;
 }
 
+/*
+ * The prompt, as cmdline_interact() runs it, but waiting on the CM's
+ * events as well as on the input: a listener accepts while the prompt
+ * is idle.
+ */
 static void
 interact(void)
 {
 	struct cmdline *cl = cmdline_stdin_new(pmd_cmd_ctx, PROMPT);
+	char buf[256];
 
 	if (cl == NULL) {
 		pmd_fail("cannot make a command line");
 		return;
 	}
-	cmdline_interact(cl);
+	while (!pmd_quit_asked()) {
+		struct pollfd pfd[2] = {
+			{ .fd = STDIN_FILENO, .events = POLLIN },
+			{ .fd = pmd_cm_fd(), .events = POLLIN },
+		};
+		ssize_t n;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents & POLLIN)
+			pmd_cm_poll(0);
+		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (n <= 0 || cmdline_in(cl, buf, (int)n) < 0)
+			break;
+	}
 	cmdline_stdin_exit(cl);
 	printf("\n");
 }
@@ -213,6 +240,7 @@ main(int argc, char **argv)
 	/* quit, the end of a script or of the input: tear everything down */
 	pmd_failed_reset();
 	pmd_ports_fini();
+	pmd_cm_fini();
 	if (pmd_failed())
 		ret = -1;
 	fflush(stdout);

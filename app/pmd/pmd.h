@@ -20,6 +20,10 @@
 #define PMD_MAX_MSG (PMD_BUF_LEN / 2)
 /* a run fails after this long without a completion */
 #define PMD_STALL_S 10.0
+/* a CM command gives up after this long without the event it waits for */
+#define PMD_CM_WAIT_S 10.0
+
+struct rdma_cm_id;
 
 /* A droce device: open between `port start` and `port stop`. */
 struct pmd_port {
@@ -52,6 +56,9 @@ struct pmd_qp {
 	uint32_t peer_rkey;             /* 0: not known */
 	uint64_t peer_addr;
 	struct pmd_qp *peer;            /* the peer if it is ours, or NULL */
+	/* made through the CM (cm connect, cm listen): its id, or NULL */
+	struct rdma_cm_id *cm_id;
+	bool cm_accepted;               /* a listener's: it was asked */
 };
 
 /* What a run measured. */
@@ -116,13 +123,39 @@ int pmd_pcap_stop(struct pmd_port *p);
 
 /* pmd_qp.c */
 struct pmd_qp *pmd_qp_get(unsigned int id);
+/* a free slot with the PD, buffer, MR and CQ of a QP, but no QP yet */
+struct pmd_qp *pmd_qp_alloc(struct pmd_port *p, unsigned int depth);
+void pmd_qp_init_attr(const struct pmd_qp *q, struct ibv_qp_init_attr *qa);
+/* the line `create qp` prints: GID, QPN, PSN, rkey, address, depth */
+void pmd_qp_print(const struct pmd_qp *q);
 struct pmd_qp *pmd_qp_create(struct pmd_port *p, unsigned int depth);
 int pmd_qp_connect(struct pmd_qp *q, const union ibv_gid *gid, uint32_t qpn,
 		   uint32_t psn, uint32_t rkey, uint64_t addr);
+/* @p q is in RTS: note its peer (found among ours if it is) and say so */
+void pmd_qp_set_peer(struct pmd_qp *q, const union ibv_gid *gid,
+		     uint32_t qpn, uint32_t psn, uint32_t rkey, uint64_t addr);
 int pmd_qp_connect_local(struct pmd_qp *q, struct pmd_qp *peer);
 void pmd_qp_destroy(struct pmd_qp *q);
 void pmd_qp_show(struct pmd_qp *q);
 void pmd_cq_show(struct pmd_qp *q);
+
+/* pmd_cm.c */
+/* take the CM's events for up to @p ms milliseconds (0: those waiting) */
+void pmd_cm_poll(unsigned int ms);
+/* the fd readable while CM events wait, or -1 before the first cm command */
+int pmd_cm_fd(void);
+int pmd_cm_listen(struct pmd_port *p, uint16_t port);
+/* stop @p p's listener on @p port, or every one of them if it is -1 */
+int pmd_cm_stop(struct pmd_port *p, int port);
+/* `port stop`: @p p's listeners go, quietly if it has none */
+void pmd_cm_port_stop(struct pmd_port *p);
+struct pmd_qp *pmd_cm_connect(struct pmd_port *p, const char *ip,
+			      uint16_t port);
+int pmd_cm_disconnect(struct pmd_qp *q);
+/* pmd_qp_destroy's part for a QP of the CM: the QP and its id */
+void pmd_cm_release(struct pmd_qp *q);
+void pmd_cm_show(void);
+void pmd_cm_fini(void);
 
 /* pmd_run.c */
 int pmd_run(struct pmd_qp *q, const struct pmd_mode *m, uint32_t size,

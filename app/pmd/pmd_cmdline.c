@@ -4,13 +4,13 @@
 
 /*
  * The commands: DPDK cmdline tokens and instructions, each calling into
- * pmd_port.c, pmd_qp.c or pmd_run.c. Nothing but parsing lives here.
+ * pmd_port.c, pmd_qp.c, pmd_cm.c or pmd_run.c. Nothing but parsing lives
+ * here.
  */
 
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmdline.h>
 #include <cmdline_parse.h>
@@ -27,7 +27,8 @@ pmd_help(void)
 	printf(
 		"Ports (every droce device is started at launch):\n"
 		"  port start [all|DEV]        open the device(s)\n"
-		"  port stop [all|DEV]         destroy their QPs, close them\n"
+		"  port stop [all|DEV]         stop their CM listeners,\n"
+		"                              destroy their QPs, close them\n"
 		"  show port | show device [DEV]\n"
 		"                              MAC, GIDs, link, MTU, counters\n"
 		"  pcap start DEV FILE         mirror DEV's frames into FILE\n"
@@ -41,11 +42,21 @@ pmd_help(void)
 		"  destroy qp ID\n"
 		"  show qp [ID]                state, peer, counters\n"
 		"  show cq                     depth, completions polled\n"
+		"RDMA CM (QPs as create qp makes them, moved by the CM):\n"
+		"  cm listen DEV PORT          accept every request to DEV's\n"
+		"                              address (GID 0) and PORT\n"
+		"  cm stop DEV [PORT]          stop listening\n"
+		"  cm connect DEV IP PORT      a QP on DEV, connected to IP\n"
+		"  cm disconnect ID            DREQ, wait for DISCONNECTED,\n"
+		"                              destroy the QP\n"
+		"  show cm                     listeners, connections, CM\n"
+		"                              counters\n"
 		"Traffic:\n"
 		"  run ID write|read|send SIZE COUNT\n"
 		"                              COUNT messages of SIZE bytes\n"
 		"Other:\n"
-		"  sleep MS                    wait (for scripts)\n"
+		"  sleep MS                    wait (for scripts), taking CM\n"
+		"                              events meanwhile\n"
 		"  help\n"
 		"  quit                        destroy everything, exit\n");
 }
@@ -125,15 +136,10 @@ static void
 cmd_sleep_parsed(void *res, struct cmdline *cl, void *data)
 {
 	struct cmd_sleep_result *r = res;
-	struct timespec ts = {
-		.tv_sec = r->ms / 1000,
-		.tv_nsec = (long)(r->ms % 1000) * 1000000L,
-	};
 
 	(void)cl;
 	(void)data;
-	while (nanosleep(&ts, &ts) != 0)
-		;
+	pmd_cm_poll(r->ms);
 }
 
 static cmdline_parse_token_string_t cmd_sleep_w0 =
@@ -555,6 +561,162 @@ static cmdline_parse_inst_t cmd_connect_mr = {
 };
 
 /* ------------------------------------------------------------------------
+ * cm listen DEV PORT, cm stop DEV [PORT], cm connect DEV IP PORT,
+ * cm disconnect ID, show cm
+ */
+
+struct cmd_cm_dev_result {
+	cmdline_fixed_string_t cm;
+	cmdline_fixed_string_t what;
+	cmdline_fixed_string_t dev;
+	uint16_t port;
+};
+
+static void
+cmd_cm_dev_parsed(void *res, struct cmdline *cl, void *data)
+{
+	struct cmd_cm_dev_result *r = res;
+	struct pmd_port *p = pmd_port_find(r->dev);
+
+	(void)cl;
+	if (p == NULL)
+		return;
+	if (strcmp(r->what, "listen") == 0)
+		pmd_cm_listen(p, r->port);
+	else
+		pmd_cm_stop(p, data != NULL ? r->port : -1);
+}
+
+static cmdline_parse_token_string_t cmd_cm_w0 =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_dev_result, cm, "cm");
+static cmdline_parse_token_string_t cmd_cm_listen_w1 =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_dev_result, what, "listen");
+static cmdline_parse_token_string_t cmd_cm_stop_w1 =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_dev_result, what, "stop");
+static cmdline_parse_token_string_t cmd_cm_dev =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_dev_result, dev, NULL);
+static cmdline_parse_token_num_t cmd_cm_port =
+	TOKEN_NUM_INITIALIZER(struct cmd_cm_dev_result, port, RTE_UINT16);
+
+static cmdline_parse_inst_t cmd_cm_listen = {
+	.f = cmd_cm_dev_parsed,
+	.data = (void *)1,
+	.help_str = "cm listen DEV PORT: accept every request to DEV's "
+		"address and PORT",
+	.tokens = { (void *)&cmd_cm_w0, (void *)&cmd_cm_listen_w1,
+		    (void *)&cmd_cm_dev, (void *)&cmd_cm_port, NULL },
+};
+
+static cmdline_parse_inst_t cmd_cm_stop_all = {
+	.f = cmd_cm_dev_parsed,
+	.data = NULL,
+	.help_str = "cm stop DEV: stop DEV's listeners",
+	.tokens = { (void *)&cmd_cm_w0, (void *)&cmd_cm_stop_w1,
+		    (void *)&cmd_cm_dev, NULL },
+};
+
+static cmdline_parse_inst_t cmd_cm_stop_one = {
+	.f = cmd_cm_dev_parsed,
+	.data = (void *)1,
+	.help_str = "cm stop DEV PORT: stop DEV's listener on PORT",
+	.tokens = { (void *)&cmd_cm_w0, (void *)&cmd_cm_stop_w1,
+		    (void *)&cmd_cm_dev, (void *)&cmd_cm_port, NULL },
+};
+
+struct cmd_cm_connect_result {
+	cmdline_fixed_string_t cm;
+	cmdline_fixed_string_t connect;
+	cmdline_fixed_string_t dev;
+	cmdline_fixed_string_t ip;
+	uint16_t port;
+};
+
+static void
+cmd_cm_connect_parsed(void *res, struct cmdline *cl, void *data)
+{
+	struct cmd_cm_connect_result *r = res;
+	struct pmd_port *p = pmd_port_find(r->dev);
+
+	(void)cl;
+	(void)data;
+	if (p != NULL)
+		pmd_cm_connect(p, r->ip, r->port);
+}
+
+static cmdline_parse_token_string_t cmd_cm_connect_w0 =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_connect_result, cm, "cm");
+static cmdline_parse_token_string_t cmd_cm_connect_w1 =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_connect_result, connect,
+				 "connect");
+static cmdline_parse_token_string_t cmd_cm_connect_dev =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_connect_result, dev, NULL);
+static cmdline_parse_token_string_t cmd_cm_connect_ip =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_connect_result, ip, NULL);
+static cmdline_parse_token_num_t cmd_cm_connect_port =
+	TOKEN_NUM_INITIALIZER(struct cmd_cm_connect_result, port, RTE_UINT16);
+
+static cmdline_parse_inst_t cmd_cm_connect = {
+	.f = cmd_cm_connect_parsed,
+	.help_str = "cm connect DEV IP PORT: a QP on DEV connected through "
+		"the CM to IP and PORT",
+	.tokens = { (void *)&cmd_cm_connect_w0, (void *)&cmd_cm_connect_w1,
+		    (void *)&cmd_cm_connect_dev, (void *)&cmd_cm_connect_ip,
+		    (void *)&cmd_cm_connect_port, NULL },
+};
+
+struct cmd_cm_disconnect_result {
+	cmdline_fixed_string_t cm;
+	cmdline_fixed_string_t disconnect;
+	uint32_t id;
+};
+
+static void
+cmd_cm_disconnect_parsed(void *res, struct cmdline *cl, void *data)
+{
+	struct cmd_cm_disconnect_result *r = res;
+	struct pmd_qp *q = pmd_qp_get(r->id);
+
+	(void)cl;
+	(void)data;
+	if (q != NULL)
+		pmd_cm_disconnect(q);
+}
+
+static cmdline_parse_token_string_t cmd_cm_disconnect_w0 =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_disconnect_result, cm, "cm");
+static cmdline_parse_token_string_t cmd_cm_disconnect_w1 =
+	TOKEN_STRING_INITIALIZER(struct cmd_cm_disconnect_result, disconnect,
+				 "disconnect");
+static cmdline_parse_token_num_t cmd_cm_disconnect_id =
+	TOKEN_NUM_INITIALIZER(struct cmd_cm_disconnect_result, id,
+			      RTE_UINT32);
+
+static cmdline_parse_inst_t cmd_cm_disconnect = {
+	.f = cmd_cm_disconnect_parsed,
+	.help_str = "cm disconnect ID: end QP ID's connection, destroy it",
+	.tokens = { (void *)&cmd_cm_disconnect_w0,
+		    (void *)&cmd_cm_disconnect_w1,
+		    (void *)&cmd_cm_disconnect_id, NULL },
+};
+
+static void
+cmd_show_cm_parsed(void *res, struct cmdline *cl, void *data)
+{
+	(void)res;
+	(void)cl;
+	(void)data;
+	pmd_cm_show();
+}
+
+static cmdline_parse_token_string_t cmd_show_cm_w1 = WORD(w1, "cm");
+
+static cmdline_parse_inst_t cmd_show_cm = {
+	.f = cmd_show_cm_parsed,
+	.help_str = "show cm: listeners, connections, the CM's counters",
+	.tokens = { (void *)&cmd_show_w0, (void *)&cmd_show_cm_w1, NULL },
+};
+
+/* ------------------------------------------------------------------------
  * run ID write|read|send SIZE COUNT
  */
 
@@ -627,6 +789,12 @@ cmdline_parse_ctx_t pmd_cmd_ctx[] = {
 	&cmd_connect_local,
 	&cmd_connect,
 	&cmd_connect_mr,
+	&cmd_cm_listen,
+	&cmd_cm_stop_all,
+	&cmd_cm_stop_one,
+	&cmd_cm_connect,
+	&cmd_cm_disconnect,
+	&cmd_show_cm,
 	&cmd_run,
 	NULL,
 };

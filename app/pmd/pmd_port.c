@@ -6,9 +6,10 @@
  * Ports: the droce devices, opened by `port start` (every one at launch,
  * as testpmd starts its ports) and closed by `port stop`. The engine and
  * its DPDK ports run for as long as the process does, whatever is open:
- * stopping a port here destroys the QPs droce-pmd made on it and closes
- * the device, and the engine keeps answering ARP for its address and
- * counting what arrives for QPs that are gone.
+ * stopping a port here stops its CM listeners, destroys the QPs
+ * droce-pmd made on it and closes the device, and the engine keeps
+ * answering ARP for its address and counting what arrives for QPs that
+ * are gone.
  */
 
 #include <arpa/inet.h>
@@ -97,6 +98,7 @@ pmd_port_stop(struct pmd_port *p)
 
 	if (p->ctx == NULL)
 		return;
+	pmd_cm_port_stop(p);
 	for (i = 0; i < PMD_MAX_QPS; i++)
 		if (pmd_qps[i].used && pmd_qps[i].port == p)
 			pmd_qp_destroy(&pmd_qps[i]);

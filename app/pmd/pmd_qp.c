@@ -5,9 +5,10 @@
 /*
  * QPs as rc_pingpong makes them: each RC QP has its own PD, a registered
  * buffer of PMD_BUF_LEN bytes, and one CQ for both of its queues. A QP is
- * in INIT after `create qp`, in RTS after `connect qp`. When its peer is
- * a QP of this process, droce-pmd knows the peer's buffer and checks the
- * data `run` moves.
+ * in INIT after `create qp`, in RTS after `connect qp`; one the CM makes
+ * (pmd_cm.c) has the same PD, buffer, MR and CQ, and rdma_create_qp its
+ * QP. When its peer is a QP of this process, droce-pmd knows the peer's
+ * buffer and checks the data `run` moves.
  */
 
 #include <arpa/inet.h>
@@ -54,13 +55,10 @@ gid_str(const union ibv_gid *gid, char *buf, size_t len)
 }
 
 struct pmd_qp *
-pmd_qp_create(struct pmd_port *p, unsigned int depth)
+pmd_qp_alloc(struct pmd_port *p, unsigned int depth)
 {
-	struct ibv_qp_init_attr qa;
 	struct pmd_qp *q = NULL;
-	char gid[INET6_ADDRSTRLEN];
 	unsigned int i;
-	int ret;
 
 	if (p->ctx == NULL) {
 		pmd_fail("%s: stopped", p->name);
@@ -93,14 +91,49 @@ pmd_qp_create(struct pmd_port *p, unsigned int depth)
 	q->cq = ibv_create_cq(p->ctx, (int)(2 * depth), NULL, NULL, 0);
 	if (q->mr == NULL || q->cq == NULL)
 		goto fail;
-	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = q->cq;
-	qa.recv_cq = q->cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = depth;
-	qa.cap.max_recv_wr = depth;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
+	return q;
+fail:
+	pmd_fail("%s: cannot create a QP: %s", p->name, strerror(errno));
+	pmd_qp_destroy(q);
+	return NULL;
+}
+
+void
+pmd_qp_init_attr(const struct pmd_qp *q, struct ibv_qp_init_attr *qa)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->send_cq = q->cq;
+	qa->recv_cq = q->cq;
+	qa->qp_type = IBV_QPT_RC;
+	qa->cap.max_send_wr = q->depth;
+	qa->cap.max_recv_wr = q->depth;
+	qa->cap.max_send_sge = 1;
+	qa->cap.max_recv_sge = 1;
+}
+
+void
+pmd_qp_print(const struct pmd_qp *q)
+{
+	char gid[INET6_ADDRSTRLEN];
+
+	gid_str(&q->gid, gid, sizeof(gid));
+	printf("qp %u on %s: gid %s qpn 0x%06x psn 0x%06x rkey 0x%08x "
+	       "addr 0x%" PRIx64 " depth %u\n", q->id, q->port->name, gid,
+	       q->qp->qp_num, q->psn, q->mr->rkey, (uint64_t)(uintptr_t)q->buf,
+	       q->depth);
+}
+
+struct pmd_qp *
+pmd_qp_create(struct pmd_port *p, unsigned int depth)
+{
+	struct ibv_qp_init_attr qa;
+	struct pmd_qp *q;
+	int ret;
+
+	q = pmd_qp_alloc(p, depth);
+	if (q == NULL)
+		return NULL;
+	pmd_qp_init_attr(q, &qa);
 	q->qp = ibv_create_qp(q->pd, &qa);
 	if (q->qp == NULL)
 		goto fail;
@@ -110,11 +143,7 @@ pmd_qp_create(struct pmd_port *p, unsigned int depth)
 	if (ret != 0)
 		goto fail;
 	q->psn = (uint32_t)lrand48() & 0xffffff;
-	gid_str(&q->gid, gid, sizeof(gid));
-	printf("qp %u on %s: gid %s qpn 0x%06x psn 0x%06x rkey 0x%08x "
-	       "addr 0x%" PRIx64 " depth %u\n", q->id, p->name, gid,
-	       q->qp->qp_num, q->psn, q->mr->rkey, (uint64_t)(uintptr_t)q->buf,
-	       depth);
+	pmd_qp_print(q);
 	return q;
 fail:
 	pmd_fail("%s: cannot create a QP: %s", p->name, strerror(errno));
@@ -145,11 +174,15 @@ pmd_qp_connect(struct pmd_qp *q, const union ibv_gid *gid, uint32_t qpn,
 	struct ibv_qp_init_attr ia;
 	struct ibv_port_attr pa;
 	struct ibv_qp_attr a;
-	char buf[INET6_ADDRSTRLEN];
 	int ret;
 
 	if (qpn > 0xffffff || psn > 0xffffff) {
 		pmd_fail("QPN and PSN are 24-bit numbers");
+		return -1;
+	}
+	if (q->cm_id != NULL) {
+		pmd_fail("qp %u is connected through the CM (cm disconnect %u)",
+			 q->id, q->id);
 		return -1;
 	}
 	memset(&pa, 0, sizeof(pa));
@@ -198,6 +231,16 @@ pmd_qp_connect(struct pmd_qp *q, const union ibv_gid *gid, uint32_t qpn,
 		return -1;
 	}
 	q->connected = true;
+	pmd_qp_set_peer(q, gid, qpn, psn, rkey, addr);
+	return 0;
+}
+
+void
+pmd_qp_set_peer(struct pmd_qp *q, const union ibv_gid *gid, uint32_t qpn,
+		uint32_t psn, uint32_t rkey, uint64_t addr)
+{
+	char buf[INET6_ADDRSTRLEN];
+
 	q->peer_gid = *gid;
 	q->peer_qpn = qpn;
 	q->peer_psn = psn;
@@ -213,7 +256,6 @@ pmd_qp_connect(struct pmd_qp *q, const union ibv_gid *gid, uint32_t qpn,
 	if (q->peer != NULL)
 		printf(" (qp %u of this process)", q->peer->id);
 	printf("\n");
-	return 0;
 }
 
 int
@@ -231,6 +273,8 @@ pmd_qp_destroy(struct pmd_qp *q)
 	for (i = 0; i < PMD_MAX_QPS; i++)
 		if (pmd_qps[i].peer == q)
 			pmd_qps[i].peer = NULL;
+	if (q->cm_id != NULL)
+		pmd_cm_release(q);
 	if (q->qp != NULL && ibv_destroy_qp(q->qp) != 0)
 		pmd_fail("qp %u: ibv_destroy_qp failed", id);
 	if (q->cq != NULL && ibv_destroy_cq(q->cq) != 0)

@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The droce authors
-"""Reading what droce-pmd prints, and the counters it should print (the
-lists of lib/engine/droce_counters.h): the apps tests share it."""
+"""Reading what droce-pmd prints (from a script's output or from its
+prompt on a pipe), and the counters it should print (the lists of
+lib/engine/droce_counters.h): the apps tests share it."""
 
 import collections
+import os
 import re
+import select
+import time
 
 PROMPT = 'droce-pmd> '
 
@@ -21,6 +25,17 @@ RE_QP = re.compile(r'^qp (\d+) on (\S+): qpn 0x([0-9a-f]+) state (\w+) '
 RE_PEER = re.compile(r'^  peer (\S+) qpn 0x([0-9a-f]+) psn 0x([0-9a-f]+)')
 RE_CQ = re.compile(r'^cq of qp (\d+) on (\S+): depth (\d+) polled (\d+)$')
 RE_COUNTER = re.compile(r'^  (\w+)\s+(\d+)$')
+RE_RTS = re.compile(r'^qp (\d+): RTS to (\S+) qpn 0x([0-9a-f]+) '
+                    r'psn 0x([0-9a-f]+)(?: \(qp (\d+) of this process\))?$')
+# the CM's lines: a listener, a request accepted, a connection up, a QP
+# of `show cm`
+RE_CM_LISTEN = re.compile(r'^cm: (\S+) listening on (\S+) port (\d+)$')
+RE_CM_ACCEPT = re.compile(r'^cm: qp (\d+) on (\S+) accepts (\S+) port '
+                          r'(\d+) at (\S+) port (\d+)$')
+RE_CM_EST = re.compile(r'^cm: qp (\d+) established with (\S+) port '
+                       r'(\d+)$')
+RE_CM_QP = re.compile(r'^cm: qp (\d+) on (\S+): (\S+) port (\d+) '
+                      r'(to|from) (\S+) port (\d+), (\w+)$')
 
 # An entry of droce_counters.h's lists: X(name, "description" ...)
 RE_ENTRY = re.compile(r'\bX\(\s*(\w+)\s*,\s*"')
@@ -109,3 +124,28 @@ def devices(lines):
 def qps(lines):
     """{id: (header match, {counter: value})}."""
     return {int(k): v for k, v in blocks(lines, RE_QP).items()}
+
+
+def counters(lines):
+    """{counter: value} of every counter line (`show cm`'s)."""
+    return {m.group(1): int(m.group(2))
+            for m in map(RE_COUNTER.match, lines) if m}
+
+
+def read_until(p, regex, timeout=60):
+    """Read the prompt's output (process p's stdout) until regex matches;
+    the match (its string all that was read) or None."""
+    buf = ''
+    end = time.time() + timeout
+    fd = p.stdout.fileno()
+    while time.time() < end:
+        m = re.search(regex, buf)
+        if m:
+            return m
+        r, _, _ = select.select([fd], [], [], 1)
+        if r:
+            chunk = os.read(fd, 65536).decode()
+            if not chunk:
+                break
+            buf += chunk
+    return re.search(regex, buf)

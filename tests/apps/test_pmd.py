@@ -24,11 +24,9 @@ Usage: test_pmd.py --pmd DROCE_PMD --dump DROCE_DUMP --script LOOPBACK
 import argparse
 import os
 import re
-import select
 import shutil
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'interop'))
 import roce_check  # noqa: E402
@@ -227,24 +225,6 @@ def check_loopback(args, counters):
                                                        len(resps)))
 
 
-def read_until(p, regex, timeout=60):
-    """Read the prompt's output until regex matches; the match or None."""
-    buf = ''
-    end = time.time() + timeout
-    fd = p.stdout.fileno()
-    while time.time() < end:
-        m = re.search(regex, buf)
-        if m:
-            return m
-        r, _, _ = select.select([fd], [], [], 1)
-        if r:
-            chunk = os.read(fd, 65536).decode()
-            if not chunk:
-                break
-            buf += chunk
-    return re.search(regex, buf)
-
-
 def check_interactive(args):
     """The prompt on a pipe; connect with explicit peer parameters."""
     env = dict(os.environ)
@@ -255,7 +235,7 @@ def check_interactive(args):
     def cmd(line, regex):
         p.stdin.write((line + '\n').encode())
         p.stdin.flush()
-        return read_until(p, regex)
+        return pmd_out.read_until(p, regex)
 
     try:
         a = cmd('create qp droce0', pmd_out.RE_CREATE)
