@@ -659,6 +659,7 @@ int
 rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 {
 	struct cm_id *id;
+	struct ibv_port_attr pa;
 	struct cm_event *e;
 	struct ibv_sa_path_rec *p;
 
@@ -670,6 +671,20 @@ rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 	if (id->state != ID_ADDR_RESOLVED) {
 		pthread_mutex_unlock(&droce_cm.lock);
 		return fail(EINVAL);
+	}
+	if (ibv_query_port(id->dev->ctx, 1, &pa) != 0 ||
+	    pa.state != IBV_PORT_ACTIVE) {
+		/* no route while the port is down: the id stays resolved
+		 * to its address, to be asked again */
+		e = droce_cma_event(id, RDMA_CM_EVENT_ROUTE_ERROR,
+				    -ENETUNREACH);
+		if (e != NULL)
+			droce_cma_post(e);
+		pthread_mutex_unlock(&droce_cm.lock);
+		if (e == NULL)
+			return fail(ENOMEM);
+		return is_sync(id) ? sync_wait(id, RDMA_CM_EVENT_ROUTE_RESOLVED)
+			: 0;
 	}
 	/* RoCE's path is the device's: its GIDs, MTU and hop limit */
 	p = &id->path;

@@ -29,6 +29,8 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
+#include <droce.h>
+
 #include "droce_cm.h"
 #include "droce_cm_pvt.h"
 #include "cm_util.h"
@@ -385,6 +387,45 @@ test_cm_addr_errors(void **state)
 	assert_int_equal(errno, EADDRNOTAVAIL);
 	assert_int_equal(rdma_destroy_id(id), 0);
 	rdma_destroy_event_channel(ch);
+}
+
+/* A route asked for while the device's port is down: ROUTE_ERROR, and the
+ * id may ask again once the port is up. */
+static void
+test_cm_route_error(void **state)
+{
+	struct side cli = {0};
+	struct sockaddr_in a = addr4(server_ip, 4791);
+	struct ibv_port_attr pa;
+	struct rdma_cm_event *ev;
+	uint64_t end;
+
+	(void)state;
+	cli.ch = rdma_create_event_channel();
+	assert_non_null(cli.ch);
+	assert_int_equal(rdma_create_id(cli.ch, &cli.id, NULL, RDMA_PS_TCP),
+			 0);
+	assert_int_equal(rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&a,
+					   2000), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_int_equal(droce_port_stop(cli.id->verbs), 0);
+	assert_int_equal(rdma_resolve_route(cli.id, 2000), 0);
+	ev = expect(cli.ch, RDMA_CM_EVENT_ROUTE_ERROR);
+	assert_non_null(ev);
+	assert_int_equal(ev->status, -ENETUNREACH);
+	rdma_ack_cm_event(ev);
+	assert_int_equal(droce_port_start(cli.id->verbs), 0);
+	end = ep_now_ms() + WAIT_MS;
+	do {
+		assert_int_equal(ibv_query_port(cli.id->verbs, 1, &pa), 0);
+		if (pa.state == IBV_PORT_ACTIVE)
+			break;
+		usleep(10000);
+	} while (ep_now_ms() < end);
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	assert_int_equal(rdma_resolve_route(cli.id, 2000), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	side_free(&cli);
 }
 
 /* ------------------------------------------------------------------------
@@ -783,6 +824,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cm_backlog),
 		cmocka_unit_test(test_cm_endpoint),
 		cmocka_unit_test(test_cm_addr_errors),
+		cmocka_unit_test(test_cm_route_error),
 		cmocka_unit_test(test_cm_bad_input),
 	};
 	const struct CMUnitTest lossy[] = {
