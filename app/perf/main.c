@@ -24,6 +24,8 @@ usage(FILE *out)
 	fprintf(out,
 		"Usage: droce-perf TEST [options] [HOST]\n"
 		"TEST: write_bw read_bw send_bw atomic_bw write_lat send_lat raw memcpy wq\n"
+		"      cm (connections through the CM, -n of them, beside a\n"
+		"      -s byte WRITE stream; -D: its quiet seconds, default 1)\n"
 		"  -s, --size N         message size (default 65536; lat: 2)\n"
 		"  -n, --iters N        messages (default: run for -D)\n"
 		"  -D, --duration S     seconds (default 5)\n"
@@ -49,7 +51,7 @@ parse_test(const char *s, enum perf_test *t)
 {
 	static const char *const names[] = {
 		"write_bw", "read_bw", "send_bw", "atomic_bw", "write_lat",
-		"send_lat", "raw", "memcpy", "wq" };
+		"send_lat", "raw", "memcpy", "wq", "cm" };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -93,6 +95,10 @@ run_local(struct perf_opts *o)
 	sv.peer = cl.me;
 	if (perf_side_connect(&cl, o) < 0 || perf_side_connect(&sv, o) < 0)
 		goto out;
+	if (o->test == PERF_CM) {
+		ret = perf_cm(o, &cl, &sv);
+		goto out;
+	}
 	perf_report_header(o);
 	if (o->test == PERF_RAW)
 		ret = perf_raw(o, &cl, &r);
@@ -187,7 +193,7 @@ main(int argc, char **argv)
 		.port = PERF_DEFAULT_PORT,
 		.progress = true,
 	};
-	bool size_set = false;
+	bool size_set = false, duration_set = false;
 	int opt;
 
 	if (argc < 2 || parse_test(argv[1], &o.test) < 0) {
@@ -207,6 +213,7 @@ main(int argc, char **argv)
 			break;
 		case 'D':
 			o.duration = strtod(optarg, NULL);
+			duration_set = true;
 			break;
 		case 'q':
 			o.qps = (unsigned int)strtoul(optarg, NULL, 0);
@@ -258,6 +265,16 @@ main(int argc, char **argv)
 		o.size = 2;
 	if (o.test == PERF_ATOMIC_BW)
 		o.size = 8;
+	if (o.test == PERF_CM) {
+		if (!size_set)
+			o.size = 64;
+		if (!duration_set)
+			o.duration = 1;
+		if (o.host != NULL || o.server) {
+			fprintf(stderr, "droce-perf: cm runs in one process\n");
+			return 2;
+		}
+	}
 	if (o.qps == 0 || o.qps > PERF_MAX_QPS || o.tx_depth == 0 ||
 	    o.post_list == 0 || o.post_list > PERF_MAX_POST_LIST ||
 	    o.post_list > o.tx_depth ||

@@ -26,6 +26,7 @@ enum perf_test {
 	PERF_RAW,
 	PERF_MEMCPY,
 	PERF_WQ,
+	PERF_CM,
 };
 
 struct perf_opts {
@@ -110,6 +111,10 @@ uint32_t perf_frame_len(const struct perf_opts *o);
 int perf_raw(const struct perf_opts *o, struct perf_side *tx,
 	     struct perf_result *r);
 int perf_memcpy(const struct perf_opts *o, struct perf_result *r);
+
+/* perf_cm.c */
+int perf_cm(const struct perf_opts *o, struct perf_side *cl,
+	    struct perf_side *sv);
 
 /* perf_wq.c */
 int perf_wq(const struct perf_opts *o);

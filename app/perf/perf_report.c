@@ -23,6 +23,7 @@ perf_test_name(enum perf_test t)
 		[PERF_RAW] = "raw",
 		[PERF_MEMCPY] = "memcpy",
 		[PERF_WQ] = "wq",
+		[PERF_CM] = "cm",
 	};
 
 	return names[t];
