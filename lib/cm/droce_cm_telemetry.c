@@ -8,6 +8,7 @@
  * sent again and dropped, and REJs by reason).
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,31 +45,27 @@ droce_cm_query_stats(struct droce_cm_stats *stats)
 	return 0;
 }
 
-static const char *const rej_names[DROCE_CM_REJ_REASONS] = {
-	[DROCE_CM_REJ_NO_QP] = "no_qp",
-	[DROCE_CM_REJ_NO_RESOURCES] = "no_resources",
-	[DROCE_CM_REJ_TIMEOUT] = "timeout",
-	[DROCE_CM_REJ_INVALID_COMM_ID] = "invalid_comm_id",
-	[DROCE_CM_REJ_INVALID_SERVICE_ID] = "invalid_service_id",
-	[DROCE_CM_REJ_INVALID_TRANSPORT_TYPE] = "invalid_transport_type",
-	[DROCE_CM_REJ_STALE_CONN] = "stale_conn",
-	[DROCE_CM_REJ_CONSUMER_DEFINED] = "consumer_defined",
-};
-
+/* REJ counts by reason, named as droce_cm_rej_reason_name() names them
+ * (in lower case); a reason it has no name for, as reason_N if counted. */
 static void
 rej_dict(struct rte_tel_data *d, const uint64_t *by_reason)
 {
-	char name[32];
-	unsigned int r;
+	char name[40];
+	unsigned int r, i;
 
 	rte_tel_data_start_dict(d);
 	for (r = 0; r < DROCE_CM_REJ_REASONS; r++) {
-		if (by_reason[r] == 0 && rej_names[r] == NULL)
-			continue;
-		if (rej_names[r] != NULL)
-			snprintf(name, sizeof(name), "%s", rej_names[r]);
-		else
+		const char *n = droce_cm_rej_reason_name((uint16_t)r);
+
+		if (strcmp(n, "?") == 0) {
+			if (by_reason[r] == 0)
+				continue;
 			snprintf(name, sizeof(name), "reason_%u", r);
+		} else {
+			for (i = 0; n[i] != '\0' && i + 1 < sizeof(name); i++)
+				name[i] = (char)tolower((unsigned char)n[i]);
+			name[i] = '\0';
+		}
 		rte_tel_data_add_dict_u64(d, name, by_reason[r]);
 	}
 }

@@ -19,16 +19,36 @@ processes may share the runtime directory), and checks:
 - bad parameters are refused (a null answer);
 - DPDK's own client, dpdk-telemetry.py, reads the same through -f/-i.
 
-The counters are those of lib/engine/droce_counters.h's lists.
+Then a second droce-pmd, on the prompt through a pipe, for /droce/cm:
+
+- before any cm command the CM has not started, and /droce/cm is not
+  registered yet (it is when the CM starts, at the first rdma_cm call):
+  it is not in the list of commands and gets a null answer, as an
+  unknown command does; `show cm` says "not started";
+- once droce1 listens and droce0 has connected to it: 3 ids, 1 listening,
+  2 connections, both ESTABLISHED, as many MADs received as sent; every
+  counter of struct droce_cm_stats, and every connection state, by the
+  names of lib/cm/droce_cm.h; the same values `show cm` prints just
+  before and just after (nothing moves in between);
+- a connect to a port nobody listens on: one REJ sent and one received,
+  under invalid_service_id (reason 8), no other, and no id or
+  connection left of it;
+- `cm disconnect`: no connection left and the listener's id alone once
+  TimeWait is over (4 s at most; polled until 2 s after that).
+
+The counters are those of lib/engine/droce_counters.h's lists and of
+struct droce_cm_stats.
 
 Usage: test_telemetry.py --pmd DROCE_PMD --counters DROCE_COUNTERS_H
-                         --workdir DIR
+                         [--cm-header DROCE_CM_H] --workdir DIR
 """
 
 import argparse
+import collections
 import glob
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -50,6 +70,12 @@ sleep {sleep_ms}
 """
 SLEEP_MS = 8000
 TELEMETRY_PY = '/usr/bin/dpdk-telemetry.py'
+CM_PORT = 7471
+CM_NOBODY_PORT = 9999           # nobody listens there
+CM_TIMEWAIT_S = 4               # the longest a connection's TimeWait lasts
+# the whole of `show cm`'s output, up to the prompt that follows it
+RE_SHOW_CM = r'listen_overflow\s+\d+\n(?:  \w+\s+\d+\n)*' + \
+    re.escape(pmd_out.PROMPT)
 failures = []
 
 
@@ -228,14 +254,189 @@ def check_dpdk_telemetry_py(t):
     check(ok, '%s: %s' % (' '.join(cmd), p.stdout.decode()[:200]))
 
 
+CmStats = collections.namedtuple('CmStats', 'counters arrays states')
+
+
+def read_cm_stats(header):
+    """CmStats: the counters (uint64_t) and the arrays of struct
+    droce_cm_stats, and the states of enum droce_cm_conn_state
+    ("ESTABLISHED", ...), in order."""
+    with open(header) as f:
+        text = re.sub(r'/\*.*?\*/', '', f.read(), flags=re.S)
+    st = re.search(r'struct droce_cm_stats\s*\{(.*?)\};', text, re.S)
+    en = re.search(r'enum droce_cm_conn_state\s*\{(.*?)\};', text, re.S)
+    if not st or not en:
+        raise ValueError('%s: no struct droce_cm_stats or states' % header)
+    fields = re.findall(r'uint64_t\s+(\w+)\s*(\[[^\]]*\])?\s*;',
+                        st.group(1))
+    return CmStats([n for n, a in fields if not a],
+                   [n for n, a in fields if a],
+                   re.findall(r'DROCE_CM_STATE_(\w+)', en.group(1)))
+
+
+def cm_as_shown(s, cm):
+    """/droce/cm's answer under the names `show cm` prints: conns_<state>
+    for each state, <array>_<reason> for each REJ counted."""
+    flat = {c: s[c] for c in cm.counters}
+    for a in cm.arrays:
+        for k, v in s[a].items():
+            if a == 'conns_by_state':
+                flat['conns_' + k.lower()] = v
+            elif v:
+                flat[a + '_' + k] = v
+    return flat
+
+
+def check_cm_read(t, show_cm, cm, when):
+    """/droce/cm between two `show cm`s: every counter, equal to both.
+    The answer, or None."""
+    before = show_cm()
+    s = t.query('/droce/cm')
+    after = show_cm()
+    if not check(isinstance(s, dict), '%s: /droce/cm answers' % when):
+        return None
+    want = cm.counters + cm.arrays
+    check(sorted(s) == sorted(want),
+          '%s: every counter of struct droce_cm_stats, by its name, no '
+          'other (missing %s, unknown %s)' %
+          (when, [c for c in want if c not in s],
+           [c for c in s if c not in want]))
+    if any(c not in s for c in want) or \
+            not all(isinstance(s[a], dict) for a in cm.arrays):
+        return None
+    check(list(s['conns_by_state']) == cm.states,
+          '%s: conns_by_state has every state, in order (%s)' %
+          (when, list(s['conns_by_state'])))
+    check(s['conns'] == sum(s['conns_by_state'].values()),
+          '%s: conns is the sum over the states (%s)' % (when, s['conns']))
+    flat = cm_as_shown(s, cm)
+    differ = {k: (flat.get(k), before.get(k), after.get(k))
+              for k in set(flat) | set(before) | set(after)
+              if not flat.get(k) == before.get(k) == after.get(k)}
+    check(before and not differ, '%s: /droce/cm is what show cm printed '
+          'before and after it (differ: %s)' % (when, differ))
+    return s
+
+
+def check_cm(args, cm):
+    """/droce/cm before the CM starts, connected, after a REJ, after a
+    disconnect; droce-pmd on the prompt through a pipe."""
+    env = dict(os.environ)
+    env.pop('DROCE_CONFIG', None)
+    p = subprocess.Popen([args.pmd], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = []
+
+    def cmd(line, regex):
+        p.stdin.write((line + '\n').encode())
+        p.stdin.flush()
+        m = pmd_out.read_until(p, regex)
+        out.append(m.string if m else '(%s: no %s)\n' % (line, regex))
+        return m
+
+    def show_cm():
+        m = cmd('show cm', RE_SHOW_CM)
+        return pmd_out.counters(m.string[:m.end()].splitlines()) if m \
+            else {}
+
+    t = None
+    try:
+        m = cmd('show cm', r'cm: not started')
+        check(m is not None, 'cm: show cm before any cm command: not '
+              'started')
+        t = find_socket(p.pid)
+        if not check(t is not None, 'cm: a telemetry socket of pid %d' %
+                     p.pid):
+            return
+        r = t.query('/droce/cm')
+        check(r is None and '/droce/cm' not in t.query('/'),
+              'cm: before the CM starts /droce/cm is not registered: not '
+              'listed, a null answer (%s)' % r)
+
+        m = cmd('cm listen droce1 %d' % CM_PORT,
+                r'cm: droce1 listening on 10\.0\.0\.2 port %d' % CM_PORT)
+        m = m and cmd('cm connect droce0 10.0.0.2 %d' % CM_PORT,
+                      r'cm: qp 1 established with')
+        if not check(m is not None, 'cm: droce1 listens, droce0 connects'):
+            return
+        check('/droce/cm' in t.query('/'), 'cm: the CM started, /droce/cm '
+              'is registered')
+        s = check_cm_read(t, show_cm, cm, 'connected')
+        if s is None:
+            return
+        check(s['ids'] == 3 and s['listeners'] == 1 and s['conns'] == 2 and
+              s['conns_by_state']['ESTABLISHED'] == 2,
+              'connected: 3 ids, 1 listening, 2 connections ESTABLISHED '
+              '(%s)' % s)
+        check(s['mads_sent'] == s['mads_received'] > 0,
+              'connected: every MAD sent was received (%s/%s)' %
+              (s['mads_sent'], s['mads_received']))
+
+        m = cmd('cm connect droce0 10.0.0.2 %d' % CM_NOBODY_PORT,
+                r'RDMA_CM_EVENT_REJECTED, status (\d+)')
+        check(m is not None and m.group(1) == '8',
+              'cm: a connect to nobody REJECTED, reason 8')
+        s = check_cm_read(t, show_cm, cm, 'rejected')
+        if s is None:
+            return
+        rej = {(a, k): v for a in ('rej_sent', 'rej_received')
+               for k, v in s[a].items() if v}
+        check(rej == {('rej_sent', 'invalid_service_id'): 1,
+                      ('rej_received', 'invalid_service_id'): 1},
+              'rejected: 1 REJ sent and 1 received, invalid_service_id, '
+              'no other (%s)' % rej)
+        check(s['ids'] == 3 and s['conns'] == 2,
+              'rejected: no id or connection left of it (%s ids, %s '
+              'conns)' % (s['ids'], s['conns']))
+
+        start = time.time()
+        m = cmd('cm disconnect 0', r'cm: qp 0 disconnected, destroyed')
+        check(m is not None, 'cm: cm disconnect 0')
+        # TimeWait, then the peer's id when droce-pmd hears the DREQ
+        end = start + CM_TIMEWAIT_S + 2
+        while True:
+            s = t.query('/droce/cm') or {}
+            if (s.get('conns'), s.get('ids')) == (0, 1) or \
+                    time.time() > end:
+                break
+            time.sleep(0.1)
+        check((s.get('conns'), s.get('ids'), s.get('listeners')) ==
+              (0, 1, 1), 'disconnected: no connection, the listener\'s id '
+              'alone, after %.1f s (%s conns, %s ids)' %
+              (time.time() - start, s.get('conns'), s.get('ids')))
+        s = check_cm_read(t, show_cm, cm, 'disconnected')
+        if s is not None:
+            check(s['mads_sent'] == s['mads_received'],
+                  'disconnected: every MAD sent was received, DREQ and '
+                  'DREP too (%s/%s)' % (s['mads_sent'], s['mads_received']))
+        p.stdin.write(b'quit\n')
+        p.stdin.flush()
+        rc = p.wait(timeout=60)
+        check(rc == 0, 'cm: quit exits with 0 (%d)' % rc)
+    finally:
+        if t is not None:
+            t.close()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        with open(os.path.join(args.workdir, 'telemetry_cm.out'), 'w') as f:
+            f.write(''.join(out))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--pmd', required=True)
     ap.add_argument('--counters', required=True,
                     help='droce_counters.h, whose lists telemetry gives')
+    ap.add_argument('--cm-header',
+                    help='droce_cm.h, whose struct droce_cm_stats /droce/cm '
+                    'gives (by default lib/cm/ beside lib/engine/ of '
+                    '--counters)')
     ap.add_argument('--workdir', required=True)
     args = ap.parse_args()
     counters = pmd_out.read_counters(args.counters)
+    cm = read_cm_stats(args.cm_header or os.path.join(
+        os.path.dirname(args.counters), os.pardir, 'cm', 'droce_cm.h'))
     resources = pmd_out.read_resources(args.counters)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -283,6 +484,7 @@ def main():
         if p.poll() is None:
             p.kill()
             p.wait()
+    check_cm(args, cm)
     print('%d failed' % len(failures))
     return 1 if failures else 0
 
