@@ -532,18 +532,15 @@ ev_priv(struct cm_event *e, const uint8_t *priv, size_t len)
 	e->ev.param.conn.private_data_len = (uint8_t)len;
 }
 
-/* The QP of the connection's id to the error state, if it has one. */
-static void
-conn_qp_error(struct cm_conn *c)
-{
-	if (c->id != NULL && c->id->id.qp != NULL)
-		droce_cma_modify_qp(c->id, IBV_QPS_ERR);
-}
-
+/*
+ * The peer ended the connection. Its QP is left alone, as librdmacm
+ * leaves it: the application may have destroyed it already (perftest
+ * destroys its QPs with ibv_destroy_qp and exits, leaving the id to the
+ * CM), and rdma_disconnect() moves it to the error state.
+ */
 static void
 disconnected(struct cm_conn *c)
 {
-	conn_qp_error(c);
 	if (c->id != NULL)
 		c->id->state = ID_DISCONNECTED;
 	conn_post(conn_event(c, RDMA_CM_EVENT_DISCONNECTED, 0));
@@ -574,7 +571,6 @@ expired(struct cm_conn *c)
 		if (c->id != NULL) {
 			droce_cm_send_rej(c->id, DROCE_CM_REJ_TIMEOUT, NULL, 0);
 			c->id->state = ID_DISCONNECTED;
-			conn_qp_error(c);
 			e = conn_event(c, RDMA_CM_EVENT_CONNECT_ERROR,
 				       -ETIMEDOUT);
 			conn_post(e);
@@ -947,7 +943,8 @@ rx_rej(const struct droce_cm_msg *m)
 	}
 	conn_stop_timer(c);
 	set_state(c, CM_IDLE);
-	conn_qp_error(c);
+	/* (its QP goes to the error state as the event is taken, in the
+	 * application's thread: rdma_get_cm_event) */
 	if (c->id == NULL) {
 		droce_cm_conn_free(c);
 		return;

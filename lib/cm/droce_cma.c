@@ -182,6 +182,13 @@ rdma_get_cm_event(struct rdma_event_channel *channel,
 		if (e != NULL) {
 			channel_remove(c, e);
 			e->id->events_out++;
+			/* a rejected connect's QP ends in the error state,
+			 * moved here as librdmacm moves it, by the thread
+			 * that takes the event: the CM's thread never
+			 * touches an application's QP it may have freed */
+			if (e->ev.event == RDMA_CM_EVENT_REJECTED &&
+			    e->id->id.qp != NULL)
+				droce_cma_modify_qp(e->id, IBV_QPS_ERR);
 			pthread_mutex_unlock(&droce_cm.lock);
 			*event = &e->ev;
 			return 0;
