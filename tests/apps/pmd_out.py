@@ -8,6 +8,7 @@ import collections
 import os
 import re
 import select
+import subprocess
 import time
 
 PROMPT = 'droce-pmd> '
@@ -149,3 +150,46 @@ def read_until(p, regex, timeout=60):
                 break
             buf += chunk
     return re.search(regex, buf)
+
+
+# what the apps tests found wrong, each printed as it is checked
+failures = []
+
+
+def check(ok, what):
+    print('%s: %s' % ('ok' if ok else 'FAILED', what))
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def run_script(pmd, workdir, name, text, timeout=300):
+    """Run droce-pmd -f on text (its output kept in workdir);
+    (exit status, stdout, stderr)."""
+    path = os.path.join(workdir, name + '.txt')
+    with open(path, 'w') as f:
+        f.write(text)
+    env = dict(os.environ)
+    env.pop('DROCE_CONFIG', None)
+    p = subprocess.run([pmd, '-f', path], env=env, timeout=timeout,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    with open(os.path.join(workdir, name + '.out'), 'w') as f:
+        f.write(out + '\n--- stderr\n' + err)
+    return p.returncode, out, err
+
+
+def start_prompt(pmd):
+    """droce-pmd on its prompt through a pipe: (the process, cmd), where
+    cmd(line, regex) types line and returns read_until's match."""
+    env = dict(os.environ)
+    env.pop('DROCE_CONFIG', None)
+    p = subprocess.Popen([pmd], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def cmd(line, regex):
+        p.stdin.write((line + '\n').encode())
+        p.stdin.flush()
+        return read_until(p, regex)
+
+    return p, cmd

@@ -33,29 +33,13 @@ import roce_check  # noqa: E402
 import pmd_out  # noqa: E402
 
 TIMEOUT = 300
-failures = []
-
-
-def check(ok, what):
-    print('%s: %s' % ('ok' if ok else 'FAILED', what))
-    if not ok:
-        failures.append(what)
-    return ok
+failures = pmd_out.failures
+check = pmd_out.check
 
 
 def run_script(args, name, text):
     """Run droce-pmd -f on text; (exit status, stdout, stderr)."""
-    path = os.path.join(args.workdir, name + '.txt')
-    with open(path, 'w') as f:
-        f.write(text)
-    env = dict(os.environ)
-    env.pop('DROCE_CONFIG', None)
-    p = subprocess.run([args.pmd, '-f', path], env=env, timeout=TIMEOUT,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = p.stdout.decode(), p.stderr.decode()
-    with open(os.path.join(args.workdir, name + '.out'), 'w') as f:
-        f.write(out + '\n--- stderr\n' + err)
-    return p.returncode, out, err
+    return pmd_out.run_script(args.pmd, args.workdir, name, text, TIMEOUT)
 
 
 def expected(script, mtu):
@@ -227,16 +211,7 @@ def check_loopback(args, counters):
 
 def check_interactive(args):
     """The prompt on a pipe; connect with explicit peer parameters."""
-    env = dict(os.environ)
-    env.pop('DROCE_CONFIG', None)
-    p = subprocess.Popen([args.pmd], env=env, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-    def cmd(line, regex):
-        p.stdin.write((line + '\n').encode())
-        p.stdin.flush()
-        return pmd_out.read_until(p, regex)
-
+    p, cmd = pmd_out.start_prompt(args.pmd)
     try:
         a = cmd('create qp droce0', pmd_out.RE_CREATE)
         b = cmd('create qp droce1', pmd_out.RE_CREATE)

@@ -76,14 +76,8 @@ CM_TIMEWAIT_S = 4               # the longest a connection's TimeWait lasts
 # the whole of `show cm`'s output, up to the prompt that follows it
 RE_SHOW_CM = r'listen_overflow\s+\d+\n(?:  \w+\s+\d+\n)*' + \
     re.escape(pmd_out.PROMPT)
-failures = []
-
-
-def check(ok, what):
-    print('%s: %s' % ('ok' if ok else 'FAILED', what))
-    if not ok:
-        failures.append(what)
-    return ok
+failures = pmd_out.failures
+check = pmd_out.check
 
 
 def runtime_dir(prefix='rte'):

@@ -167,3 +167,12 @@ send_checked(struct side *from, struct side *to, const char *text)
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_string_equal(to->buf, text);
 }
+
+struct droce_cm_stats
+cm_stats(void)
+{
+	struct droce_cm_stats st;
+
+	assert_int_equal(droce_cm_query_stats(&st), 0);
+	return st;
+}

@@ -17,6 +17,8 @@
 #include <netinet/in.h>
 #include <rdma/rdma_cma.h>
 
+#include "droce_cm.h"
+
 /* the server's and the client's addresses (a test may move them) */
 extern const char *server_ip;
 extern const char *client_ip;
@@ -50,6 +52,8 @@ void side_free(struct side *s);
 
 /* One completion of @p cq within WAIT_MS. @return 1, or 0 if none. */
 int poll_one(struct ibv_cq *cq, struct ibv_wc *wc);
+/* The CM's counters now. */
+struct droce_cm_stats cm_stats(void);
 /* @p text SENT from @p from's QP and found in @p to's buffer. */
 void send_checked(struct side *from, struct side *to, const char *text);
 

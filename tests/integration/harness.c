@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include <rte_malloc.h>
+
 #include "harness.h"
 
 void
@@ -651,4 +653,29 @@ fill_pattern(uint8_t *p, size_t len, uint32_t seed)
 		seed = seed * 1664525u + 1013904223u;
 		p[i] = (uint8_t)(seed >> 24);
 	}
+}
+
+size_t
+ep_heap_allocated(void)
+{
+	struct rte_malloc_socket_stats s;
+	size_t sum = 0;
+	int i;
+
+	for (i = 0; i < RTE_MAX_NUMA_NODES; i++)
+		if (rte_malloc_get_socket_stats(i, &s) == 0)
+			sum += s.heap_allocsz_bytes;
+	return sum;
+}
+
+long
+ep_rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0, rss = 0;
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld %ld", &pages, &rss), 2);
+	fclose(f);
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }

@@ -246,4 +246,10 @@ void fill_pattern(uint8_t *p, size_t len, uint32_t seed);
 /** The monotonic clock, in milliseconds. */
 uint64_t ep_now_ms(void);
 
+/** Bytes of DPDK's heap allocated, on every socket. */
+size_t ep_heap_allocated(void);
+
+/** The process's resident set, in KiB. */
+long ep_rss_kib(void);
+
 #endif /* DROCE_TEST_HARNESS_H */

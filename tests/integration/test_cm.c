@@ -475,15 +475,6 @@ expect_none(struct rdma_event_channel *ch, int ms)
 	assert_int_equal(poll(&p, 1, ms), 0);
 }
 
-static struct droce_cm_stats
-stats(void)
-{
-	struct droce_cm_stats st;
-
-	assert_int_equal(droce_cm_query_stats(&st), 0);
-	return st;
-}
-
 /*
  * With a connection up: truncated MADs, another class, another version,
  * an attribute the CM has not, a REP for no REQ, an RTU of no
@@ -518,7 +509,7 @@ test_cm_bad_input(void **state)
 	expect_ack(cli.ch, RDMA_CM_EVENT_ESTABLISHED);
 	expect_ack(srv.ch, RDMA_CM_EVENT_ESTABLISHED);
 
-	s0 = stats();
+	s0 = cm_stats();
 	/* malformed: short, another class, base version, class version,
 	 * method, an unknown attribute */
 	msg_init(&m, DROCE_CM_ATTR_REQ);
@@ -540,7 +531,7 @@ test_cm_bad_input(void **state)
 	mad[16] = 0;
 	mad[17] = 0x42;
 	inject(mad, sizeof(mad));
-	s1 = stats();
+	s1 = cm_stats();
 	assert_int_equal(s1.mads_dropped - s0.mads_dropped, 6);
 
 	/* a REP for no REQ of ours: REJ "invalid communication ID" */
@@ -568,7 +559,7 @@ test_cm_bad_input(void **state)
 	msg_init(&m, DROCE_CM_ATTR_REQ);
 	m.req = live;
 	inject_msg(&m);
-	s1 = stats();
+	s1 = cm_stats();
 	assert_int_equal(s1.rej_sent[DROCE_CM_REJ_INVALID_COMM_ID] -
 			 s0.rej_sent[DROCE_CM_REJ_INVALID_COMM_ID], 1);
 	assert_int_equal(s1.rej_sent[DROCE_CM_REJ_STALE_CONN] -
@@ -587,12 +578,12 @@ test_cm_bad_input(void **state)
 	assert_int_equal(rdma_disconnect(cli.id), 0);
 	expect_ack(srv.ch, RDMA_CM_EVENT_DISCONNECTED);
 	expect_ack(cli.ch, RDMA_CM_EVENT_DISCONNECTED);
-	s0 = stats();
+	s0 = cm_stats();
 	msg_init(&m, DROCE_CM_ATTR_REQ);
 	m.req = live;
 	m.req.local_comm_id = 0x88888888;
 	inject_msg(&m);
-	s1 = stats();
+	s1 = cm_stats();
 	assert_int_equal(s1.rej_sent[DROCE_CM_REJ_STALE_CONN] -
 			 s0.rej_sent[DROCE_CM_REJ_STALE_CONN], 1);
 	expect_none(srv.ch, 100);

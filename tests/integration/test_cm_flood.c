@@ -47,7 +47,6 @@
 
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
-#include <rte_malloc.h>
 
 #include <droce.h>
 
@@ -311,42 +310,6 @@ burst(uint32_t *lens, uint32_t *next_id, uint16_t port, uint16_t nobody)
 	return n;
 }
 
-static struct droce_cm_stats
-stats(void)
-{
-	struct droce_cm_stats st;
-
-	assert_int_equal(droce_cm_query_stats(&st), 0);
-	return st;
-}
-
-/* Bytes of DPDK's heap allocated, on every socket. */
-static size_t
-heap_allocated(void)
-{
-	struct rte_malloc_socket_stats s;
-	size_t sum = 0;
-	int i;
-
-	for (i = 0; i < RTE_MAX_NUMA_NODES; i++)
-		if (rte_malloc_get_socket_stats(i, &s) == 0)
-			sum += s.heap_allocsz_bytes;
-	return sum;
-}
-
-/* The process's resident set, in KiB. */
-static long
-rss_kib(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	long pages = 0, rss = 0;
-
-	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%ld %ld", &pages, &rss), 2);
-	fclose(f);
-	return rss * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 /* QP1 of droce1's CM. */
 static struct ibv_qp *
 gsi_of_server(void)
@@ -388,11 +351,11 @@ test_cm_mad_flood(void **state)
 	nobody = (uint16_t)(port + 1);
 	/* a port nobody listens on: the listener's own, plus one, is free
 	 * in this process */
-	s0 = stats();
+	s0 = cm_stats();
 	assert_int_equal(droce_query_qp_counters(gsi_of_server(), &g0), 0);
 	assert_int_equal(droce_query_counters(b.ctx, &d0), 0);
-	heap0 = heap_allocated();
-	rss0 = rss_kib();
+	heap0 = ep_heap_allocated();
+	rss0 = ep_rss_kib();
 
 	atomic_store(&steady_stop, false);
 	assert_int_equal(pthread_create(&th, NULL, steady, NULL), 0);
@@ -406,7 +369,7 @@ test_cm_mad_flood(void **state)
 
 			inject(lens, n);
 			bursts++;
-			s1 = stats();
+			s1 = cm_stats();
 			if (s1.conns > peak.conns)
 				peak.conns = s1.conns;
 			if (s1.events_queued > peak.events_queued)
@@ -424,15 +387,15 @@ test_cm_mad_flood(void **state)
 	end = ep_now_ms() + 5000;
 	do {
 		usleep(100 * 1000);
-		s1 = stats();
+		s1 = cm_stats();
 	} while (s1.mads_received - s0.mads_received <
 		 (uint64_t)bursts * (TX_SLOTS - per_burst[K_QKEY] -
 				     per_burst[K_PKEY]) &&
 		 ep_now_ms() < end);
 	assert_int_equal(droce_query_qp_counters(gsi_of_server(), &g1), 0);
 	assert_int_equal(droce_query_counters(b.ctx, &d1), 0);
-	heap1 = heap_allocated();
-	rss1 = rss_kib();
+	heap1 = ep_heap_allocated();
+	rss1 = ep_rss_kib();
 	print_message("%u bursts, %u MADs in %u ms; steady pair %.0f "
 		      "WRITEs/s quiet, %.0f in the flood (ratio %.2f); "
 		      "heap +%zd B, RSS %+ld KiB\n", bursts,

@@ -61,33 +61,6 @@ quiet_resources(struct ibv_context *ctx, struct droce_resources *r)
 	assert_int_equal(droce_query_resources(ctx, r), 0);
 }
 
-/* Bytes of DPDK's heap allocated, on every socket. */
-static size_t
-heap_allocated(void)
-{
-	struct rte_malloc_socket_stats s;
-	size_t sum = 0;
-	int i;
-
-	for (i = 0; i < RTE_MAX_NUMA_NODES; i++)
-		if (rte_malloc_get_socket_stats(i, &s) == 0)
-			sum += s.heap_allocsz_bytes;
-	return sum;
-}
-
-/* The process's resident set, in KiB. */
-static long
-rss_kib(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	long pages = 0, rss = 0;
-
-	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%ld %ld", &pages, &rss), 2);
-	fclose(f);
-	return rss * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 /* The highest counts seen of a device's resources while sampling. */
 struct peak {
 	uint64_t mbufs_in_use;
@@ -397,7 +370,7 @@ test_qp_churn(void **state)
 	(void)state;
 	quiet_resources(a.ctx, &q0);
 	quiet_resources(b.ctx, &q1);
-	heap0 = heap_allocated();
+	heap0 = ep_heap_allocated();
 	for (round = 0; round < ROUNDS; round++) {
 		struct ibv_qp *qa = extra_qp(&a, IBV_QPT_RC, NWR, 1);
 		struct ibv_qp *qb = extra_qp(&b, IBV_QPT_RC, 1, 1);
@@ -435,12 +408,12 @@ test_qp_churn(void **state)
 		if (round % 64 == 0)
 			sample(a.ctx, &p0);
 		if (round == ROUNDS / 4)
-			rss0 = rss_kib();
+			rss0 = ep_rss_kib();
 	}
 	quiet_resources(a.ctx, &e0);
 	quiet_resources(b.ctx, &e1);
-	heap1 = heap_allocated();
-	rss1 = rss_kib();
+	heap1 = ep_heap_allocated();
+	rss1 = ep_rss_kib();
 	print_message("qp churn: %u pairs in %" PRIu64 " ms; heap %zu -> %zu "
 		      "bytes, RSS %ld -> %ld KiB (from round %u), mbufs in use "
 		      "at most %" PRIu64 " (quiet %" PRIu64 ")\n", ROUNDS,
