@@ -264,6 +264,8 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	uint32_t flags = meta->op->flags;
 	struct droce_aeth aeth = { 0 };
 
+	droce_qp_activate(qp);
+
 	/* (an XRC target sends nothing to be answered) */
 	if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) ||
 	    !droce_tr_reliable(qp->tr) || qp->cfg.type == IBV_QPT_XRC_RECV)

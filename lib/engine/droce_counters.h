@@ -84,6 +84,8 @@
 #define DROCE_DEV_RESOURCES(X) \
 	X(qps, "QPs of the device") \
 	X(qps_max, "QPs a device can have") \
+	X(qps_active, "QPs each pass of the engine runs (the others idle, " \
+	  "woken by a frame, a state change or a post)") \
 	X(mrs, "memory regions and windows registered") \
 	X(mrs_max, "memory regions and windows a device can have") \
 	X(srqs, "shared receive queues") \

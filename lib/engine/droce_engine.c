@@ -124,6 +124,7 @@ droce_dev_count_resources(struct droce_dev *dev, void *arg)
 	memset(r, 0, sizeof(*r));
 	r->qps = dev->nlive;
 	r->qps_max = DROCE_MAX_QP + 1;    /* the table's and QP1 */
+	r->qps_active = dev->nactive;
 	for (i = 0; i < DROCE_MAX_MR; i++)
 		r->mrs += dev->mrs[i] != NULL;
 	r->mrs_max = DROCE_MAX_MR;
@@ -439,6 +440,31 @@ mirror_open(struct droce_dev *dev)
 	return ret;
 }
 
+/* The ring posters kick sleeping QPs into: room for every QP twice (a
+ * QP is in it at most once per time it was put to sleep, and each pass
+ * empties it). Not a named ring: an engine started again in the same
+ * process makes its own. */
+static int
+kick_ring(struct droce_dev *dev)
+{
+	unsigned int count = rte_align32pow2(2 * (DROCE_MAX_QP + 1));
+	ssize_t size = rte_ring_get_memsize(count);
+	int ret;
+
+	if (size < 0)
+		return (int)size;
+	dev->kick = rte_zmalloc("droce_kick", (size_t)size,
+				RTE_CACHE_LINE_SIZE);
+	if (dev->kick == NULL)
+		return -ENOMEM;
+	ret = rte_ring_init(dev->kick, "droce_kick", count, RING_F_SC_DEQ);
+	if (ret < 0) {
+		rte_free(dev->kick);
+		dev->kick = NULL;
+	}
+	return ret;
+}
+
 static int
 dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	   struct rte_mempool *pool)
@@ -499,6 +525,12 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 			rte_free(dev);
 			return ret;
 		}
+	}
+	ret = kick_ring(dev);
+	if (ret < 0) {
+		rte_eth_dev_stop(dev->port_id);
+		rte_free(dev);
+		return ret;
 	}
 	dev->lc = &droce_eng.lcores[c->lcore >= 0 ? (unsigned int)c->lcore :
 				    idx % droce_eng.nlcores];

@@ -802,6 +802,13 @@ enum ibv_qp_state droce_qp_state(const struct droce_qp_eng *qp);
 void droce_qp_destroy(struct droce_qp_eng *qp);
 
 /**
+ * After WQEs of @p qp were published (its SQ, or its RQ): wake the QP if
+ * its engine lcore set it aside as idle. Any thread; one fence and one
+ * load while the QP is awake.
+ */
+void droce_qp_kick(struct droce_qp_eng *qp);
+
+/**
  * Per-QP counters: a uint64_t for each entry of DROCE_QP_COUNTERS
  * (droce_counters.h), named and described there, in its order.
  */

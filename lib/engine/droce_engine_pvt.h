@@ -193,8 +193,17 @@ struct droce_dev {
 	 * NULL: outside dev->qps, in dev->live as every QP */
 	struct droce_qp_eng *qp1;
 	uint32_t nlive;
-	/** dense, for the loop: the table's QPs and QP1 */
+	/** dense: the table's QPs and QP1 */
 	struct droce_qp_eng *live[DROCE_MAX_QP + 1];
+	/** the QPs a pass runs: those with work, or that may have some
+	 * (a QP found idle leaves it, and comes back with a frame for it,
+	 * a change of its state, or a WQE posted: droce_qp_kick()) */
+	uint32_t nactive;
+	struct droce_qp_eng *active[DROCE_MAX_QP + 1];
+	/** QPs their posters woke (multi-producer, the lcore consumes) */
+	struct rte_ring *kick;
+	/** a kick found the ring full: every QP is run once */
+	bool kick_lost;
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
 	struct droce_srq_eng *srqs[DROCE_MAX_SRQ];  /**< by number - 1 */
 	uint64_t key_rand;
@@ -331,6 +340,33 @@ enum ibv_wc_status droce_mw_bind(struct droce_qp_eng *qp,
 bool droce_mw_invalidate(struct droce_qp_eng *qp, uint32_t rkey, bool remote);
 
 /* ------------------------------------------------------------------------
+ * The QPs a pass runs (lib/engine/droce_qp.c).
+ */
+
+/** Put @p qp among the QPs each pass runs (if it is not already). */
+void droce_qp_activate(struct droce_qp_eng *qp);
+
+/** Take the QPs their posters kicked into dev->active. */
+void droce_qp_kicks(struct droce_dev *dev);
+
+/**
+ * After a pass ran @p qp: if it has had nothing to do for
+ * DROCE_QP_SLEEP_US, and will have nothing until a frame, a state change
+ * or a post comes, take it out of dev->active.
+ * @return true if it was taken out (dev->active[qp's index] is now
+ * another QP).
+ */
+bool droce_qp_try_sleep(struct droce_qp_eng *qp, uint64_t now);
+
+/** Requester and completer have nothing to do until a WQE is posted or
+ * a frame comes (droce_req.c). */
+bool droce_req_idle(const struct droce_qp_eng *qp);
+
+/** The responder has nothing to send until a frame comes
+ * (droce_resp.c). */
+bool droce_resp_idle(const struct droce_qp_eng *qp);
+
+/* ------------------------------------------------------------------------
  * Neighbours: ARP and IPv6 ND (lib/engine/droce_neigh.c).
  */
 
@@ -448,6 +484,11 @@ int droce_path_set(struct droce_dev *dev, struct droce_path *path,
 bool droce_path_ready(struct droce_dev *dev, struct droce_path *path,
 		      uint64_t now);
 
+/** droce_qp_eng.active_idx of a QP not in dev->active */
+#define DROCE_QP_ASLEEP UINT32_MAX
+/** How long a QP is found idle before it leaves dev->active. */
+#define DROCE_QP_SLEEP_US 200
+
 struct droce_qp_eng {
 	struct droce_dev *dev;
 	struct droce_qp_cfg cfg;
@@ -458,6 +499,13 @@ struct droce_qp_eng {
 	uint32_t slot;             /**< index in dev->qps (QP1: none,
 				    *   DROCE_MAX_QP) */
 	uint32_t live_idx;         /**< index in dev->live */
+	uint32_t active_idx;       /**< index in dev->active, or
+				    *   DROCE_QP_ASLEEP */
+	uint64_t idle_since;       /**< TSC of the first pass that found
+				    *   it idle (0: busy) */
+	/** 1 while the QP is out of dev->active: the poster that takes it
+	 * back to 0 kicks the QP into dev->kick (droce_qp_kick()) */
+	alignas(RTE_CACHE_LINE_SIZE) uint32_t asleep;
 
 	/* attributes */
 	uint32_t dest_qpn;

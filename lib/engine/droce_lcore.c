@@ -70,27 +70,31 @@ run_device(struct droce_dev *dev, uint64_t now)
 	uint64_t tx_before = dev->stats.tx_frames;
 	unsigned int i, n;
 
+	droce_qp_kicks(dev);
 	/* new WQEs on their way here while the receive burst is handled */
-	for (i = 0; i < dev->nlive; i++)
-		if (dev->live[i]->state == IBV_QPS_RTS ||
-		    dev->live[i]->state == IBV_QPS_SQD)
-			droce_req_fetch(dev->live[i]);
+	for (i = 0; i < dev->nactive; i++)
+		if (dev->active[i]->state == IBV_QPS_RTS ||
+		    dev->active[i]->state == IBV_QPS_SQD)
+			droce_req_fetch(dev->active[i]);
 	/* a stopped port is not polled (its link is down: the event was
 	 * raised as it stopped); its QPs' timers run on, as a NIC's do */
 	n = likely(!dev->port_stopped) ?
 		rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST) : 0;
 	if (n != 0)
 		droce_dev_rx_burst(dev, pkts, n, now);
-	for (i = 0; i < dev->nlive; i++) {
-		struct droce_qp_eng *qp = dev->live[i];
+	/* (a QP that goes to sleep takes the last one's place) */
+	for (i = 0; i < dev->nactive; ) {
+		struct droce_qp_eng *qp = dev->active[i];
 
 		if (qp->state == IBV_QPS_ERR) {
 			droce_qp_flush(qp);
-			continue;
+		} else {
+			droce_resp_run(qp, now);
+			droce_req_timer(qp, now);
+			droce_req_run(qp, now);
 		}
-		droce_resp_run(qp, now);
-		droce_req_timer(qp, now);
-		droce_req_run(qp, now);
+		if (!droce_qp_try_sleep(qp, now))
+			i++;
 	}
 	droce_neigh_timer(dev, now);
 	if (unlikely(now >= dev->link_check_at) && !dev->port_stopped)

@@ -95,6 +95,145 @@ droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats)
  * Creation and destruction, on the engine lcore.
  */
 
+/* ------------------------------------------------------------------------
+ * The QPs a pass runs. A pass visits dev->active, not every QP: one found
+ * with nothing to do leaves it (droce_qp_try_sleep()) and comes back when
+ * something may give it work: a frame for it (droce_resp_rx(),
+ * droce_comp_rx(), a raw QP's flow), a change of its state (qp_modify()),
+ * or a WQE its application posts (droce_qp_kick(): the poster, not the
+ * lcore, notices, and hands the QP over through dev->kick). The poster
+ * publishes its WQE, fences, reads asleep; the lcore sets asleep,
+ * fences, reads the queue's producer index: one of them sees the other.
+ */
+
+static void
+active_remove(struct droce_qp_eng *qp)
+{
+	struct droce_dev *dev = qp->dev;
+	struct droce_qp_eng *last;
+
+	if (qp->active_idx == DROCE_QP_ASLEEP)
+		return;
+	last = dev->active[dev->nactive - 1];
+	dev->active[qp->active_idx] = last;
+	last->active_idx = qp->active_idx;
+	dev->nactive--;
+	qp->active_idx = DROCE_QP_ASLEEP;
+}
+
+void
+droce_qp_activate(struct droce_qp_eng *qp)
+{
+	struct droce_dev *dev = qp->dev;
+
+	if (qp->active_idx != DROCE_QP_ASLEEP)
+		return;
+	__atomic_store_n(&qp->asleep, 0, __ATOMIC_RELAXED);
+	qp->active_idx = dev->nactive;
+	dev->active[dev->nactive++] = qp;
+}
+
+void
+droce_qp_kicks(struct droce_dev *dev)
+{
+	void *qps[64];
+	unsigned int n, i;
+
+	if (unlikely(__atomic_load_n(&dev->kick_lost, __ATOMIC_ACQUIRE))) {
+		__atomic_store_n(&dev->kick_lost, false, __ATOMIC_RELAXED);
+		for (i = 0; i < dev->nlive; i++)
+			droce_qp_activate(dev->live[i]);
+	}
+	do {
+		n = rte_ring_sc_dequeue_burst(dev->kick, qps, RTE_DIM(qps),
+					      NULL);
+		for (i = 0; i < n; i++)
+			droce_qp_activate(qps[i]);
+	} while (n == RTE_DIM(qps));
+}
+
+/* What the QP's poster may have published that a pass must take. */
+static bool
+posts_taken(const struct droce_qp_eng *qp)
+{
+	const struct droce_wq *sq = qp->cfg.sq, *rq = qp->cfg.rq;
+
+	switch (qp->state) {
+	case IBV_QPS_RTS:
+	case IBV_QPS_SQD:
+		return sq == NULL || __atomic_load_n(&sq->prod_tail,
+			__ATOMIC_RELAXED) == qp->req.seen;
+	case IBV_QPS_ERR:
+		/* flushed, both queues */
+		return (sq == NULL || __atomic_load_n(&sq->prod_tail,
+			__ATOMIC_RELAXED) == qp->req.comp) &&
+			(rq == NULL || qp->cfg.srq != NULL ||
+			 __atomic_load_n(&rq->prod_tail, __ATOMIC_RELAXED) ==
+			 qp->resp.rq_cons);
+	default:
+		/* RESET, INIT, RTR: WQEs wait for the move to RTS */
+		return true;
+	}
+}
+
+bool
+droce_qp_try_sleep(struct droce_qp_eng *qp, uint64_t now)
+{
+	switch (qp->state) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+		break;
+	case IBV_QPS_RTR:
+		if (!droce_resp_idle(qp)) {
+			qp->idle_since = 0;
+			return false;
+		}
+		break;
+	case IBV_QPS_RTS:
+	case IBV_QPS_SQD:
+		if (!droce_req_idle(qp) || !droce_resp_idle(qp)) {
+			qp->idle_since = 0;
+			return false;
+		}
+		break;
+	case IBV_QPS_ERR:
+		break;
+	default:
+		qp->idle_since = 0;
+		return false;
+	}
+	/* a QP that talks back and forth stays: only one idle for a while
+	 * is worth the kick its next post would cost */
+	if (qp->idle_since == 0) {
+		qp->idle_since = now;
+		return false;
+	}
+	if (now - qp->idle_since < droce_eng.hz / 1000000 * DROCE_QP_SLEEP_US)
+		return false;
+	__atomic_store_n(&qp->asleep, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!posts_taken(qp)) {
+		__atomic_store_n(&qp->asleep, 0, __ATOMIC_RELAXED);
+		qp->idle_since = 0;
+		return false;
+	}
+	active_remove(qp);
+	qp->idle_since = 0;
+	return true;
+}
+
+void
+droce_qp_kick(struct droce_qp_eng *qp)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (likely(__atomic_load_n(&qp->asleep, __ATOMIC_RELAXED) == 0))
+		return;
+	if (__atomic_exchange_n(&qp->asleep, 0, __ATOMIC_ACQ_REL) == 0)
+		return;
+	if (rte_ring_mp_enqueue(qp->dev->kick, qp) != 0)
+		__atomic_store_n(&qp->dev->kick_lost, true, __ATOMIC_RELEASE);
+}
+
 /*
  * A QPN for @p qp and a place in the loop. The GSI takes QPN 1, outside
  * the table, while no other QP has it; every other QP a slot of the
@@ -114,6 +253,7 @@ qp_insert(struct droce_dev *dev, void *arg)
 		qp->live_idx = dev->nlive;
 		dev->live[dev->nlive++] = qp;
 		dev->qp1 = qp;
+		droce_qp_activate(qp);
 		return 0;
 	}
 	/* the free slot after the last one taken, and a tag of its own */
@@ -131,6 +271,7 @@ qp_insert(struct droce_dev *dev, void *arg)
 	qp->live_idx = dev->nlive;
 	dev->live[dev->nlive++] = qp;
 	dev->qps[i] = qp;
+	droce_qp_activate(qp);
 	return 0;
 }
 
@@ -157,6 +298,7 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
+	qp->active_idx = DROCE_QP_ASLEEP;
 	if (cfg->srq != NULL || cfg->type == IBV_QPT_XRC_RECV) {
 		/* an XRC target takes WQEs from whichever SRQ a message
 		 * names: room for the largest */
@@ -221,6 +363,9 @@ qp_remove(struct droce_dev *dev, void *arg)
 	struct droce_qp_eng *qp = arg;
 	struct droce_qp_eng *last = dev->live[dev->nlive - 1];
 
+	/* no kick naming it may stay behind in the ring */
+	droce_qp_kicks(dev);
+	active_remove(qp);
 	dev->live[qp->live_idx] = last;
 	last->live_idx = qp->live_idx;
 	dev->nlive--;
@@ -385,6 +530,7 @@ qp_modify(struct droce_dev *dev, void *arg)
 	uint64_t now = rte_get_tsc_cycles();
 	int ret;
 
+	droce_qp_activate(qp);
 	if ((mask & IBV_QP_PATH_MTU) && attr->path_mtu > dev->active_mtu)
 		return EINVAL;
 	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&

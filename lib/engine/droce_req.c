@@ -671,6 +671,13 @@ req_outstanding(const struct droce_qp_eng *qp)
 		qp->req.comp != qp->req.cons || qp->req.offset != 0;
 }
 
+bool
+droce_req_idle(const struct droce_qp_eng *qp)
+{
+	return qp->req.cons == qp->req.seen && !req_outstanding(qp) &&
+		!qp->req.rnr_wait;
+}
+
 /*
  * Where a timeout resends from: the oldest PSN not acknowledged, or the
  * oldest READ response or atomic ACK missing if that is older (later

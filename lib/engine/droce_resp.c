@@ -942,6 +942,8 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	uint32_t psn = droce_bth_psn(bth);
 	int32_t diff;
 
+	droce_qp_activate(qp);
+
 	if (qp->state == IBV_QPS_ERR) {
 		qp->stats.rx_dropped++;
 		return;
@@ -1139,6 +1141,12 @@ send_owed(struct droce_qp_eng *qp, unsigned int budget)
 		budget--;
 	}
 	return true;
+}
+
+bool
+droce_resp_idle(const struct droce_qp_eng *qp)
+{
+	return !qp->resp.ack_pending && qp->resp.res_sending == 0;
 }
 
 void

@@ -933,8 +933,10 @@ droce_post_send_wr(struct droce_qp *qp, struct ibv_send_wr *wr,
 	claimed = nvalid ? droce_wq_claim(&qp->sq, nvalid, &head) : 0;
 	for (i = 0, w = wr; i < claimed; i++, w = w->next)
 		send_wqe_build(qp, droce_wq_slot(&qp->sq, head + i), w);
-	if (claimed != 0)
+	if (claimed != 0) {
 		droce_wq_publish(&qp->sq);
+		droce_qp_kick(qp->eng);
+	}
 	if (claimed < nvalid) {
 		*bad_wr = w;
 		return ENOMEM;
@@ -994,6 +996,7 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		struct ibv_recv_wr **bad_wr)
 {
 	struct droce_qp *qp = to_qp(ibqp);
+	int ret;
 
 	/* a QP with an SRQ has no receive queue of its own, nor has an
 	 * XRC QP */
@@ -1003,5 +1006,8 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	return droce_wq_post_recv(&qp->rq, wr, bad_wr);
+	ret = droce_wq_post_recv(&qp->rq, wr, bad_wr);
+	/* (a QP in the error state flushes what is posted) */
+	droce_qp_kick(qp->eng);
+	return ret;
 }

@@ -428,6 +428,78 @@ test_qp_churn(void **state)
 	assert_true(rss1 - rss0 < 4096);
 }
 
+/* QPs idle for a while leave the engine's pass, and still take what is
+ * posted to them: a WRITE, and in the error state a flush of both queues.
+ * The idle ones cost the steady pair nothing. */
+#define IDLE_PAIRS 512u
+
+static unsigned int
+active_qps(struct ibv_context *ctx)
+{
+	struct droce_resources r;
+
+	assert_int_equal(droce_query_resources(ctx, &r), 0);
+	return (unsigned int)r.qps_active;
+}
+
+static void
+test_idle_qps_leave_the_pass(void **state)
+{
+	static struct ibv_qp *qa[IDLE_PAIRS], *qb[IDLE_PAIRS];
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ep ea, eb;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < IDLE_PAIRS; i++) {
+		qa[i] = extra_qp(&a, IBV_QPT_RC, 4, 4);
+		qb[i] = extra_qp(&b, IBV_QPT_RC, 4, 4);
+		assert_non_null(qa[i]);
+		assert_non_null(qb[i]);
+		ea = with_qp(&a, qa[i]);
+		eb = with_qp(&b, qb[i]);
+		assert_int_equal(ep_connect(&ea, &eb, &opts), 0);
+		assert_int_equal(ep_connect(&eb, &ea, &opts), 0);
+	}
+	usleep(50 * 1000);
+	/* every QP is idle: none left in the pass, on either device */
+	assert_int_equal(active_qps(a.ctx), 0);
+	assert_int_equal(active_qps(b.ctx), 0);
+	/* a WRITE on an idle QP: its post wakes it */
+	ea = with_qp(&a, qa[IDLE_PAIRS / 2]);
+	fill_pattern(a.buf, MSG, 77);
+	assert_int_equal(ep_post(&ea, IBV_WR_RDMA_WRITE, 77, 0, MSG, &b,
+				 STEADY, IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 77);
+	assert_memory_equal(b.buf + STEADY, a.buf, MSG);
+	steady_write(78);
+	/* in the error state, asleep: what is posted is flushed */
+	assert_int_equal(ibv_modify_qp(qa[0], &err, IBV_QP_STATE), 0);
+	usleep(20 * 1000);
+	assert_int_equal(active_qps(a.ctx), 0);
+	ea = with_qp(&a, qa[0]);
+	assert_int_equal(ep_post_recv(&ea, 79, 0, 64), 0);
+	assert_int_equal(ep_poll(a.rcq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc.wr_id, 79);
+	usleep(20 * 1000);
+	assert_int_equal(ep_post(&ea, IBV_WR_RDMA_WRITE, 80, 0, MSG, &b,
+				 STEADY, IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc.wr_id, 80);
+	for (i = 0; i < IDLE_PAIRS; i++) {
+		assert_int_equal(ibv_destroy_qp(qa[i]), 0);
+		assert_int_equal(ibv_destroy_qp(qb[i]), 0);
+	}
+	drain(a.scq);
+	drain(a.rcq);
+	steady_write(81);
+}
+
 int
 main(void)
 {
@@ -435,6 +507,7 @@ main(void)
 		cmocka_unit_test(test_rnr_flood),
 		cmocka_unit_test(test_ud_every_qpn),
 		cmocka_unit_test(test_qp_churn),
+		cmocka_unit_test(test_idle_qps_leave_the_pass),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
