@@ -86,6 +86,9 @@
 	X(qps_max, "QPs a device can have") \
 	X(qps_active, "QPs each pass of the engine runs (the others idle, " \
 	  "woken by a frame, a state change or a post)") \
+	X(qp_bytes, "memory the QPs take besides their queues: droce's " \
+	  "records of them and their READ/atomic resources") \
+	X(qp_queue_bytes, "memory of the QPs' send and receive queues") \
 	X(mrs, "memory regions and windows registered") \
 	X(mrs_max, "memory regions and windows a device can have") \
 	X(srqs, "shared receive queues") \

@@ -125,6 +125,8 @@ droce_dev_count_resources(struct droce_dev *dev, void *arg)
 	r->qps = dev->nlive;
 	r->qps_max = DROCE_MAX_QP + 1;    /* the table's and QP1 */
 	r->qps_active = dev->nactive;
+	for (i = 0; i < dev->nlive; i++)
+		droce_qp_bytes(dev->live[i], &r->qp_bytes, &r->qp_queue_bytes);
 	for (i = 0; i < DROCE_MAX_MR; i++)
 		r->mrs += dev->mrs[i] != NULL;
 	r->mrs_max = DROCE_MAX_MR;
@@ -440,14 +442,15 @@ mirror_open(struct droce_dev *dev)
 	return ret;
 }
 
-/* The ring posters kick sleeping QPs into: room for every QP twice (a
- * QP is in it at most once per time it was put to sleep, and each pass
- * empties it). Not a named ring: an engine started again in the same
- * process makes its own. */
+/* The ring posters kick sleeping QPs into: room for every QP (a QP is
+ * put to sleep at most once a pass, is kicked at most once each time,
+ * and each pass empties the ring first). Not a named ring: an engine
+ * started again in the same process makes its own. */
 static int
 kick_ring(struct droce_dev *dev)
 {
-	unsigned int count = rte_align32pow2(2 * (DROCE_MAX_QP + 1));
+	/* a ring of count slots holds count - 1 */
+	unsigned int count = rte_align32pow2(DROCE_MAX_QP + 1 + 1);
 	ssize_t size = rte_ring_get_memsize(count);
 	int ret;
 

@@ -128,6 +128,11 @@ uint64_t droce_clock_hz(void);
  * engine: nobody waits for anybody.
  */
 
+/** Bits of a QPN that say its place in its device's table. */
+#define DROCE_QPN_SLOT_BITS 15
+/** QPs a device holds besides QP1, the GSI. */
+#define DROCE_MAX_QP (1u << DROCE_QPN_SLOT_BITS)
+
 /**
  * Outstanding READ/atomic requests a QP can have, each way (as many as
  * Linux soft-RoCE, so perftest's exchange of them works both ways).
@@ -764,6 +769,9 @@ struct droce_qp_cfg {
 	bool gsi;
 	droce_event_fn event;       /**< the QP's asynchronous events */
 	void *event_arg;
+	/** bytes the caller keeps for the QP besides sq and rq (counted
+	 * in the device's qp_bytes) */
+	uint32_t user_bytes;
 };
 
 /**

@@ -32,24 +32,26 @@ extern int droce_engine_logtype;
 #define DROCE_BURST 64
 #define DROCE_MAX_DEVS 16
 #define DROCE_MAX_LCORES 16
-/** QPs of a device's table (QP1, the GSI, is not one of them). */
-#define DROCE_MAX_QP 4096
 /*
- * A QPN is a slot of dev->qps in its low 12 bits and a tag drawn at
- * random for each QP above them (1..0xffe: never QP0, QP1 or the
- * multicast QPN), so that QPNs are not predictable and a QPN that named
+ * A QPN is a slot of dev->qps in its low DROCE_QPN_SLOT_BITS (15) bits
+ * and a tag drawn at random for each QP above them (1..0x1fe: never
+ * QP0, QP1 or the multicast QPN), so that QPNs are not predictable and a QPN that named
  * a destroyed QP names no QP made in its slot since. QP1, the GSI, has
  * no slot: it is dev->qp1, which droce_qp_by_qpn() gives for QPN 1.
  */
-#define DROCE_QPN_SLOT_BITS 12
 #define DROCE_QPN_SLOT(qpn) ((qpn) & (DROCE_MAX_QP - 1))
-#define DROCE_QPN_TAGS 0xffe
+#define DROCE_QPN_TAGS ((1u << (24 - DROCE_QPN_SLOT_BITS)) - 2)
 /** MR table slots, indexed by bits 8.. of a key; the rest are random. */
 #define DROCE_MR_BITS 14
 #define DROCE_MAX_MR (1u << DROCE_MR_BITS)
 #define DROCE_KEY_SLOT_SHIFT 8
 #define DROCE_KEY_SLOT_MASK ((DROCE_MAX_MR - 1) << DROCE_KEY_SLOT_SHIFT)
 #define DROCE_MAX_NEIGH 64
+/** A tick of a device's timer wheel: 2^16 TSC cycles (tens of us). */
+#define DROCE_WHEEL_SHIFT 16
+/** Ticks of a turn of the wheel (some 100 ms: a timer further away
+ * waits on a list for more than one turn). */
+#define DROCE_WHEEL_SLOTS 4096u
 /** The destination QPN of a datagram to a multicast group. */
 #define DROCE_MCAST_QPN 0xffffff
 #define DROCE_TX_BUF 128
@@ -200,10 +202,16 @@ struct droce_dev {
 	 * a change of its state, or a WQE posted: droce_qp_kick()) */
 	uint32_t nactive;
 	struct droce_qp_eng *active[DROCE_MAX_QP + 1];
+	uint32_t pass_next;           /**< where the next pass starts in it */
 	/** QPs their posters woke (multi-producer, the lcore consumes) */
 	struct rte_ring *kick;
 	/** a kick found the ring full: every QP is run once */
 	bool kick_lost;
+	/** sleeping QPs with a timer: a hashed wheel, a list per tick of
+	 * 2^DROCE_WHEEL_SHIFT TSC cycles (droce_qp_timers()) */
+	struct droce_qp_eng *wheel[DROCE_WHEEL_SLOTS];
+	uint64_t wheel_tick;          /**< the first tick not looked at */
+	uint32_t nwheel;              /**< QPs on it */
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
 	struct droce_srq_eng *srqs[DROCE_MAX_SRQ];  /**< by number - 1 */
 	uint64_t key_rand;
@@ -349,18 +357,27 @@ void droce_qp_activate(struct droce_qp_eng *qp);
 /** Take the QPs their posters kicked into dev->active. */
 void droce_qp_kicks(struct droce_dev *dev);
 
+/** Take the sleeping QPs whose timers are due by @p now into
+ * dev->active (dev->wheel). */
+void droce_qp_timers(struct droce_dev *dev, uint64_t now);
+
 /**
  * After a pass ran @p qp: if it has had nothing to do for
- * DROCE_QP_SLEEP_US, and will have nothing until a frame, a state change
- * or a post comes, take it out of dev->active.
+ * DROCE_QP_SLEEP_US, and will have nothing until a frame, a state change,
+ * a post or its timer comes, take it out of dev->active (onto dev->wheel
+ * if it has a timer).
  * @return true if it was taken out (dev->active[qp's index] is now
  * another QP).
  */
 bool droce_qp_try_sleep(struct droce_qp_eng *qp, uint64_t now);
 
-/** Requester and completer have nothing to do until a WQE is posted or
- * a frame comes (droce_req.c). */
-bool droce_req_idle(const struct droce_qp_eng *qp);
+/**
+ * Requester and completer have nothing to do until a WQE is posted, a
+ * frame comes or *wake_at (a TSC time; 0: no timer) passes: everything
+ * posted has been sent, and what is outstanding waits for an answer
+ * (droce_req.c).
+ */
+bool droce_req_waiting(const struct droce_qp_eng *qp, uint64_t *wake_at);
 
 /** The responder has nothing to send until a frame comes
  * (droce_resp.c). */
@@ -486,8 +503,10 @@ bool droce_path_ready(struct droce_dev *dev, struct droce_path *path,
 
 /** droce_qp_eng.active_idx of a QP not in dev->active */
 #define DROCE_QP_ASLEEP UINT32_MAX
-/** How long a QP is found idle before it leaves dev->active. */
+/** How long a QP is found idle before it leaves dev->active... */
 #define DROCE_QP_SLEEP_US 200
+/** ...while no more than this many QPs are in it (beyond, at once). */
+#define DROCE_QP_FEW 256
 
 struct droce_qp_eng {
 	struct droce_dev *dev;
@@ -503,6 +522,10 @@ struct droce_qp_eng {
 				    *   DROCE_QP_ASLEEP */
 	uint64_t idle_since;       /**< TSC of the first pass that found
 				    *   it idle (0: busy) */
+	/* asleep with a timer: on dev->wheel's list of wake_at's tick */
+	struct droce_qp_eng *wheel_next;
+	struct droce_qp_eng **wheel_pprev;  /**< NULL: on no list */
+	uint64_t wake_at;
 	/** 1 while the QP is out of dev->active: the poster that takes it
 	 * back to 0 kicks the QP into dev->kick (droce_qp_kick()) */
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t asleep;
@@ -586,14 +609,22 @@ struct droce_qp_eng {
 		uint8_t tm_skip;       /**< TMH bytes not to place */
 		uint64_t tm_tag;
 		uint32_t tm_priv;
-		/* READ/atomic resources, a ring */
+		/* READ/atomic resources: a ring of qp->rd_res */
 		uint32_t res_head;
-		struct droce_rd_res res[DROCE_MAX_RD_ATOMIC];
 		uint32_t res_sending;  /**< READ responses to send (count) */
 	} resp;
+	/** the responder's READ/atomic resources, RTE_MAX(1,
+	 * max_dest_rd_atomic) of them (allocated by droce_qp_modify(): an
+	 * idle QP keeps no more than it grants) */
+	struct droce_rd_res *rd_res;
+	uint32_t rd_res_cap;       /**< entries of rd_res */
 
 	struct droce_qp_stats stats;
 };
+
+/** Add the bytes @p qp takes to @p state (its records) and @p queues. */
+void droce_qp_bytes(const struct droce_qp_eng *qp, uint64_t *state,
+		    uint64_t *queues);
 
 /**
  * The QP of @p dev with QPN @p qpn, or NULL. A table QP is found by its

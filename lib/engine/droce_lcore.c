@@ -68,11 +68,16 @@ run_device(struct droce_dev *dev, uint64_t now)
 {
 	struct rte_mbuf *pkts[DROCE_BURST];
 	uint64_t tx_before = dev->stats.tx_frames;
-	unsigned int i, n;
+	unsigned int i, n, left;
+	bool few;
 
 	droce_qp_kicks(dev);
-	/* new WQEs on their way here while the receive burst is handled */
-	for (i = 0; i < dev->nactive; i++)
+	droce_qp_timers(dev, now);
+	/* new WQEs on their way here while the receive burst is handled;
+	 * among many QPs, each takes its own as it is run (a pass may stop
+	 * before it, and a look at each is a cache miss) */
+	few = dev->nactive <= DROCE_QP_FEW;
+	for (i = 0; few && i < dev->nactive; i++)
 		if (dev->active[i]->state == IBV_QPS_RTS ||
 		    dev->active[i]->state == IBV_QPS_SQD)
 			droce_req_fetch(dev->active[i]);
@@ -82,20 +87,33 @@ run_device(struct droce_dev *dev, uint64_t now)
 		rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST) : 0;
 	if (n != 0)
 		droce_dev_rx_burst(dev, pkts, n, now);
-	/* (a QP that goes to sleep takes the last one's place) */
-	for (i = 0; i < dev->nactive; ) {
-		struct droce_qp_eng *qp = dev->active[i];
+	/* round the active QPs from where the last pass stopped, until each
+	 * was run or the port takes no more frames: the rest wait for the
+	 * next pass, first in turn (a QP that goes to sleep takes the last
+	 * one's place) */
+	i = dev->pass_next;
+	for (left = dev->nactive; left > 0 && dev->nactive > 0; left--) {
+		struct droce_qp_eng *qp;
 
+		if (i >= dev->nactive)
+			i = 0;
+		qp = dev->active[i];
 		if (qp->state == IBV_QPS_ERR) {
 			droce_qp_flush(qp);
 		} else {
 			droce_resp_run(qp, now);
 			droce_req_timer(qp, now);
+			if (!few && (qp->state == IBV_QPS_RTS ||
+				     qp->state == IBV_QPS_SQD))
+				droce_req_fetch(qp);
 			droce_req_run(qp, now);
 		}
 		if (!droce_qp_try_sleep(qp, now))
 			i++;
+		if (unlikely(!droce_dev_tx_room(dev)))
+			break;
 	}
+	dev->pass_next = i;
 	droce_neigh_timer(dev, now);
 	if (unlikely(now >= dev->link_check_at) && !dev->port_stopped)
 		link_check(dev, now);

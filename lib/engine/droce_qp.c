@@ -106,6 +106,65 @@ droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats)
  * fences, reads the queue's producer index: one of them sees the other.
  */
 
+/* Off the wheel's list it is on, if any. */
+static void
+wheel_remove(struct droce_qp_eng *qp)
+{
+	if (qp->wheel_pprev == NULL)
+		return;
+	*qp->wheel_pprev = qp->wheel_next;
+	if (qp->wheel_next != NULL)
+		qp->wheel_next->wheel_pprev = qp->wheel_pprev;
+	qp->wheel_pprev = NULL;
+	qp->dev->nwheel--;
+}
+
+/* Onto the list of the tick of wake_at (or, if that tick has been
+ * looked at already, of the first one not: it is due). */
+static void
+wheel_add(struct droce_qp_eng *qp, uint64_t wake_at)
+{
+	struct droce_dev *dev = qp->dev;
+	uint64_t tick = RTE_MAX(wake_at >> DROCE_WHEEL_SHIFT, dev->wheel_tick);
+	struct droce_qp_eng **head = &dev->wheel[tick % DROCE_WHEEL_SLOTS];
+
+	qp->wake_at = wake_at;
+	qp->wheel_next = *head;
+	if (*head != NULL)
+		(*head)->wheel_pprev = &qp->wheel_next;
+	*head = qp;
+	qp->wheel_pprev = head;
+	dev->nwheel++;
+}
+
+void
+droce_qp_timers(struct droce_dev *dev, uint64_t now)
+{
+	uint64_t tick = now >> DROCE_WHEEL_SHIFT, t = dev->wheel_tick;
+
+	if (likely(dev->nwheel == 0) || t >= tick) {
+		dev->wheel_tick = RTE_MAX(t, tick);
+		return;
+	}
+	/* each list of the ticks now past, each at most once; a QP due
+	 * later (a turn or more) stays on its list */
+	if (tick - t > DROCE_WHEEL_SLOTS)
+		t = tick - DROCE_WHEEL_SLOTS;
+	for (; t < tick; t++) {
+		struct droce_qp_eng **pp = &dev->wheel[t % DROCE_WHEEL_SLOTS];
+
+		while (*pp != NULL) {
+			struct droce_qp_eng *qp = *pp;
+
+			if (qp->wake_at <= now)
+				droce_qp_activate(qp);    /* *pp: the next */
+			else
+				pp = &qp->wheel_next;
+		}
+	}
+	dev->wheel_tick = tick;
+}
+
 static void
 active_remove(struct droce_qp_eng *qp)
 {
@@ -128,6 +187,7 @@ droce_qp_activate(struct droce_qp_eng *qp)
 
 	if (qp->active_idx != DROCE_QP_ASLEEP)
 		return;
+	wheel_remove(qp);
 	__atomic_store_n(&qp->asleep, 0, __ATOMIC_RELAXED);
 	qp->active_idx = dev->nactive;
 	dev->active[dev->nactive++] = qp;
@@ -179,6 +239,8 @@ posts_taken(const struct droce_qp_eng *qp)
 bool
 droce_qp_try_sleep(struct droce_qp_eng *qp, uint64_t now)
 {
+	uint64_t wake_at = 0;
+
 	switch (qp->state) {
 	case IBV_QPS_RESET:
 	case IBV_QPS_INIT:
@@ -191,7 +253,9 @@ droce_qp_try_sleep(struct droce_qp_eng *qp, uint64_t now)
 		break;
 	case IBV_QPS_RTS:
 	case IBV_QPS_SQD:
-		if (!droce_req_idle(qp) || !droce_resp_idle(qp)) {
+		/* waiting for answers is idle too: they wake it, or its
+		 * timer does */
+		if (!droce_req_waiting(qp, &wake_at) || !droce_resp_idle(qp)) {
 			qp->idle_since = 0;
 			return false;
 		}
@@ -202,14 +266,19 @@ droce_qp_try_sleep(struct droce_qp_eng *qp, uint64_t now)
 		qp->idle_since = 0;
 		return false;
 	}
-	/* a QP that talks back and forth stays: only one idle for a while
-	 * is worth the kick its next post would cost */
-	if (qp->idle_since == 0) {
-		qp->idle_since = now;
-		return false;
+	/* a QP that talks back and forth stays while passes are short:
+	 * only one idle for a while is worth the kick its next post would
+	 * cost. Among many QPs with work, a pass's visit to it costs more
+	 * than that kick: it goes at once. */
+	if (qp->dev->nactive <= DROCE_QP_FEW) {
+		if (qp->idle_since == 0) {
+			qp->idle_since = now;
+			return false;
+		}
+		if (now - qp->idle_since <
+		    droce_eng.hz / 1000000 * DROCE_QP_SLEEP_US)
+			return false;
 	}
-	if (now - qp->idle_since < droce_eng.hz / 1000000 * DROCE_QP_SLEEP_US)
-		return false;
 	__atomic_store_n(&qp->asleep, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!posts_taken(qp)) {
@@ -218,6 +287,8 @@ droce_qp_try_sleep(struct droce_qp_eng *qp, uint64_t now)
 		return false;
 	}
 	active_remove(qp);
+	if (wake_at != 0)
+		wheel_add(qp, wake_at);
 	qp->idle_since = 0;
 	return true;
 }
@@ -232,6 +303,49 @@ droce_qp_kick(struct droce_qp_eng *qp)
 		return;
 	if (rte_ring_mp_enqueue(qp->dev->kick, qp) != 0)
 		__atomic_store_n(&qp->dev->kick_lost, true, __ATOMIC_RELEASE);
+}
+
+/* Bytes of the copy of a receive WQE a QP without an RQ works from. */
+static size_t
+srq_wqe_len(const struct droce_qp_cfg *cfg)
+{
+	size_t len;
+
+	if (cfg->srq == NULL && cfg->type != IBV_QPT_XRC_RECV)
+		return 0;
+	/* an XRC target takes WQEs from whichever SRQ a message names:
+	 * room for the largest */
+	len = cfg->srq != NULL ? cfg->srq->wq.stride :
+		sizeof(struct droce_recv_wqe) +
+		DROCE_MAX_SGE * sizeof(struct ibv_sge);
+	/* a TM SRQ's tagged buffers are used in place of WQEs */
+	if (cfg->srq != NULL && cfg->srq->tm != NULL)
+		len = RTE_MAX(len, sizeof(struct droce_recv_wqe) +
+			      DROCE_TM_MAX_SGE * sizeof(struct ibv_sge));
+	return len;
+}
+
+void
+droce_qp_bytes(const struct droce_qp_eng *qp, uint64_t *state,
+	       uint64_t *queues)
+{
+	const struct droce_wq *sq = qp->cfg.sq, *rq = qp->cfg.rq;
+
+	*state += sizeof(*qp) + qp->cfg.user_bytes +
+		(uint64_t)qp->rd_res_cap * sizeof(*qp->rd_res);
+	*queues += (uint64_t)(sq->mask + 1) * (sq->stride + sizeof(*qp->swqe)) +
+		srq_wqe_len(&qp->cfg);
+	if (rq != NULL)
+		*queues += (uint64_t)(rq->mask + 1) * rq->stride;
+}
+
+static void
+qp_free(struct droce_qp_eng *qp)
+{
+	rte_free(qp->rd_res);
+	rte_free(qp->srq_wqe);
+	rte_free(qp->swqe);
+	rte_free(qp);
 }
 
 /*
@@ -299,23 +413,11 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 		return NULL;
 	}
 	qp->active_idx = DROCE_QP_ASLEEP;
-	if (cfg->srq != NULL || cfg->type == IBV_QPT_XRC_RECV) {
-		/* an XRC target takes WQEs from whichever SRQ a message
-		 * names: room for the largest */
-		size_t len = cfg->srq != NULL ? cfg->srq->wq.stride :
-			sizeof(struct droce_recv_wqe) +
-			DROCE_MAX_SGE * sizeof(struct ibv_sge);
-
-		/* a TM SRQ's tagged buffers are used in place of WQEs */
-		if (cfg->srq != NULL && cfg->srq->tm != NULL)
-			len = RTE_MAX(len, sizeof(struct droce_recv_wqe) +
-				      DROCE_TM_MAX_SGE *
-				      sizeof(struct ibv_sge));
-
-		qp->srq_wqe = rte_zmalloc("droce_srq_wqe", len,
+	if (srq_wqe_len(cfg) != 0) {
+		qp->srq_wqe = rte_zmalloc("droce_srq_wqe", srq_wqe_len(cfg),
 					  RTE_CACHE_LINE_SIZE);
 		if (qp->srq_wqe == NULL) {
-			rte_free(qp);
+			qp_free(qp);
 			errno = ENOMEM;
 			return NULL;
 		}
@@ -323,8 +425,7 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	qp->swqe = rte_zmalloc("droce_swqe", (size_t)(cfg->sq->mask + 1) *
 			       sizeof(*qp->swqe), RTE_CACHE_LINE_SIZE);
 	if (qp->swqe == NULL) {
-		rte_free(qp->srq_wqe);
-		rte_free(qp);
+		qp_free(qp);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -348,9 +449,7 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	qp->pkey_index = 0;
 	ret = droce_dev_call(dev, qp_insert, qp);
 	if (ret < 0) {
-		rte_free(qp->srq_wqe);
-		rte_free(qp->swqe);
-		rte_free(qp);
+		qp_free(qp);
 		errno = -ret;
 		return NULL;
 	}
@@ -366,6 +465,7 @@ qp_remove(struct droce_dev *dev, void *arg)
 	/* no kick naming it may stay behind in the ring */
 	droce_qp_kicks(dev);
 	active_remove(qp);
+	wheel_remove(qp);
 	dev->live[qp->live_idx] = last;
 	last->live_idx = qp->live_idx;
 	dev->nlive--;
@@ -381,9 +481,7 @@ void
 droce_qp_destroy(struct droce_qp_eng *qp)
 {
 	droce_dev_call(qp->dev, qp_remove, qp);
-	rte_free(qp->srq_wqe);
-	rte_free(qp->swqe);
-	rte_free(qp);
+	qp_free(qp);
 }
 
 /* ------------------------------------------------------------------------
@@ -509,6 +607,8 @@ qp_reset(struct droce_qp_eng *qp)
 {
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->resp, 0, sizeof(qp->resp));
+	if (qp->rd_res != NULL)
+		memset(qp->rd_res, 0, qp->rd_res_cap * sizeof(*qp->rd_res));
 	qp->resp.opcode = 0xff;
 	qp->path.mac_ok = false;
 	qp->sq_draining = 0;
@@ -518,6 +618,10 @@ struct modify_args {
 	struct droce_qp_eng *qp;
 	const struct ibv_qp_attr *attr;
 	int mask;
+	/* READ/atomic resources for the responder: a larger ring to take,
+	 * of rd_res_cap entries (the one given up comes back in it) */
+	struct droce_rd_res *rd_res;
+	uint32_t rd_res_cap;
 };
 
 static int
@@ -566,6 +670,17 @@ qp_modify(struct droce_dev *dev, void *arg)
 		qp->rq_psn = attr->rq_psn & DROCE_PSN_MASK;
 	if (mask & IBV_QP_SQ_PSN)
 		qp->sq_psn = attr->sq_psn & DROCE_PSN_MASK;
+	if (a->rd_res_cap > qp->rd_res_cap) {
+		struct droce_rd_res *old = qp->rd_res;
+
+		/* the entries in use keep their places in the ring */
+		if (old != NULL)
+			memcpy(a->rd_res, old,
+			       qp->rd_res_cap * sizeof(*old));
+		qp->rd_res = a->rd_res;
+		qp->rd_res_cap = a->rd_res_cap;
+		a->rd_res = old;
+	}
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
@@ -623,13 +738,50 @@ qp_modify(struct droce_dev *dev, void *arg)
 	return 0;
 }
 
+/*
+ * READ/atomic resources a responder needs after this change: one for
+ * each it grants (at least one, as the responder takes one to answer a
+ * READ beyond its grant with a NAK), or 0 if it has them already.
+ */
+static uint32_t
+rd_res_wanted(const struct droce_qp_eng *qp, const struct ibv_qp_attr *attr,
+	      int mask)
+{
+	uint32_t n = qp->max_dest_rd_atomic;
+
+	if (qp->tr != DROCE_TR_RC && qp->tr != DROCE_TR_XRC)
+		return 0;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
+		if (attr->max_dest_rd_atomic > DROCE_MAX_RD_ATOMIC)
+			return 0;       /* refused on the lcore */
+		n = attr->max_dest_rd_atomic;
+	} else if (!(mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RTR) {
+		return 0;
+	}
+	n = RTE_MAX(n, 1u);
+	/* read outside the lcore: only the lcore grows it, and it looks
+	 * again before taking what this call allocated */
+	return n > __atomic_load_n(&qp->rd_res_cap, __ATOMIC_RELAXED) ? n : 0;
+}
+
 int
 droce_qp_modify(struct droce_qp_eng *qp, const struct ibv_qp_attr *attr,
 		int mask)
 {
 	struct modify_args a = { .qp = qp, .attr = attr, .mask = mask };
+	int ret;
 
-	return droce_dev_call(qp->dev, qp_modify, &a);
+	/* allocated here, not on the lcore, which only swaps it in */
+	a.rd_res_cap = rd_res_wanted(qp, attr, mask);
+	if (a.rd_res_cap != 0) {
+		a.rd_res = rte_zmalloc("droce_rd_res", a.rd_res_cap *
+				       sizeof(*a.rd_res), RTE_CACHE_LINE_SIZE);
+		if (a.rd_res == NULL)
+			return ENOMEM;
+	}
+	ret = droce_dev_call(qp->dev, qp_modify, &a);
+	rte_free(a.rd_res);
+	return ret;
 }
 
 struct query_args {

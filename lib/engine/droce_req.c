@@ -672,10 +672,17 @@ req_outstanding(const struct droce_qp_eng *qp)
 }
 
 bool
-droce_req_idle(const struct droce_qp_eng *qp)
+droce_req_waiting(const struct droce_qp_eng *qp, uint64_t *wake_at)
 {
-	return qp->req.cons == qp->req.seen && !req_outstanding(qp) &&
-		!qp->req.rnr_wait;
+	if (qp->req.cons != qp->req.seen)
+		return false;
+	if (qp->req.rnr_wait)
+		*wake_at = qp->req.rnr_at;
+	else if (req_outstanding(qp))
+		*wake_at = qp->req.rexmit_at;   /* 0: timeout 0, none */
+	else
+		*wake_at = 0;
+	return true;
 }
 
 /*

@@ -572,7 +572,7 @@ static struct droce_rd_res *
 res_alloc(struct droce_qp_eng *qp)
 {
 	uint32_t n = res_slots(qp);
-	struct droce_rd_res *res = &qp->resp.res[qp->resp.res_head % n];
+	struct droce_rd_res *res = &qp->rd_res[qp->resp.res_head % n];
 
 	if (res->busy && res->sending) {
 		/* answering the request for the first time: one too many;
@@ -726,7 +726,7 @@ duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 	qp->stats.dup_reqs++;
 	if (op->flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)) {
 		for (i = 0; i < res_slots(qp); i++) {
-			struct droce_rd_res *res = &qp->resp.res[i];
+			struct droce_rd_res *res = &qp->rd_res[i];
 
 			if (!res->busy || droce_psn_diff(psn, res->first_psn) < 0 ||
 			    droce_psn_diff(psn, res->last_psn) > 0)
@@ -1030,7 +1030,7 @@ res_next(struct droce_qp_eng *qp)
 	uint32_t i;
 
 	for (i = 0; i < res_slots(qp); i++) {
-		struct droce_rd_res *r = &qp->resp.res[i];
+		struct droce_rd_res *r = &qp->rd_res[i];
 
 		if (r->busy && r->sending &&
 		    (best == NULL ||

@@ -222,7 +222,7 @@ fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 	a->vendor_id = DROCE_VENDOR_ID;
 	a->vendor_part_id = DROCE_VENDOR_PART;
 	a->hw_ver = DROCE_HW_VER;
-	a->max_qp = 4096;
+	a->max_qp = DROCE_MAX_QP;
 	a->max_qp_wr = DROCE_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
@@ -239,7 +239,7 @@ fill_device_attr(struct droce_context *ctx, struct ibv_device_attr *a)
 	a->max_pd = 1 << 16;
 	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_ee_rd_atom = 0;
-	a->max_res_rd_atom = DROCE_MAX_RD_ATOMIC * 4096;
+	a->max_res_rd_atom = DROCE_MAX_RD_ATOMIC * DROCE_MAX_QP;
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_ee_init_rd_atom = 0;
 	a->atomic_cap = IBV_ATOMIC_HCA;

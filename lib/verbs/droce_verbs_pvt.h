@@ -219,7 +219,7 @@ to_channel(struct ibv_comp_channel *c)
 /* Device capabilities droce reports and enforces. */
 #define DROCE_MAX_QP_WR 16384
 #define DROCE_MAX_INLINE 512
-#define DROCE_MAX_CQE 65535
+#define DROCE_MAX_CQE ((1 << 20) - 1)  /* 32 for each QP of a full device */
 #define DROCE_MAX_MR_SIZE (1ull << 40)
 #define DROCE_MAX_AH 65536
 #define DROCE_MAX_SRQ_WR 16384

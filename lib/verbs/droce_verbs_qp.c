@@ -316,6 +316,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	cfg.gsi = gsi;
 	cfg.event = qp_event;
 	cfg.event_arg = qp;
+	cfg.user_bytes = sizeof(*qp);
 	qp->eng = droce_qp_create(ctx->dev, &cfg);
 	if (qp->eng == NULL) {
 		int err = errno;

@@ -1137,7 +1137,7 @@ slot1_qp(void)
 	for (i = 0; i <= da.max_qp; i++) {
 		struct ibv_qp *q = extra_qp(&b, NULL);
 
-		if ((q->qp_num & 0xfff) == 1)
+		if ((q->qp_num & (uint32_t)(da.max_qp - 1)) == 1)
 			return q;
 		assert_int_equal(ibv_destroy_qp(q), 0);
 	}
