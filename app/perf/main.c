@@ -29,7 +29,10 @@ usage(FILE *out)
 		"  -s, --size N         message size (default 65536; lat: 2)\n"
 		"  -n, --iters N        messages (default: run for -D)\n"
 		"  -D, --duration S     seconds (default 5)\n"
-		"  -q, --qps N          QPs (default 1, at most %d)\n"
+		"  -q, --qps N[,N...]   QPs (default 1, at most %d); several\n"
+		"                       counts: a sweep of a _bw test over\n"
+		"                       each, in one process, then one QP\n"
+		"                       busy beside the most idle\n"
 		"  -t, --tx-depth N     WRs in flight per QP (default 128)\n"
 		"  -l, --post_list N    WRs per post call, chained (default 1)\n"
 		"  -m, --mtu N          path MTU 256..4096 (default: the port's)\n"
@@ -73,6 +76,32 @@ parse_mtu(unsigned long v, enum ibv_mtu *m)
 	case 4096: *m = IBV_MTU_4096; return 0;
 	default: return -1;
 	}
+}
+
+/* -q N or -q N,N,...: the QP count, or the counts of a sweep. */
+static int
+parse_qps(const char *s, struct perf_opts *o)
+{
+	char *end;
+
+	o->nsweep = 0;
+	for (;;) {
+		unsigned long v = strtoul(s, &end, 0);
+
+		if (end == s || v == 0 || v > PERF_MAX_QPS ||
+		    o->nsweep == PERF_MAX_SWEEP)
+			return -1;
+		o->sweep[o->nsweep++] = (unsigned int)v;
+		if (*end == '\0')
+			break;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+	o->qps = o->sweep[0];
+	if (o->nsweep == 1)
+		o->nsweep = 0;
+	return 0;
 }
 
 static bool
@@ -216,7 +245,10 @@ main(int argc, char **argv)
 			duration_set = true;
 			break;
 		case 'q':
-			o.qps = (unsigned int)strtoul(optarg, NULL, 0);
+			if (parse_qps(optarg, &o) < 0) {
+				fprintf(stderr, "droce-perf: bad -q\n");
+				return 2;
+			}
 			break;
 		case 't':
 			o.tx_depth = (unsigned int)strtoul(optarg, NULL, 0);
@@ -299,6 +331,15 @@ main(int argc, char **argv)
 	/* as perftest: the port's active MTU unless told */
 	if (o.mtu == 0 && perf_port_mtu(&o) != 0)
 		return 1;
+	if (o.nsweep != 0) {
+		if (o.server || o.host != NULL || is_lat(o.test) ||
+		    o.test == PERF_RAW || o.test == PERF_CM) {
+			fprintf(stderr, "droce-perf: a sweep is of a _bw test, "
+				"in one process\n");
+			return 2;
+		}
+		return perf_sweep(&o) == 0 ? 0 : 1;
+	}
 	if (o.server || o.host != NULL)
 		return run_remote(&o) == 0 ? 0 : 1;
 	return run_local(&o) == 0 ? 0 : 1;

@@ -10,7 +10,9 @@
 
 #include <infiniband/verbs.h>
 
-#define PERF_MAX_QPS 16
+#define PERF_MAX_QPS 32768       /* a droce device's (DROCE_MAX_QP) */
+/* QP counts one run measures one after the other (-q 1,64,...) */
+#define PERF_MAX_SWEEP 8
 #define PERF_MAX_POST_LIST 64
 #define PERF_DEFAULT_PORT 18515
 /* receives posted per send in flight (send_bw) */
@@ -35,6 +37,9 @@ struct perf_opts {
 	uint64_t iters;            /* 0: run for duration */
 	double duration;           /* seconds */
 	unsigned int qps;
+	unsigned int busy_qps;     /* QPs the test runs on (0: all) */
+	unsigned int nsweep;       /* QP counts of a sweep (-q A,B,...) */
+	unsigned int sweep[PERF_MAX_SWEEP];
 	unsigned int tx_depth;
 	unsigned int post_list;    /* WRs per ibv_post_send call */
 	enum ibv_mtu mtu;          /* 0 until perf_port_mtu() */
@@ -49,27 +54,32 @@ struct perf_opts {
 	bool quiet;
 };
 
-/* What one side has and tells the other. */
+/* What one side has and tells the other: the fixed part, then nqps
+ * QPNs and nqps PSNs. */
 struct perf_info {
-	uint32_t qpn[PERF_MAX_QPS];
-	uint32_t psn[PERF_MAX_QPS];
+	uint32_t nqps;
 	uint8_t gid[16];
 	uint8_t mac[6];
 	uint32_t rkey;
 	uint64_t addr;
 	uint64_t len;
+	/* not sent as they are: the arrays they point to are */
+	uint32_t *qpn;
+	uint32_t *psn;
 };
 
 struct perf_side {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
-	struct ibv_qp *qp[PERF_MAX_QPS];
+	struct ibv_qp **qp;        /* o->qps of them */
 	struct ibv_mr *mr;
 	uint8_t *buf;
 	uint64_t buf_len;
 	struct perf_info me;
-	struct perf_info peer;
+	struct perf_info peer;     /* its arrays: the other side's me, or
+				    * peer_arrays (two processes) */
+	uint32_t *peer_arrays;
 };
 
 struct perf_result {
@@ -115,6 +125,9 @@ int perf_memcpy(const struct perf_opts *o, struct perf_result *r);
 /* perf_cm.c */
 int perf_cm(const struct perf_opts *o, struct perf_side *cl,
 	    struct perf_side *sv);
+
+/* perf_sweep.c */
+int perf_sweep(struct perf_opts *o);
 
 /* perf_wq.c */
 int perf_wq(const struct perf_opts *o);

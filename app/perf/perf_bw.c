@@ -11,9 +11,14 @@
 
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "perf.h"
+
+/* A send's wr_id: its QP above WR_SEQ_BITS, its number below. */
+#define WR_SEQ_BITS 40
+#define WR_SEQ_MASK ((1ull << WR_SEQ_BITS) - 1)
 
 struct qp_state {
 	uint64_t posted;
@@ -57,7 +62,7 @@ post_wrs(const struct perf_opts *o, struct perf_side *s, unsigned int q,
 	for (i = 0; i < n; i++) {
 		struct ibv_send_wr *w = &wr[i];
 
-		w->wr_id = ((uint64_t)q << 56) | (seq + i);
+		w->wr_id = ((uint64_t)q << WR_SEQ_BITS) | (seq + i);
 		w->sg_list = &sge;
 		w->num_sge = 1;
 		w->opcode = wr_opcode(o->test);
@@ -95,7 +100,7 @@ post_recvs(const struct perf_opts *o, struct perf_side *s, unsigned int q,
 	while (n > 0) {
 		k = n < 32 ? n : 32;
 		for (i = 0; i < k; i++) {
-			wr[i].wr_id = 0;
+			wr[i].wr_id = q;
 			wr[i].sg_list = &sge;
 			wr[i].num_sge = 1;
 			wr[i].next = i + 1 < k ? &wr[i + 1] : NULL;
@@ -107,14 +112,14 @@ post_recvs(const struct perf_opts *o, struct perf_side *s, unsigned int q,
 	return 0;
 }
 
-/* Repost a receive for every receive completion on the server. */
+/* Repost a receive for every receive completion on the server: one
+ * chain for each run of completions of one QP (a receive's wr_id). */
 static int
 server_poll(const struct perf_opts *o, struct perf_side *sv)
 {
-	unsigned int done[PERF_MAX_QPS] = { 0 };
 	struct ibv_wc wc[32];
+	unsigned int run = 0;
 	int n, i;
-	unsigned int q;
 
 	n = ibv_poll_cq(sv->cq, 32, wc);
 	for (i = 0; i < n; i++) {
@@ -123,13 +128,13 @@ server_poll(const struct perf_opts *o, struct perf_side *sv)
 				ibv_wc_status_str(wc[i].status));
 			return -1;
 		}
-		for (q = 0; q < o->qps; q++)
-			if (sv->qp[q]->qp_num == wc[i].qp_num)
-				done[q]++;
-	}
-	for (q = 0; q < o->qps; q++)
-		if (done[q] != 0 && post_recvs(o, sv, q, done[q]) < 0)
+		run++;
+		if (i + 1 < n && wc[i + 1].wr_id == wc[i].wr_id)
+			continue;
+		if (post_recvs(o, sv, (unsigned int)wc[i].wr_id, run) < 0)
 			return -1;
+		run = 0;
+	}
 	return n;
 }
 
@@ -137,20 +142,24 @@ int
 perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 	struct perf_result *r)
 {
-	struct qp_state st[PERF_MAX_QPS];
+	/* QPs 0..busy-1 carry the test, the others stay idle */
+	const unsigned int busy = o->busy_qps != 0 ? o->busy_qps : o->qps;
+	struct qp_state *st = calloc(o->qps, sizeof(*st));
 	const unsigned int sig = o->tx_depth >= 4 ? o->tx_depth / 4 : 1;
 	double t0, last, end, now;
 	uint64_t total_posted = 0, total_done = 0, last_done = 0;
 	unsigned int spins = 0, idle = 0;
 	bool stop = false;
 	unsigned int q;
+	int ret = -1;
 
-	memset(st, 0, sizeof(st));
 	memset(r, 0, sizeof(*r));
+	if (st == NULL)
+		return -1;
 	if (o->test == PERF_SEND_BW && sv != NULL)
-		for (q = 0; q < o->qps; q++)
+		for (q = 0; q < busy; q++)
 			if (post_recvs(o, sv, q, o->tx_depth * PERF_RX_FACTOR) < 0)
-				return -1;
+				goto out;
 	t0 = perf_now();
 	last = t0;
 	end = t0 + o->duration;
@@ -158,7 +167,7 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 		struct ibv_wc wc[32];
 		int n, i;
 
-		for (q = 0; q < o->qps && !stop; q++) {
+		for (q = 0; q < busy && !stop; q++) {
 			/* whole chains of post_list WRs, as perftest does */
 			while (st[q].posted - st[q].done + o->post_list <=
 			       o->tx_depth &&
@@ -176,7 +185,7 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 				if (post_wrs(o, cl, q, seq, k, sig,
 					     last_wr) != 0) {
 					fprintf(stderr, "droce-perf: post failed\n");
-					return -1;
+					goto out;
 				}
 				st[q].posted += k;
 				total_posted += k;
@@ -188,20 +197,20 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 		if (n == 0 && ++idle % 4 == 0)
 			sched_yield();
 		for (i = 0; i < n; i++) {
-			uint64_t seq = wc[i].wr_id & ((1ull << 56) - 1);
+			uint64_t seq = wc[i].wr_id & WR_SEQ_MASK;
 
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				fprintf(stderr, "droce-perf: completion: %s\n",
 					ibv_wc_status_str(wc[i].status));
-				return -1;
+				goto out;
 			}
-			q = (unsigned int)(wc[i].wr_id >> 56);
+			q = (unsigned int)(wc[i].wr_id >> WR_SEQ_BITS);
 			total_done += seq - st[q].done;
 			st[q].done = seq;
 		}
 		if (sv != NULL && o->test == PERF_SEND_BW &&
 		    server_poll(o, sv) < 0)
-			return -1;
+			goto out;
 		/* the clock costs as much as a post: read it now and then */
 		if (++spins % 64 != 0 && !stop)
 			continue;
@@ -225,7 +234,7 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 		    total_done == total_posted)
 			break;
 		/* after the duration, an unsignalled tail needs a signal */
-		for (q = 0; stop && q < o->qps; q++) {
+		for (q = 0; stop && q < busy; q++) {
 			if (st[q].tail || st[q].posted % sig == 0) {
 				st[q].tail = true;
 				continue;
@@ -243,7 +252,10 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 	r->bytes = total_done * o->size;
 	if (o->progress)
 		fprintf(stderr, "\r%60s\r", "");
-	return 0;
+	ret = 0;
+out:
+	free(st);
+	return ret;
 }
 
 int

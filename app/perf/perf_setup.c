@@ -14,6 +14,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,25 @@ perf_port_mtu(struct perf_opts *o)
 	return 0;
 }
 
+/*
+ * CQEs one CQ of a side needs: the signalled sends in flight (one in
+ * every tx_depth / 4 and a tail: 5 a QP) or, for SENDs, the receives
+ * posted too; no more than the device has.
+ */
+static int
+cq_size(struct ibv_context *ctx, const struct perf_opts *o)
+{
+	struct ibv_device_attr da;
+	uint64_t n = (uint64_t)o->qps * (o->tx_depth < 5 ? o->tx_depth : 5);
+
+	if (o->test == PERF_SEND_BW || o->test == PERF_SEND_LAT)
+		n += (uint64_t)o->qps * o->tx_depth * PERF_RX_FACTOR;
+	n += 256;
+	if (ibv_query_device(ctx, &da) == 0 && n > (uint64_t)da.max_cqe)
+		n = (uint64_t)da.max_cqe;
+	return (int)n;
+}
+
 int
 perf_side_open(struct perf_side *s, int dev, const struct perf_opts *o)
 {
@@ -103,10 +123,13 @@ perf_side_open(struct perf_side *s, int dev, const struct perf_opts *o)
 	s->mr = ibv_reg_mr(s->pd, s->buf, s->buf_len, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			   IBV_ACCESS_REMOTE_ATOMIC);
-	s->cq = ibv_create_cq(s->ctx, (int)(o->qps * o->tx_depth *
-					    (PERF_RX_FACTOR + 1) + 256),
-			      NULL, NULL, 0);
-	if (s->mr == NULL || s->cq == NULL)
+	s->cq = ibv_create_cq(s->ctx, cq_size(s->ctx, o), NULL, NULL, 0);
+	s->qp = calloc(o->qps, sizeof(*s->qp));
+	s->me.qpn = calloc(o->qps, sizeof(*s->me.qpn));
+	s->me.psn = calloc(o->qps, sizeof(*s->me.psn));
+	s->me.nqps = o->qps;
+	if (s->mr == NULL || s->cq == NULL || s->qp == NULL ||
+	    s->me.qpn == NULL || s->me.psn == NULL)
 		return -1;
 	for (i = 0; i < o->qps; i++) {
 		memset(&qa, 0, sizeof(qa));
@@ -114,8 +137,11 @@ perf_side_open(struct perf_side *s, int dev, const struct perf_opts *o)
 		qa.recv_cq = s->cq;
 		qa.qp_type = IBV_QPT_RC;
 		qa.cap.max_send_wr = o->tx_depth;
-		/* receives outnumber sends in flight, or RNR waits */
-		qa.cap.max_recv_wr = o->tx_depth * PERF_RX_FACTOR;
+		/* receives outnumber sends in flight, or RNR waits; the
+		 * other tests take none */
+		qa.cap.max_recv_wr = o->test == PERF_SEND_BW ||
+			o->test == PERF_SEND_LAT ?
+			o->tx_depth * PERF_RX_FACTOR : 1;
 		qa.cap.max_send_sge = 1;
 		qa.cap.max_recv_sge = 1;
 		qa.cap.max_inline_data = max_inline(o);
@@ -198,9 +224,13 @@ perf_side_close(struct perf_side *s)
 {
 	unsigned int i;
 
-	for (i = 0; i < PERF_MAX_QPS; i++)
+	for (i = 0; s->qp != NULL && i < s->me.nqps; i++)
 		if (s->qp[i] != NULL)
 			ibv_destroy_qp(s->qp[i]);
+	free(s->qp);
+	free(s->me.qpn);
+	free(s->me.psn);
+	free(s->peer_arrays);
 	if (s->cq != NULL)
 		ibv_destroy_cq(s->cq);
 	if (s->mr != NULL)
@@ -293,8 +323,25 @@ perf_exchange(const struct perf_opts *o, struct perf_side *s)
 	sock = tcp_open(o);
 	if (sock < 0)
 		return -1;
-	if (full_io(sock, &s->me, sizeof(s->me), true) < 0 ||
-	    full_io(sock, &s->peer, sizeof(s->peer), false) < 0)
+	if (full_io(sock, &s->me, offsetof(struct perf_info, qpn), true) < 0 ||
+	    full_io(sock, s->me.qpn, s->me.nqps * sizeof(uint32_t), true) < 0 ||
+	    full_io(sock, s->me.psn, s->me.nqps * sizeof(uint32_t), true) < 0 ||
+	    full_io(sock, &s->peer, offsetof(struct perf_info, qpn), false) < 0)
+		return -1;
+	if (s->peer.nqps != s->me.nqps) {
+		fprintf(stderr, "droce-perf: %u QPs here, %u there\n",
+			s->me.nqps, s->peer.nqps);
+		return -1;
+	}
+	s->peer_arrays = calloc(2 * (size_t)s->peer.nqps, sizeof(uint32_t));
+	if (s->peer_arrays == NULL)
+		return -1;
+	s->peer.qpn = s->peer_arrays;
+	s->peer.psn = s->peer_arrays + s->peer.nqps;
+	if (full_io(sock, s->peer.qpn, s->peer.nqps * sizeof(uint32_t),
+		    false) < 0 ||
+	    full_io(sock, s->peer.psn, s->peer.nqps * sizeof(uint32_t),
+		    false) < 0)
 		return -1;
 	return 0;
 }
