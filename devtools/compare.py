@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""One table, one run: droce between two processes beside what the same
+two cores give a user who has no droce.
+
+Every row is two processes, the server pinned to core 1 and the client
+to core 0, each tool as it comes (droce with its shipped memif
+configuration and the engine's defaults), and three figures: the rate of 64-byte messages, the
+bandwidth of 64 KiB ones, and the latency of a 64-byte ping-pong (half
+the round trip, as perftest and sockperf report it; p50 and p99 where
+the tool gives them, qperf's average otherwise).
+
+  droce, droce-perf    RDMA WRITEs over net_memif (write_bw, write_lat)
+  droce, qperf         Debian's qperf, unmodified, over droce's
+                       libibverbs.so.1 and librdmacm.so.1 (-cm1;
+                       rc_rdma_write_bw, rc_lat), each side's device
+                       net_af_packet on one end of a veth pair
+  raw DPDK frames      droce-perf raw over the same memif: frames as long
+                       as the WRITEs' packets (a 64 KiB WRITE's are of
+                       the path MTU), sent and received by the same
+                       engine lcores, no transport
+  kernel TCP, iperf3   over loopback, TCP_NODELAY (-N), 64 B and 64 KiB
+                       writes; sockperf ping-pong --tcp
+  kernel TCP, qperf    tcp_bw and tcp_lat (Nagle on, as qperf leaves it)
+  kernel UDP           iperf3 -u -b 0 -l 64 (datagrams received);
+                       sockperf ping-pong
+
+It runs in a network namespace of its own (root), so its addresses and
+ports are its own. Packages it needs (iperf3, sockperf, qperf) are
+installed with apt-get if missing.
+
+Usage: devtools/compare.py [SECONDS] [--rst]   (after quickstart.sh demo)
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, 'tests', 'interop'))
+import netns  # noqa: E402
+import test_rdmacm_dropin as dropin  # noqa: E402
+
+PERF = os.path.join(TOP, 'build', 'app', 'droce-perf')
+LIBS = '%s:%s' % (os.path.join(TOP, 'build', 'lib', 'ibverbs'),
+                  os.path.join(TOP, 'build', 'lib', 'rdmacm'))
+SERVER_CORE, CLIENT_CORE = '1', '0'
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def install_missing():
+    want = [p for p, exe in (('iperf3', 'iperf3'), ('sockperf', 'sockperf'),
+                             ('qperf', 'qperf')) if not shutil.which(exe)]
+    if want:
+        subprocess.run(['apt-get', 'install', '-y', '-q',
+                        '--no-install-recommends'] + want, check=True,
+                       stdout=subprocess.DEVNULL)
+
+
+class Pair:
+    """A server (core 1) in the background and a client (core 0) run to
+    its end; the client's output."""
+
+    def __init__(self, server, client, env=None, senv=None, cenv=None,
+                 settle=1.0, timeout=120, serves_on=False):
+        # serves_on: the server does not end with its client (it is
+        # stopped once the client is done)
+        self.args = (server, client, env, senv, cenv, settle, timeout,
+                     serves_on)
+
+    def run(self):
+        server, client, env, senv, cenv, settle, timeout, serves_on = \
+            self.args
+        env = dict(os.environ, **(env or {}))
+        s = subprocess.Popen(['taskset', '-c', SERVER_CORE] + server,
+                             env=dict(env, **(senv or {})),
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+        try:
+            time.sleep(settle)
+            c = subprocess.run(['taskset', '-c', CLIENT_CORE] + client,
+                               env=dict(env, **(cenv or {})),
+                               capture_output=True, text=True,
+                               timeout=timeout)
+            return c.stdout + c.stderr
+        finally:
+            try:
+                s.wait(timeout=0 if serves_on else 10)
+            except subprocess.TimeoutExpired:
+                os.killpg(s.pid, signal.SIGKILL)
+                s.wait()
+
+
+def memif_configs(work):
+    """The server's and the client's configuration as droce ships them
+    (config/memif-*.ini: each process on its engine's core, the engine's
+    defaults), a socket and file prefix of this run's own."""
+    out = []
+    for role in ('server', 'client'):
+        with open(os.path.join(TOP, 'config', 'memif-%s.ini' % role)) as f:
+            text = f.read()
+        text = text.replace('/tmp/droce-memif.sock',
+                            os.path.join(work, 'memif.sock'))
+        text = text.replace('--file-prefix=droce-memif-',
+                            '--file-prefix=compare-%d-' % os.getpid())
+        path = os.path.join(work, '%s.ini' % role)
+        with open(path, 'w') as f:
+            f.write(text)
+        out.append(path)
+    return out
+
+
+def droce_perf(work, test, size, secs, extra=()):
+    sini, cini = memif_configs(work)
+    port = str(free_port())
+    base = [PERF, test, '-s', str(size), '-p', port, '--no-progress']
+    run = ['-D', str(secs)] if test.endswith('_bw') or test == 'raw' \
+        else ['-n', '5000']
+    out = Pair(base + run + ['--server'], base + run + list(extra) +
+               ['127.0.0.1'], senv={'DROCE_CONFIG': sini},
+               cenv={'DROCE_CONFIG': cini}).run()
+    for line in out.splitlines():
+        f = line.split()
+        if not line.startswith(' ') or not f or not f[0].isdigit():
+            continue
+        if test == 'raw':          # frame bytes, frames, Mpps, Gb/s
+            return float(f[2]) * 1e6, float(f[3]) * 1e9
+        if test.endswith('_lat'):  # typical (p50) and 99 %
+            return float(f[4]), float(f[7])
+        # bytes, iterations, peak MB/s, average MB/s, Mpps
+        return float(f[4]) * 1e6, float(f[3]) * (1 << 20) * 8
+    raise RuntimeError('droce-perf %s -s %d: no result:\n%s' %
+                       (test, size, out[-2000:]))
+
+
+def iperf3(secs, size, udp=False):
+    port = str(free_port())
+    client = ['iperf3', '-c', '127.0.0.1', '-p', port, '-t', str(secs),
+              '-l', str(size), '-J']
+    client += ['-u', '-b', '0'] if udp else ['-N']
+    out = Pair(['iperf3', '-s', '-1', '-p', port], client, settle=0.5).run()
+    r = json.loads(out[out.index('{'):])
+    if udp:
+        s = r['end']['sum']
+        got = s['packets'] - s['lost_packets']
+        return got / s['seconds'], got * size * 8 / s['seconds']
+    bps = r['end']['sum_received']['bits_per_second']
+    return bps / 8 / size, bps
+
+
+def sockperf(secs, tcp):
+    port = str(free_port())
+    proto = ['--tcp'] if tcp else []
+    out = Pair(['sockperf', 'server', '-i', '127.0.0.1', '-p', port] + proto,
+               ['sockperf', 'ping-pong', '-i', '127.0.0.1', '-p', port,
+                '-m', '64', '-t', str(secs)] + proto, settle=0.5,
+               serves_on=True).run()
+    p = {k: float(v) for k, v in re.findall(
+        r'percentile (\d+)\.000 =\s+([\d.]+)', out)}
+    return p['50'], p['99']
+
+
+def qperf_result(out, test, what):
+    m = re.search(r'^%s:\n(?:\s+\w+\s+=.*\n)*?\s+%s\s+=\s+([\d.]+) (\S+)' %
+                  (re.escape(test), what), out, re.M)
+    if not m:
+        raise RuntimeError('qperf %s: no %s:\n%s' % (test, what, out[-2000:]))
+    scale = {'K/sec': 1e3, 'M/sec': 1e6, 'KB/sec': 8e3, 'MB/sec': 8e6,
+             'GB/sec': 8e9, 'us': 1, 'ms': 1e3, 'ns': 1e-3}
+    return float(m.group(1)) * scale[m.group(2)]
+
+
+def qperf_tcp(secs):
+    port = str(free_port())
+    base = ['qperf', '-lp', port, '-v', '-t', str(secs), '127.0.0.1']
+    out = {}
+    for size, test in (('64', 'tcp_bw'), ('64K', 'tcp_bw'),
+                       ('64', 'tcp_lat')):
+        out[size, test] = Pair(['qperf', '-lp', port],
+                               base + ['-m', size, test], settle=0.5,
+                               serves_on=True).run()
+    return (qperf_result(out['64', 'tcp_bw'], 'tcp_bw', 'msg_rate'),
+            qperf_result(out['64K', 'tcp_bw'], 'tcp_bw', 'bw'),
+            qperf_result(out['64', 'tcp_lat'], 'tcp_lat', 'latency'))
+
+
+def qperf_droce(work, secs):
+    """Debian's qperf over droce (-cm1), as test_rdmacm_dropin runs it."""
+    err = dropin.veth_up()
+    if err:
+        raise RuntimeError('no veth pair: ' + err)
+    env = dict(os.environ, LD_LIBRARY_PATH=LIBS)
+    envs = []
+    for role, iface, core, n in (('server', 'veth1', SERVER_CORE, 1),
+                                 ('client', 'veth2', CLIENT_CORE, 2)):
+        ini = os.path.join(work, 'qperf-%s.ini' % role)
+        with open(ini, 'w') as f:
+            f.write(dropin.AF_PACKET.format(pid=os.getpid(), role=role,
+                                            iface=iface, core=core, n=n))
+        envs.append(dict(env, DROCE_CONFIG=ini))
+    with socket.socket() as so:
+        so.bind((dropin.QPERF_SERVER, 0))
+        port = str(so.getsockname()[1])
+    server = subprocess.Popen(['taskset', '-c', SERVER_CORE, 'qperf', '-lp',
+                               port], env=envs[0], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    res = {}
+    try:
+        for _ in range(100):
+            if dropin.tcp_listening(int(port)):
+                break
+            time.sleep(0.1)
+        for size, test, what in (('64', 'rc_rdma_write_bw', 'msg_rate'),
+                                 ('64K', 'rc_rdma_write_bw', 'bw'),
+                                 ('64', 'rc_lat', 'latency')):
+            # a client whose REQ comes before the server's child listens
+            # meets a REJ: started again (test_rdmacm_dropin.py says why)
+            for _ in range(dropin.CLIENT_TRIES):
+                c = subprocess.run(
+                    ['taskset', '-c', CLIENT_CORE, 'qperf', '-lp', port,
+                     dropin.QPERF_SERVER, '-cm1', '-v', '-t', str(secs),
+                     '-m', size, test], env=envs[1], capture_output=True,
+                    text=True, timeout=120)
+                out = c.stdout + c.stderr
+                if c.returncode == 0 or \
+                        not dropin.REJECTED['qperf'].search(out):
+                    break
+                time.sleep(1)
+            res[size, test] = qperf_result(out, test, what)
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+    return (res['64', 'rc_rdma_write_bw'], res['64K', 'rc_rdma_write_bw'],
+            res['64', 'rc_lat'])
+
+
+def fmt_rate(v):
+    return '%.2f M/s' % (v / 1e6) if v is not None else '-'
+
+
+def fmt_bw(v):
+    return '%.1f Gb/s' % (v / 1e9) if v is not None else '-'
+
+
+def fmt_lat(v):
+    if v is None:
+        return '-'
+    if isinstance(v, tuple):
+        return '%.1f / %.1f us' % v
+    return '%.1f us (avg)' % v
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    rst = '--rst' in sys.argv
+    secs = int(args[0]) if args else 3
+    if os.geteuid() != 0:
+        sys.exit('compare.py: needs root (a network namespace, a veth pair)')
+    if not os.access(PERF, os.X_OK):
+        sys.exit('compare.py: no %s: run devtools/quickstart.sh demo' % PERF)
+    install_missing()
+    netns.enter()
+    work = tempfile.mkdtemp(prefix='droce-compare-')
+    rows = []
+    try:
+        def row(name, fn):
+            t0 = time.monotonic()
+            try:
+                r = fn()
+            except (RuntimeError, subprocess.SubprocessError, KeyError,
+                    ValueError) as e:
+                print('%s: failed: %s' % (name, e), file=sys.stderr)
+                r = (None, None, None)
+            rows.append((name,) + tuple(r))
+            print('  %-22s done in %.0f s' % (name, time.monotonic() - t0),
+                  file=sys.stderr, flush=True)
+
+        def droce():
+            rate = droce_perf(work, 'write_bw', 64, secs)[0]
+            bw = droce_perf(work, 'write_bw', 65536, secs)[1]
+            return rate, bw, droce_perf(work, 'write_lat', 64, secs)
+
+        def raw():
+            return (droce_perf(work, 'raw', 64, secs)[0],
+                    droce_perf(work, 'raw', 65536, secs)[1], None)
+
+        def tcp():
+            return (iperf3(secs, 64)[0], iperf3(secs, 65536)[1],
+                    sockperf(secs, True))
+
+        def udp():
+            return iperf3(secs, 64, udp=True)[0], None, sockperf(secs, False)
+
+        row('droce, droce-perf', droce)
+        row('droce, qperf', lambda: qperf_droce(work, secs))
+        row('raw DPDK frames', raw)
+        row('kernel TCP, iperf3', tcp)
+        row('kernel TCP, qperf', lambda: qperf_tcp(secs))
+        row('kernel UDP', udp)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    head = ('two processes, cores 0 and 1', '64 B messages',
+            '64 KiB bandwidth', '64 B ping-pong p50 / p99')
+    cells = [(r[0], fmt_rate(r[1]), fmt_bw(r[2]), fmt_lat(r[3]))
+             for r in rows]
+    widths = [max(len(c[i]) for c in cells + [head]) for i in range(4)]
+    line = '  '.join('=' * w for w in widths)
+    if rst:
+        print(line)
+    print('  '.join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+    print(line if rst else '')
+    for c in cells:
+        print('  '.join(x.ljust(w) for x, w in zip(c, widths)).rstrip())
+    if rst:
+        print(line)
+    return 0 if all(r[1] is not None for r in rows) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
