@@ -31,6 +31,8 @@
 
 #include <rdma/rdma_cma.h>
 
+#include <droce_cm.h>
+
 #include "perf.h"
 
 #define CM_MAX_CONNS 4096
@@ -125,7 +127,8 @@ struct cm_run {
 	struct rdma_cm_id *listen;
 	struct rdma_cm_id *cids[CM_MAX_CONNS], *sids[CM_MAX_CONNS];
 	unsigned int nsids;
-	struct sockaddr_in src, dst;
+	union ibv_gid dgid;            /* the server's */
+	struct sockaddr_storage src, dst;
 	int err;
 };
 
@@ -240,15 +243,6 @@ nonblocking(struct rdma_event_channel *ch)
 	return fl < 0 ? -1 : fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* The address of a device's GID 0 (IPv4-mapped). */
-static void
-gid_addr(const uint8_t gid[16], struct sockaddr_in *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->sin_family = AF_INET;
-	memcpy(&a->sin_addr, gid + 12, 4);
-}
-
 /* N connections made (*conn_s) and torn down (*disc_s), in seconds. */
 static int
 cm_churn(struct cm_run *r, double *conn_s, double *disc_s)
@@ -264,7 +258,8 @@ cm_churn(struct cm_run *r, double *conn_s, double *disc_s)
 	    rdma_bind_addr(r->listen, (struct sockaddr *)&r->dst) != 0 ||
 	    rdma_listen(r->listen, (int)r->n) != 0)
 		return -1;
-	r->dst.sin_port = rdma_get_src_port(r->listen);
+	droce_cma_gid_to_addr(&r->dgid, ntohs(rdma_get_src_port(r->listen)),
+			      &r->dst);
 
 	t0 = perf_now();
 	for (i = 0; i < r->n; i++)
@@ -368,7 +363,9 @@ perf_cm(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv)
 {
 	static struct cm_run r;
 	struct stream_args sa = { o, cl, sv, 0 };
-	double quiet0, quiet1, idle, churn, conn_s = 0, disc_s = 0, tconn_s, tdisc_s;
+	double quiet0, quiet1, idle, churn, conn_s = 0, disc_s = 0;
+	double tconn_s, tdisc_s;
+	union ibv_gid gid;             /* the client's */
 	uint64_t n0;
 	double t0;
 	pthread_t th;
@@ -381,8 +378,10 @@ perf_cm(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv)
 			CM_MAX_CONNS);
 		return -1;
 	}
-	gid_addr(cl->me.gid, &r.src);
-	gid_addr(sv->me.gid, &r.dst);
+	memcpy(gid.raw, cl->me.gid, 16);
+	droce_cma_gid_to_addr(&gid, 0, &r.src);
+	memcpy(r.dgid.raw, sv->me.gid, 16);
+	droce_cma_gid_to_addr(&r.dgid, 0, &r.dst);
 	if (tcp_churn(r.n, &tconn_s, &tdisc_s) != 0) {
 		perror("droce-perf: cm: the TCP yardstick");
 		return -1;

@@ -108,34 +108,6 @@ cm_init(void)
  * Addresses.
  */
 
-static bool
-gid_is_v4(const union ibv_gid *gid)
-{
-	static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-	return memcmp(gid->raw, v4_mapped, sizeof(v4_mapped)) == 0;
-}
-
-static void
-gid_to_addr(const union ibv_gid *gid, uint16_t port,
-	    struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (gid_is_v4(gid)) {
-		struct sockaddr_in *in = (struct sockaddr_in *)ss;
-
-		in->sin_family = AF_INET;
-		in->sin_port = htons(port);
-		memcpy(&in->sin_addr, gid->raw + 12, 4);
-	} else {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-		memcpy(&in6->sin6_addr, gid->raw, 16);
-	}
-}
-
 static int
 parse_addr(const char *s, uint16_t port, struct sockaddr_storage *ss)
 {
@@ -217,7 +189,7 @@ port_addr(struct pmd_port *p, const struct sockaddr_storage *dst,
 			best_bits = 0;
 			break;
 		}
-		if (gid_is_v4(&gid) != gid_is_v4(&want))
+		if (droce_cma_gid_is_v4(&gid) != droce_cma_gid_is_v4(&want))
 			continue;
 		for (bits = 0; bits < 128; bits++)
 			if ((gid.raw[bits / 8] ^ want.raw[bits / 8]) &
@@ -233,7 +205,7 @@ port_addr(struct pmd_port *p, const struct sockaddr_storage *dst,
 			 dst->ss_family == AF_INET ? "IPv4 " : "IPv6 ");
 		return -1;
 	}
-	gid_to_addr(&best, port, ss);
+	droce_cma_gid_to_addr(&best, port, ss);
 	return 0;
 }
 

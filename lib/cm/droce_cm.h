@@ -14,7 +14,11 @@
  * librdmacm.so.1 implement it.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +73,17 @@ int droce_cm_query_stats(struct droce_cm_stats *stats);
 
 /** Name of a connection state ("ESTABLISHED", ...; "?" if none). */
 const char *droce_cm_conn_state_name(enum droce_cm_conn_state s);
+
+/** Whether @p gid is an IPv4-mapped address (::ffff:a.b.c.d). */
+bool droce_cma_gid_is_v4(const union ibv_gid *gid);
+
+/**
+ * The socket address rdma_cm takes for GID @p gid of a droce device:
+ * AF_INET for an IPv4-mapped GID, else AF_INET6, with @p port (host
+ * order).
+ */
+void droce_cma_gid_to_addr(const union ibv_gid *gid, uint16_t port,
+			   struct sockaddr_storage *ss);
 
 #ifdef __cplusplus
 }

@@ -301,8 +301,6 @@ uint16_t droce_cma_port(const struct sockaddr *sa);
 bool droce_cma_addr_any(const struct sockaddr *sa);
 socklen_t droce_cma_addr_len(const struct sockaddr *sa);
 void droce_cma_addr_to_gid(const struct sockaddr *sa, union ibv_gid *gid);
-void droce_cma_gid_to_addr(const union ibv_gid *gid, uint16_t port,
-			   struct sockaddr_storage *ss);
 
 static inline struct cm_id *
 cm_id_of(struct rdma_cm_id *id)

@@ -33,8 +33,8 @@ droce_cma_addr_to_gid(const struct sockaddr *sa, union ibv_gid *gid)
 	}
 }
 
-static bool
-gid_is_v4(const union ibv_gid *gid)
+bool
+droce_cma_gid_is_v4(const union ibv_gid *gid)
 {
 	static const uint8_t prefix[12] = {
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
@@ -48,7 +48,7 @@ droce_cma_gid_to_addr(const union ibv_gid *gid, uint16_t port,
 		      struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
-	if (gid_is_v4(gid)) {
+	if (droce_cma_gid_is_v4(gid)) {
 		struct sockaddr_in *in = (struct sockaddr_in *)ss;
 
 		in->sin_family = AF_INET;
@@ -234,7 +234,8 @@ droce_cma_route_dev(const struct cm_id *id, const union ibv_gid *dst,
 		for (i = 0; i < dev->ngid; i++) {
 			unsigned int bits;
 
-			if (gid_is_v4(&dev->gid[i]) != gid_is_v4(dst))
+			if (droce_cma_gid_is_v4(&dev->gid[i]) !=
+			    droce_cma_gid_is_v4(dst))
 				continue;
 			bits = common_bits(&dev->gid[i], dst);
 			if (best == NULL || bits > best_bits) {

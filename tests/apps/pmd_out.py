@@ -193,3 +193,21 @@ def start_prompt(pmd):
         return read_until(p, regex)
 
     return p, cmd
+
+
+def quit_prompt(p):
+    """Type quit at start_prompt()'s droce-pmd: its exit status (None
+    if it did not exit within 60 s)."""
+    p.stdin.write(b'quit\n')
+    p.stdin.flush()
+    try:
+        return p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def stop_prompt(p):
+    """start_prompt()'s droce-pmd gone, killed if it is still there."""
+    if p.poll() is None:
+        p.kill()
+        p.wait()

@@ -232,14 +232,10 @@ def check_interactive(args):
             m = cmd(line, r'run qp %s %s %s x %s: .*data checked' %
                     (q, mode, size, count))
             check(m is not None, 'interactive: %s, data checked' % line)
-        p.stdin.write(b'quit\n')
-        p.stdin.flush()
-        rc = p.wait(timeout=60)
-        check(rc == 0, 'interactive: quit exits with 0 (%d)' % rc)
+        rc = pmd_out.quit_prompt(p)
+        check(rc == 0, 'interactive: quit exits with 0 (%s)' % rc)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        pmd_out.stop_prompt(p)
 
 
 FAILING = [

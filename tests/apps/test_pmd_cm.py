@@ -253,14 +253,10 @@ def check_interactive(args):
                 r'cm: qp 0 disconnected by its peer, destroyed')
         check(m is not None, 'interactive: destroy qp ends the connection, '
               'the peer goes while the prompt waits')
-        p.stdin.write(b'quit\n')
-        p.stdin.flush()
-        rc = p.wait(timeout=60)
-        check(rc == 0, 'interactive: quit exits with 0 (%d)' % rc)
+        rc = pmd_out.quit_prompt(p)
+        check(rc == 0, 'interactive: quit exits with 0 (%s)' % rc)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        pmd_out.stop_prompt(p)
 
 
 # (name, script, what stderr says); each fails at its last line

@@ -176,3 +176,25 @@ cm_stats(void)
 	assert_int_equal(droce_cm_query_stats(&st), 0);
 	return st;
 }
+
+void
+cm_request(struct side *c, struct side *s, struct rdma_conn_param *cp)
+{
+	struct rdma_cm_event *ev;
+
+	qp_on(c, c->id);
+	assert_int_equal(rdma_connect(c->id, cp), 0);
+	ev = expect(s->ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	s->id = ev->id;
+	rdma_ack_cm_event(ev);
+}
+
+void
+cm_establish(struct side *c, struct side *s, struct rdma_conn_param *cp)
+{
+	qp_on(s, s->id);
+	assert_int_equal(rdma_accept(s->id, cp), 0);
+	expect_ack(c->ch, RDMA_CM_EVENT_ESTABLISHED);
+	expect_ack(s->ch, RDMA_CM_EVENT_ESTABLISHED);
+}

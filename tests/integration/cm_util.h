@@ -47,6 +47,14 @@ uint16_t listen_on(struct side *s, int backlog);
 void qp_on(struct side *s, struct rdma_cm_id *id);
 /* @p c's id resolved to the server's @p port, address and route. */
 void client_to(struct side *c, uint16_t port);
+/* @p c (resolved: client_to()) given a QP and connecting with @p cp
+ * (NULL: the defaults); @p s, listening, takes the request: s->id. */
+void cm_request(struct side *c, struct side *s,
+		struct rdma_conn_param *cp);
+/* @p s (after cm_request()) given a QP and accepting with @p cp:
+ * ESTABLISHED on both sides. */
+void cm_establish(struct side *c, struct side *s,
+		  struct rdma_conn_param *cp);
 /* Everything of @p s destroyed. */
 void side_free(struct side *s);
 

@@ -151,12 +151,7 @@ test_cm_reject(void **state)
 	(void)state;
 	port = listen_on(&srv, 8);
 	client_to(&cli, port);
-	qp_on(&cli, cli.id);
-	assert_int_equal(rdma_connect(cli.id, NULL), 0);
-	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	assert_non_null(ev);
-	srv.id = ev->id;
-	rdma_ack_cm_event(ev);
+	cm_request(&cli, &srv, NULL);
 	assert_int_equal(rdma_reject(srv.id, "no thanks", 10), 0);
 	ev = expect(cli.ch, RDMA_CM_EVENT_REJECTED);
 	assert_non_null(ev);
@@ -487,7 +482,6 @@ static void
 test_cm_bad_input(void **state)
 {
 	struct side srv = {0}, cli = {0};
-	struct rdma_cm_event *ev;
 	struct droce_cm_stats s0, s1;
 	struct droce_cm_msg m;
 	uint8_t mad[DROCE_MAD_LEN];
@@ -497,17 +491,9 @@ test_cm_bad_input(void **state)
 	(void)state;
 	port = listen_on(&srv, 8);
 	client_to(&cli, port);
-	qp_on(&cli, cli.id);
-	assert_int_equal(rdma_connect(cli.id, NULL), 0);
-	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	assert_non_null(ev);
-	srv.id = ev->id;
-	rdma_ack_cm_event(ev);
+	cm_request(&cli, &srv, NULL);
 	live = cm_id_of(srv.id)->req;
-	qp_on(&srv, srv.id);
-	assert_int_equal(rdma_accept(srv.id, NULL), 0);
-	expect_ack(cli.ch, RDMA_CM_EVENT_ESTABLISHED);
-	expect_ack(srv.ch, RDMA_CM_EVENT_ESTABLISHED);
+	cm_establish(&cli, &srv, NULL);
 
 	s0 = cm_stats();
 	/* malformed: short, another class, base version, class version,
@@ -755,7 +741,6 @@ test_cm_connect_ipv6(void **state)
 	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
 	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
 	struct side srv = {0}, cli = {0};
-	struct rdma_cm_event *ev;
 	char want[INET6_ADDRSTRLEN], got[INET6_ADDRSTRLEN];
 	struct sockaddr_in6 *peer;
 
@@ -779,23 +764,15 @@ test_cm_connect_ipv6(void **state)
 	assert_int_equal(rdma_get_local_addr(cli.id)->sa_family, AF_INET6);
 	assert_int_equal(rdma_resolve_route(cli.id, 2000), 0);
 	expect_ack(cli.ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	qp_on(&cli, cli.id);
 	/* (retries: it runs over the lossy link too) */
-	assert_int_equal(rdma_connect(cli.id, &cp), 0);
-	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	assert_non_null(ev);
-	srv.id = ev->id;
-	rdma_ack_cm_event(ev);
+	cm_request(&cli, &srv, &cp);
 	peer = (struct sockaddr_in6 *)rdma_get_peer_addr(srv.id);
 	assert_int_equal(peer->sin6_family, AF_INET6);
 	inet_ntop(AF_INET6, &peer->sin6_addr, got, sizeof(got));
 	snprintf(want, sizeof(want), "fd00:0:0:7::1");
 	assert_string_equal(got, want);
 	assert_int_equal(rdma_get_dst_port(srv.id), rdma_get_src_port(cli.id));
-	qp_on(&srv, srv.id);
-	assert_int_equal(rdma_accept(srv.id, &cp), 0);
-	expect_ack(cli.ch, RDMA_CM_EVENT_ESTABLISHED);
-	expect_ack(srv.ch, RDMA_CM_EVENT_ESTABLISHED);
+	cm_establish(&cli, &srv, &cp);
 	send_checked(&cli, &srv, "over IPv6");
 	assert_int_equal(rdma_disconnect(srv.id), 0);
 	expect_ack(cli.ch, RDMA_CM_EVENT_DISCONNECTED);

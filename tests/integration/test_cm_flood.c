@@ -460,17 +460,9 @@ test_cm_mad_flood(void **state)
 	}
 	assert_int_equal(held, BACKLOG);
 	client_to(&cli, port);
-	qp_on(&cli, cli.id);
-	assert_int_equal(rdma_connect(cli.id, &(struct rdma_conn_param) {
-		.retry_count = 7, .rnr_retry_count = 7 }), 0);
-	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	assert_non_null(ev);
-	srv.id = ev->id;
-	rdma_ack_cm_event(ev);
-	qp_on(&srv, srv.id);
-	assert_int_equal(rdma_accept(srv.id, NULL), 0);
-	expect_ack(cli.ch, RDMA_CM_EVENT_ESTABLISHED);
-	expect_ack(srv.ch, RDMA_CM_EVENT_ESTABLISHED);
+	cm_request(&cli, &srv, &(struct rdma_conn_param) {
+		.retry_count = 7, .rnr_retry_count = 7 });
+	cm_establish(&cli, &srv, NULL);
 	send_checked(&cli, &srv, "after the flood");
 	assert_int_equal(rdma_disconnect(cli.id), 0);
 	expect_ack(srv.ch, RDMA_CM_EVENT_DISCONNECTED);
