@@ -747,7 +747,8 @@ bool droce_qp_path_ready(struct droce_qp_eng *qp, uint64_t now);
 /**
  * Take note of the WQEs posted since the last look, and fetch them into
  * this core's cache (the application wrote them on another): early in a
- * pass, so that they are here when droce_req_run() comes.
+ * pass, so that they are here when droce_req_run() comes. Only in RTS
+ * and SQD: in the other states WQEs wait.
  */
 void droce_req_fetch(struct droce_qp_eng *qp);
 

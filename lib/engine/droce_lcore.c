@@ -78,9 +78,7 @@ run_device(struct droce_dev *dev, uint64_t now)
 	 * before it, and a look at each is a cache miss) */
 	few = dev->nactive <= DROCE_QP_FEW;
 	for (i = 0; few && i < dev->nactive; i++)
-		if (dev->active[i]->state == IBV_QPS_RTS ||
-		    dev->active[i]->state == IBV_QPS_SQD)
-			droce_req_fetch(dev->active[i]);
+		droce_req_fetch(dev->active[i]);
 	/* a stopped port is not polled (its link is down: the event was
 	 * raised as it stopped); its QPs' timers run on, as a NIC's do */
 	n = likely(!dev->port_stopped) ?
@@ -103,8 +101,7 @@ run_device(struct droce_dev *dev, uint64_t now)
 		} else {
 			droce_resp_run(qp, now);
 			droce_req_timer(qp, now);
-			if (!few && (qp->state == IBV_QPS_RTS ||
-				     qp->state == IBV_QPS_SQD))
+			if (!few)
 				droce_req_fetch(qp);
 			droce_req_run(qp, now);
 		}

@@ -678,7 +678,9 @@ qp_modify(struct droce_dev *dev, void *arg)
 			memcpy(a->rd_res, old,
 			       qp->rd_res_cap * sizeof(*old));
 		qp->rd_res = a->rd_res;
-		qp->rd_res_cap = a->rd_res_cap;
+		/* (rd_res_wanted() reads it outside the lcore) */
+		__atomic_store_n(&qp->rd_res_cap, a->rd_res_cap,
+				 __ATOMIC_RELAXED);
 		a->rd_res = old;
 	}
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)

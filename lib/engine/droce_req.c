@@ -418,7 +418,8 @@ droce_req_fetch(struct droce_qp_eng *qp)
 	struct droce_wq *sq = qp->cfg.sq;
 	uint32_t prod;
 
-	if (sq == NULL)
+	if (sq == NULL ||
+	    (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD))
 		return;
 	prod = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
 	while (qp->req.seen != prod) {
