@@ -83,6 +83,14 @@ droce_ah_mac(const struct droce_ah_eng *ah, uint8_t mac[6])
 }
 
 void
+droce_ah_hdr(const struct droce_ah_eng *ah, struct droce_ud_hdr *h)
+{
+	RTE_BUILD_BUG_ON(sizeof(ah->path.hdr) > sizeof(h->bytes));
+	h->len = ah->path.hdr_len;
+	memcpy(h->bytes, ah->path.hdr, ah->path.hdr_len);
+}
+
+void
 droce_ah_destroy(struct droce_ah_eng *ah)
 {
 	rte_free(ah);

@@ -381,10 +381,7 @@ struct droce_send_wqe {
 		uint32_t rkey;
 		uint32_t remote_qpn;        /**< UD */
 	};
-	union {
-		uint64_t remote_addr;
-		struct droce_ah_eng *ah;    /**< UD */
-	};
+	uint64_t remote_addr;
 	union {
 		uint64_t compare_add;
 		uint32_t remote_qkey;       /**< UD */
@@ -444,6 +441,28 @@ static inline struct droce_bind *
 droce_send_wqe_bind(struct droce_send_wqe *wqe)
 {
 	return (struct droce_bind *)(wqe + 1);
+}
+
+/**
+ * A UD WQE carries the Ethernet, IP and UDP headers of its datagram,
+ * copied from its address handle as it is posted, as a hardware provider
+ * copies the address vector into its WQE: a program may destroy the
+ * handle as soon as the post returns (mckey does, its sends unsignalled).
+ * They take the last DROCE_UD_HDR_ROOM bytes of the WQE's slot.
+ */
+#define DROCE_UD_HDR_ROOM 64
+
+struct droce_ud_hdr {
+	uint8_t len;
+	uint8_t bytes[DROCE_UD_HDR_ROOM - 1];
+};
+
+/** @return the datagram headers of UD @p wqe, in a slot of @p stride. */
+static inline struct droce_ud_hdr *
+droce_send_wqe_ud_hdr(const struct droce_send_wqe *wqe, uint32_t stride)
+{
+	return (struct droce_ud_hdr *)(uintptr_t)
+		((const uint8_t *)wqe + stride - DROCE_UD_HDR_ROOM);
 }
 
 /** @return the SGEs (or inline data) of @p wqe. */
@@ -740,6 +759,9 @@ int droce_mcast_detach(struct droce_qp_eng *qp, const uint8_t gid[16]);
 
 /** Copy the MAC @p ah sends to into @p mac. */
 void droce_ah_mac(const struct droce_ah_eng *ah, uint8_t mac[6]);
+
+/** Copy the datagram headers of @p ah into @p h (a UD WQE's). */
+void droce_ah_hdr(const struct droce_ah_eng *ah, struct droce_ud_hdr *h);
 
 /** Free @p ah: no posted WR may name it any more. */
 void droce_ah_destroy(struct droce_ah_eng *ah);

@@ -862,12 +862,13 @@ void droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe);
  */
 
 /**
- * Allocate an mbuf with the headers of @p path, a BTH from @p qp to
- * @p dqpn included: *bth points at it, the extension headers and the
- * payload follow (the opcode's table entry says where).
+ * Allocate an mbuf starting with the @p hdr_len bytes of a path's
+ * Ethernet, IP and UDP headers at @p hdr, then a BTH from @p qp to
+ * @p dqpn: *bth points at it, the extension headers and the payload
+ * follow (the opcode's table entry says where).
  */
 struct rte_mbuf *droce_pkt_alloc_to(struct droce_qp_eng *qp,
-				    const struct droce_path *path,
+				    const uint8_t *hdr, uint8_t hdr_len,
 				    uint32_t dqpn, uint8_t opcode, uint32_t psn,
 				    bool ackreq, bool se, uint32_t payload_len,
 				    uint8_t **bth);
@@ -877,8 +878,9 @@ static inline struct rte_mbuf *
 droce_pkt_alloc(struct droce_qp_eng *qp, uint8_t opcode, uint32_t psn,
 		bool ackreq, bool se, uint32_t payload_len, uint8_t **bth)
 {
-	return droce_pkt_alloc_to(qp, &qp->path, qp->dest_qpn, opcode, psn,
-				  ackreq, se, payload_len, bth);
+	return droce_pkt_alloc_to(qp, qp->path.hdr, qp->path.hdr_len,
+				  qp->dest_qpn, opcode, psn, ackreq, se,
+				  payload_len, bth);
 }
 
 /** Finish a packet: lengths, IPv4 checksum; queue it (the ICRC follows). */

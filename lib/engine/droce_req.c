@@ -188,11 +188,13 @@ ud_packet(struct droce_qp_eng *qp, const struct droce_send_wqe *wqe,
 			wqe->remote_qkey,
 		.srcqp = qp->cfg.qp_num,
 	};
+	const struct droce_ud_hdr *uh =
+		droce_send_wqe_ud_hdr(wqe, qp->cfg.sq->stride);
 	struct rte_mbuf *m;
 	uint8_t *bth;
 
-	m = droce_pkt_alloc_to(qp, &wqe->ah->path, wqe->remote_qpn, opcode,
-			       qp->req.psn, false, se, len, &bth);
+	m = droce_pkt_alloc_to(qp, uh->bytes, uh->len, wqe->remote_qpn,
+			       opcode, qp->req.psn, false, se, len, &bth);
 	if (m == NULL)
 		return NULL;
 	/* flows spread as a connected QP's do: by the pair of QPs */
@@ -252,13 +254,11 @@ send_ud_tso(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
  */
 static bool
 send_ud(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
-	struct droce_swqe *st, uint64_t now)
+	struct droce_swqe *st)
 {
 	struct rte_mbuf *m;
 	uint8_t *p;
 
-	if (!droce_path_ready(qp->dev, &wqe->ah->path, now))
-		return false;
 	if (droce_wr_flags(wqe->opcode) & DROCE_WR_TSO) {
 		if (!send_ud_tso(qp, wqe))
 			return false;
@@ -505,7 +505,7 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 			}
 		}
 		if (qp->tr == DROCE_TR_UD)
-			ok = send_ud(qp, wqe, st, now);
+			ok = send_ud(qp, wqe, st);
 		else if (qp->tr == DROCE_TR_NONE)
 			ok = send_raw(qp, wqe, st);
 		else if (droce_wqe_rd_atomic(wqe))

@@ -19,13 +19,13 @@
 #include "droce_engine_pvt.h"
 
 struct rte_mbuf *
-droce_pkt_alloc_to(struct droce_qp_eng *qp, const struct droce_path *path,
-		   uint32_t dqpn, uint8_t opcode, uint32_t psn, bool ackreq,
-		   bool se, uint32_t payload_len, uint8_t **bth)
+droce_pkt_alloc_to(struct droce_qp_eng *qp, const uint8_t *hdr,
+		   uint8_t hdr_len, uint32_t dqpn, uint8_t opcode, uint32_t psn,
+		   bool ackreq, bool se, uint32_t payload_len, uint8_t **bth)
 {
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	uint32_t pad = (4 - (payload_len & 3)) & 3;
-	uint32_t len = path->hdr_len + op->hdr_len + payload_len + pad +
+	uint32_t len = hdr_len + op->hdr_len + payload_len + pad +
 		DROCE_ICRC_LEN;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
 	const struct droce_bth h = {
@@ -48,8 +48,8 @@ droce_pkt_alloc_to(struct droce_qp_eng *qp, const struct droce_path *path,
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	rte_memcpy(f, path->hdr, path->hdr_len);
-	*bth = f + path->hdr_len;
+	rte_memcpy(f, hdr, hdr_len);
+	*bth = f + hdr_len;
 	droce_bth_encode(*bth, &h);
 	if (pad != 0)
 		memset(*bth + op->hdr_len + payload_len, 0, pad);

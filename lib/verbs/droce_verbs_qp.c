@@ -282,6 +282,12 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 	}
+	/* a UD WQE carries its datagram's headers (droce_send_wqe_ud_hdr) */
+	if (attr->qp_type == IBV_QPT_UD)
+		send_payload = RTE_ALIGN_CEIL(send_payload +
+					      sizeof(struct droce_send_wqe),
+					      RTE_CACHE_LINE_SIZE) -
+			sizeof(struct droce_send_wqe) + DROCE_UD_HDR_ROOM;
 	if (droce_wq_init(&qp->sq, cap->max_send_wr,
 		    sizeof(struct droce_send_wqe) + send_payload,
 		    cap->max_send_sge, cap->max_inline_data) < 0 ||
@@ -656,7 +662,8 @@ tso_wr_check(const struct droce_qp *qp, const struct ibv_send_wr *wr,
 	    (wr->send_flags & (IBV_SEND_INLINE | IBV_SEND_FENCE)) ||
 	    hsz > qp->max_tso_header ||
 	    hsz + (uint32_t)wr->num_sge * sizeof(struct ibv_sge) >
-	    qp->sq.stride - sizeof(struct droce_send_wqe) ||
+	    qp->sq.stride - sizeof(struct droce_send_wqe) -
+	    (ud ? DROCE_UD_HDR_ROOM : 0) ||
 	    hsz + wr->tso.mss > seg_max || hsz < l3)
 		return EINVAL;
 	type = ud ? (uint16_t)(h[0] << 8 | h[1]) :
@@ -834,7 +841,8 @@ send_wqe_build(const struct droce_qp *qp, struct droce_send_wqe *wqe,
 	}
 	if (qp->qpx.qp_base.qp_type == IBV_QPT_UD) {
 		wqe->remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
-		wqe->ah = to_ah(wr->wr.ud.ah)->eng;
+		droce_ah_hdr(to_ah(wr->wr.ud.ah)->eng,
+			     droce_send_wqe_ud_hdr(wqe, qp->sq.stride));
 		wqe->remote_qkey = wr->wr.ud.remote_qkey;
 		wqe->swap = 0;
 	} else if (op->flags & DROCE_WR_ATOMIC) {

@@ -11,6 +11,8 @@
  *    address handle: the receive buffer starts with the 40-byte GRH area
  *    (20 zero bytes and the sender's IPv4 header), byte_len counts it,
  *    src_qp names the sender, IBV_WC_GRH is set; every byte checked;
+ *  - an address handle destroyed as soon as the post of its datagrams
+ *    returns, another made: every datagram still arrives whole;
  *  - an answer through ibv_create_ah_from_wc(), and what
  *    ibv_init_ah_from_wc() reads from the GRH; the same over IPv6 GIDs
  *    (the GRH area is then the IPv6 header);
@@ -208,6 +210,75 @@ test_ud_send(void **state)
 			assert_int_equal(got[GRH + len], 0xee);
 		}
 	}
+}
+
+/*
+ * A program may destroy an address handle as soon as its post returns,
+ * its datagrams not yet sent (mckey does, its sends unsignalled): each
+ * datagram goes where the handle said when it was posted. More
+ * datagrams than a pass sends are posted in one list, the handle is
+ * destroyed at once and another made, to a multicast group no QP is
+ * attached to, likely in the same memory: every datagram still reaches
+ * droce1's QP, whole and in order. (droce once kept a pointer to the
+ * handle in the WQE: the rest went out as garbage, or to "::".)
+ */
+static void
+test_ud_ah_destroyed_after_post(void **state)
+{
+	enum { N = 200, LEN = 64 };
+	static struct ibv_send_wr wr[N];
+	static struct ibv_sge sge[N];
+	struct ibv_ah_attr group = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid.raw = { [10] = 0xff, [11] = 0xff, [12] = 239,
+				       [13] = 9, [14] = 9, [15] = 9 },
+			 .hop_limit = 1 },
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_ah *ah, *other;
+	uint8_t want[LEN];
+	struct ibv_wc wc;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		assert_int_equal(ep_post_recv(&b, i, RECV_OFF + i * (GRH + LEN),
+					      GRH + LEN), 0);
+	ah = ep_ah(&a, &b, &opts);
+	assert_non_null(ah);
+	for (i = 0; i < N; i++) {
+		fill_pattern(a.buf + i * LEN, LEN, 500 + i);
+		sge[i] = (struct ibv_sge) {
+			.addr = (uintptr_t)(a.buf + i * LEN),
+			.length = LEN,
+			.lkey = a.mr->lkey,
+		};
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].send_flags = i == N - 1 ? IBV_SEND_SIGNALED : 0;
+		wr[i].wr.ud.ah = ah;
+		wr[i].wr.ud.remote_qpn = b.qp->qp_num;
+		wr[i].wr.ud.remote_qkey = QKEY;
+		wr[i].next = i + 1 < N ? &wr[i + 1] : NULL;
+	}
+	assert_int_equal(ibv_post_send(a.qp, wr, &bad), 0);
+	assert_int_equal(ibv_destroy_ah(ah), 0);
+	other = ibv_create_ah(a.pd, &group);
+	assert_non_null(other);
+	expect_send_done(&a, N - 1, LEN);
+	for (i = 0; i < N; i++) {
+		assert_int_equal(ep_poll(b.rcq, &wc, 1, 2000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, i);
+		assert_int_equal(wc.byte_len, GRH + LEN);
+		fill_pattern(want, LEN, 500 + i);
+		assert_memory_equal(b.buf + RECV_OFF + i * (GRH + LEN) + GRH,
+				    want, LEN);
+	}
+	assert_int_equal(ibv_destroy_ah(other), 0);
 }
 
 static void
@@ -1524,6 +1595,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ud_idle_sends_nothing),
 		cmocka_unit_test(test_ud_send),
+		cmocka_unit_test(test_ud_ah_destroyed_after_post),
 		cmocka_unit_test(test_ud_ah_from_wc),
 		cmocka_unit_test(test_ud_ipv6),
 		cmocka_unit_test(test_ud_qkey),
