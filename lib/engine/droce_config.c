@@ -15,6 +15,9 @@
  *   cores = 1              ; CPUs of the engine lcores (default: the last)
  *   idle_sleep_us = 20     ; sleep when idle; 0 busy-polls
  *   idle_yield_us = 0      ; before sleeping, yield the CPU this long
+ *   run_to_completion = auto ; application threads run the engine's pass
+ *                          ; when they post or poll: auto (those on an
+ *                          ; engine lcore's CPU), always, never
  *   link_wait_s = 30       ; at start, wait up to this long for every link
  *                          ; to be up (a memif server's comes up when its
  *                          ; client connects); default 0
@@ -296,6 +299,26 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 			&cfg->mbuf_cache) < 0) {
 		ret = -EINVAL;
 		goto out;
+	}
+	v = rte_cfgfile_get_entry(f, "engine", "run_to_completion");
+	if (v != NULL) {
+		static const char *const names[] = {
+			[DROCE_RTC_AUTO] = "auto",
+			[DROCE_RTC_ALWAYS] = "always",
+			[DROCE_RTC_NEVER] = "never",
+		};
+		unsigned int k;
+
+		for (k = 0; k < RTE_DIM(names); k++)
+			if (strcmp(v, names[k]) == 0)
+				break;
+		if (k == RTE_DIM(names)) {
+			DROCE_LOG(ERR, "%s: bad run_to_completion '%s' "
+				  "(auto, always or never)", path, v);
+			ret = -EINVAL;
+			goto out;
+		}
+		cfg->run_to_completion = k;
 	}
 	v = rte_cfgfile_get_entry(f, "engine", "pcap");
 	if (v != NULL)

@@ -57,7 +57,9 @@
 	X(tx_csum_offload, \
 	  "raw frames whose checksums the port filled (IBV_SEND_IP_CSUM, TSO)") \
 	X(tx_tso_offload, "TSO WRs the port segmented") \
-	X(tx_gso, "TSO WRs DPDK's GSO library segmented (the port has no TSO)")
+	X(tx_gso, "TSO WRs DPDK's GSO library segmented (the port has no TSO)") \
+	X(app_passes, "engine passes over the device an application thread " \
+	  "ran as it posted or polled (run_to_completion)")
 
 /** The counters of a QP. */
 #define DROCE_QP_COUNTERS(X) \

@@ -163,12 +163,16 @@ droce_dev_call(struct droce_dev *dev,
 	unsigned int spins = 0;
 	long nap_ns = 5000;
 
-	if (rte_lcore_id() == dev->lc->lcore_id)
+	/* (the lcore's own thread calls outside a pass only as it starts) */
+	if (droce_lcore_running(dev->lc) ||
+	    rte_lcore_id() == dev->lc->lcore_id)
 		return fn(dev, arg);
 	while (rte_ring_enqueue(dev->lc->ctl, &req) != 0)
 		sched_yield();
 	while (!__atomic_load_n(&req.done, __ATOMIC_ACQUIRE)) {
 		if (++spins < 1000) {
+			/* on the lcore's CPU, the call is run here */
+			droce_dev_drive(dev);
 			rte_pause();
 		} else {
 			/* a long call (a raw run lasts seconds) is waited
@@ -657,6 +661,8 @@ engine_init(void)
 			break;
 		lc->lcore_id = lcore;
 		lc->idx = i;
+		lc->cpu = cfg->cores[i];
+		rte_spinlock_init(&lc->pass_lock);
 		snprintf(name, sizeof(name), "droce_ctl_%u", i);
 		lc->ctl = rte_ring_create(name, 256, SOCKET_ID_ANY,
 					  RING_F_MP_HTS_ENQ | RING_F_SC_DEQ);
@@ -714,6 +720,11 @@ engine_stop(void)
 		while (__atomic_load_n(&droce_eng.lcores[i].stop,
 				       __ATOMIC_ACQUIRE) != 2)
 			sched_yield();
+	/* nor does an application thread run a pass from here on (its
+	 * ports stopped, its mirrors closed under it): the passes are
+	 * taken, for good */
+	for (i = 0; i < droce_eng.nlcores; i++)
+		rte_spinlock_lock(&droce_eng.lcores[i].pass_lock);
 	for (i = 0; i < droce_eng.ndevs; i++) {
 		struct droce_dev *dev = droce_eng.devs[i];
 

@@ -92,6 +92,15 @@ int droce_dev_call(struct droce_dev *dev,
 		   int (*fn)(struct droce_dev *dev, void *arg), void *arg);
 
 /**
+ * Run a pass of the engine lcore of @p dev in this thread, if the
+ * configuration's run_to_completion wants it of this thread (auto: the
+ * thread is on the lcore's CPU, where the lcore cannot run while it
+ * polls) and no other thread is running one. Called as an application
+ * posts sends, finds a CQ empty or waits for a control call.
+ */
+void droce_dev_drive(struct droce_dev *dev);
+
+/**
  * Call @p fn on a device's engine lcore whenever its port's link goes up
  * (IBV_EVENT_PORT_ACTIVE) or down (IBV_EVENT_PORT_ERR). The link is looked
  * at every DROCE_LINK_CHECK_MS.

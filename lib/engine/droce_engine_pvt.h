@@ -16,6 +16,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
+#include <rte_spinlock.h>
 
 #include <droce_wire.h>
 
@@ -90,12 +91,26 @@ struct droce_dev_cfg {
 	int lcore;                  /**< index into the engine cores, or -1 */
 };
 
+/**
+ * run_to_completion: which application threads run an engine lcore's
+ * pass themselves, when they post a send, find a CQ empty or wait for a
+ * control call (droce_dev_drive()).
+ */
+enum droce_rtc {
+	DROCE_RTC_AUTO,   /**< a thread on the lcore's CPU (it has no core
+			   *   of its own to run on while the thread polls) */
+	DROCE_RTC_ALWAYS, /**< any thread */
+	DROCE_RTC_NEVER,  /**< none: the lcore alone */
+};
+
 struct droce_cfg {
 	char eal_args[1024];
 	unsigned int ncores;
 	int cores[DROCE_MAX_LCORES]; /**< CPUs for engine lcores; -1: pick */
 	unsigned int idle_sleep_us;  /**< 0: busy-poll */
 	unsigned int idle_yield_us;  /**< idle: yield so long, then sleep */
+	/** Who else runs an lcore's pass: enum droce_rtc */
+	unsigned int run_to_completion;
 	unsigned int link_wait_s;    /**< wait at start for links to be up */
 	char pcap[512];              /**< mirror every frame here if set */
 	unsigned int mbufs;
@@ -125,6 +140,11 @@ struct droce_ctl_req {
 struct droce_lcore {
 	unsigned int lcore_id;
 	unsigned int idx;
+	int cpu;                      /**< the CPU it is pinned to */
+	/** held by whoever runs a pass: the lcore, or an application
+	 * thread (droce_dev_drive()) */
+	rte_spinlock_t pass_lock;
+	uint64_t pass_since;          /**< TSC the pass running began */
 	struct rte_ring *ctl;         /**< droce_ctl_req pointers */
 	unsigned int ndevs;
 	struct droce_dev *devs[DROCE_MAX_DEVS];
@@ -133,6 +153,10 @@ struct droce_lcore {
 };
 
 int droce_lcore_main(void *arg);
+
+/** Is this thread running a pass of @p lc (its lcore, or an application
+ * thread that took the pass)? */
+bool droce_lcore_running(const struct droce_lcore *lc);
 
 /**
  * The link of @p dev is now @p up (as last seen: dev->link_up): if that

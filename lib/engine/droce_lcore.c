@@ -15,11 +15,16 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 
 #include "droce_engine_pvt.h"
 
 /* Passes without work before an idle engine yields its CPU. */
 #define IDLE_PASSES 16
+/* A pass another thread has held this long is a long one... */
+#define TAKEN_LONG_MS 1
+/* ...and the engine's sleeps grow to this while it lasts. */
+#define TAKEN_SLEEP_MAX_US 1000L
 
 static unsigned int
 run_control(struct droce_lcore *lc)
@@ -118,6 +123,80 @@ run_device(struct droce_dev *dev, uint64_t now)
 	return n + (unsigned int)(dev->stats.tx_frames - tx_before) + dev->ntx;
 }
 
+/* The lcore whose pass this thread is running (NULL: none); read on
+ * every post and empty poll, so reached without a call (a library loaded
+ * later takes it from the C library's reserve of static TLS). */
+static __thread const struct droce_lcore *running
+	__attribute__((tls_model("initial-exec")));
+
+bool
+droce_lcore_running(const struct droce_lcore *lc)
+{
+	return running == lc;
+}
+
+/*
+ * One pass of @p lc, if no other thread is running one.
+ * @return work done, or -1 if another thread has the pass.
+ */
+static int
+lcore_pass(struct droce_lcore *lc, bool app)
+{
+	unsigned int work, d, own_id = 0;
+	uint64_t now;
+
+	if (!rte_spinlock_trylock(&lc->pass_lock))
+		return -1;
+	running = lc;
+	/* an application thread takes the lcore's id for the pass: what
+	 * DPDK keeps per lcore (the mbuf pool's cache, above all: without
+	 * it every mbuf is taken from and given back to the shared ring)
+	 * is the pass's, used by one thread at a time under the lock */
+	if (app) {
+		own_id = RTE_PER_LCORE(_lcore_id);
+		RTE_PER_LCORE(_lcore_id) = lc->lcore_id;
+	}
+	now = rte_get_tsc_cycles();
+	__atomic_store_n(&lc->pass_since, now, __ATOMIC_RELAXED);
+	work = run_control(lc);
+	for (d = 0; d < lc->ndevs; d++) {
+		work += run_device(lc->devs[d], now);
+		lc->devs[d]->stats.app_passes += app;
+	}
+	if (app)
+		RTE_PER_LCORE(_lcore_id) = own_id;
+	running = NULL;
+	rte_spinlock_unlock(&lc->pass_lock);
+	return (int)work;
+}
+
+/*
+ * An application thread that posts, polls an empty CQ or waits for a
+ * control call on the CPU of the device's engine lcore would otherwise
+ * wait for that lcore to get the CPU back (the scheduler's tick, or the
+ * engine's idle sleep): it runs the pass itself (run_to_completion).
+ */
+void
+droce_dev_drive(struct droce_dev *dev)
+{
+	struct droce_lcore *lc = dev->lc;
+
+	switch (droce_eng.cfg.run_to_completion) {
+	case DROCE_RTC_AUTO:
+		if (sched_getcpu() != lc->cpu)
+			return;
+		break;
+	case DROCE_RTC_ALWAYS:
+		break;
+	default:
+		return;
+	}
+	/* not from inside a pass (a callback it makes) */
+	if (running != NULL)
+		return;
+	lcore_pass(lc, true);
+}
+
 /*
  * An idle engine spins a few passes, then sleeps idle_sleep_us at a time;
  * with idle_yield_us, it first yields its CPU that long (to a thread
@@ -128,7 +207,9 @@ run_device(struct droce_dev *dev, uint64_t now)
  * the core pushes the engine's deadline a time slice further: an engine
  * that yields among busy threads is kept off its core for hundreds of
  * milliseconds, longer than a peer's retransmissions last. So yielding
- * is asked for, not done by default (doc/guides/user.rst).
+ * is asked for, not done by default (doc/guides/user.rst). A pass an
+ * application thread is running counts as idle: that thread has the
+ * work in hand.
  */
 int
 droce_lcore_main(void *arg)
@@ -137,7 +218,7 @@ droce_lcore_main(void *arg)
 	const unsigned int sleep_us = droce_eng.cfg.idle_sleep_us;
 	const uint64_t yield_cycles = droce_eng.hz / 1000000 *
 		droce_eng.cfg.idle_yield_us;
-	unsigned int idle = 0;
+	unsigned int idle = 0, taken = 0;
 	uint64_t idle_since = 0;
 
 	/* an idle sleep of idle_sleep_us, not of the kernel's default 50 us
@@ -145,16 +226,25 @@ droce_lcore_main(void *arg)
 	if (sleep_us != 0)
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE) == 0) {
-		uint64_t now = rte_get_tsc_cycles();
-		unsigned int work = run_control(lc);
-		unsigned int d;
+		int work = lcore_pass(lc, false);
+		uint64_t now;
 
-		for (d = 0; d < lc->ndevs; d++)
-			work += run_device(lc->devs[d], now);
-		if (work != 0 || sleep_us == 0) {
+		if (work > 0 || sleep_us == 0) {
 			idle = 0;
+			taken = 0;
 			continue;
 		}
+		/* a pass an application thread has held for long (a control
+		 * call that runs seconds): each wake-up to find it so costs
+		 * the thread sharing the CPU a context switch, so they come
+		 * less and less often; a short one (the thread polls its
+		 * CQ, a pass at a time) is no reason to sleep longer: that
+		 * thread may spin on its memory next, waiting for what only
+		 * this one will receive */
+		now = rte_get_tsc_cycles();
+		taken = work < 0 && now - __atomic_load_n(&lc->pass_since,
+							  __ATOMIC_RELAXED) >
+			droce_eng.hz / 1000 * TAKEN_LONG_MS ? taken + 1 : 0;
 		if (++idle == 1)
 			idle_since = now;
 		if (idle < IDLE_PASSES) {
@@ -162,7 +252,10 @@ droce_lcore_main(void *arg)
 		} else if (now - idle_since < yield_cycles) {
 			sched_yield();
 		} else {
-			struct timespec ts = { 0, (long)sleep_us * 1000 };
+			unsigned int shift = RTE_MIN(taken, 6u);
+			long us = RTE_MIN((long)sleep_us << shift,
+					  TAKEN_SLEEP_MAX_US);
+			struct timespec ts = { 0, us * 1000 };
 
 			lc->idle_loops++;
 			nanosleep(&ts, NULL);

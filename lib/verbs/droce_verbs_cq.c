@@ -175,6 +175,18 @@ cq_empty(const struct droce_cq *cq)
 	return cons == __atomic_load_n(&cq->ring.prod, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * An empty CQ's poller may be on the CPU of the engine lcore that would
+ * fill it, keeping it from running: it runs a pass itself
+ * (droce_dev_drive()). @return true if the CQ is no longer empty.
+ */
+static inline bool
+cq_drive(struct droce_cq *cq)
+{
+	droce_dev_drive(cq->ctx->dev);
+	return !cq_empty(cq);
+}
+
 /* The completion at cons, skipping those of destroyed QPs; NULL if none. */
 static inline struct droce_cqe *
 cq_peek(struct droce_cq *cq, uint32_t *cons)
@@ -207,7 +219,7 @@ droce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	uint32_t cons, next = 0;
 	int n = 0;
 
-	if (cq_empty(cq))
+	if (cq_empty(cq) && !cq_drive(cq))
 		return 0;
 	cq_lock(cq);
 	cons = cq->ring.cons;
@@ -282,7 +294,7 @@ cq_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 
 	if (attr->comp_mask != 0)
 		return EINVAL;
-	if (cq_empty(cq))
+	if (cq_empty(cq) && !cq_drive(cq))
 		return ENOENT;
 	cq_lock(cq);
 	cons = cq->ring.cons;

@@ -945,6 +945,11 @@ droce_post_send_wr(struct droce_qp *qp, struct ibv_send_wr *wr,
 	if (claimed != 0) {
 		droce_wq_publish(&qp->sq);
 		droce_qp_kick(qp->eng);
+		/* a request posted to an idle queue is sent at once, by this
+		 * thread if it is to run the engine's pass; behind others, it
+		 * goes with the pass the poller's next poll of its CQ runs */
+		if (head == __atomic_load_n(&qp->sq.retired, __ATOMIC_RELAXED))
+			droce_dev_drive(qp->ctx->dev);
 	}
 	if (claimed < nvalid) {
 		*bad_wr = w;

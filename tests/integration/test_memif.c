@@ -20,6 +20,16 @@
  * default is not to) is kept off its core for hundreds of milliseconds
  * under Linux's EEVDF scheduler, and the pair fails.
  *
+ * With "shared", each process and its engine lcore share one CPU (the
+ * server's 1, the client's 0), as a program pinned with taskset runs: the
+ * same checks of every opcode, then 1000 round trips of an 8-byte WRITE
+ * ping-pong in which each side waits for the other's WRITE by spinning
+ * on its own memory, as ib_write_lat does, calling nothing of droce's.
+ * Every round trip must complete (the engine still gets the CPU it
+ * shares with a thread that never yields), and each side's app_passes
+ * counter must show that its application thread ran engine passes
+ * itself as it posted and polled (run_to_completion's default, auto).
+ *
  * With "killed", the peer dies mid-transfer and another takes its place.
  * The server process has, besides its memif device droce0, droce1 and
  * droce2 on a net_ring pair, all three on one engine lcore, with SENDs
@@ -34,7 +44,7 @@
  * runs every opcode as above. At the end the server's mbuf pool holds
  * what it held before any QP was made.
  *
- * Usage: test_memif WORKDIR [starved [IDLE_YIELD_US] | killed]
+ * Usage: test_memif WORKDIR [starved [IDLE_YIELD_US] | shared | killed]
  */
 
 #include <arpa/inet.h>
@@ -44,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -73,6 +84,7 @@ static const char *role;
 static int wfd, rfd;
 static bool starved;
 static bool killed;
+static bool shared;
 static const char *idle_yield_us;     /* the engine's, if given */
 
 #define PINGPONGS 1000
@@ -346,6 +358,59 @@ pingpong(struct ep *e, bool is_server)
 		    PINGPONGS, (double)(ep_now_ms() - start) / 1000);
 }
 
+/* Wait for the peer's WRITE to put @p v in @p word, spinning. */
+static void
+spin_for(const uint64_t *word, uint64_t v)
+{
+	uint64_t deadline = ep_now_ms() + TIMEOUT_MS;
+	unsigned int spins = 0;
+
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != v)
+		if ((++spins & 0xfff) == 0 && ep_now_ms() > deadline)
+			die("round trip %llu: no WRITE in %d ms",
+			    (unsigned long long)v, TIMEOUT_MS);
+}
+
+/*
+ * "shared": the client WRITEs round trip i's number into the server's
+ * word, the server waits for it, spinning, and WRITEs it back.
+ */
+static void
+spin_pingpong(struct ep *e, const struct info *peer, bool is_server)
+{
+	const size_t word_off = BUF - 128, src_off = BUF - 256;
+	uint64_t *word = (uint64_t *)(void *)(e->buf + word_off);
+	uint64_t *src = (uint64_t *)(void *)(e->buf + src_off);
+	struct ep remote = { 0 };
+	struct ibv_mr mr = { 0 };
+	struct droce_counters c;
+	struct ibv_wc wc;
+	uint64_t i, start;
+
+	remote.buf = (uint8_t *)(uintptr_t)peer->addr;
+	mr.rkey = peer->rkey;
+	remote.mr = &mr;
+	*word = 0;
+	token('q');
+	start = ep_now_ms();
+	for (i = 1; i <= PINGPONGS; i++) {
+		if (is_server)
+			spin_for(word, i);
+		*src = i;
+		CHECK(ep_post(e, IBV_WR_RDMA_WRITE, i, src_off, 8, &remote,
+			      word_off, IBV_SEND_SIGNALED) == 0);
+		expect_ok(e->scq, IBV_WC_RDMA_WRITE, &wc);
+		if (!is_server)
+			spin_for(word, i);
+	}
+	CHECK(droce_query_counters(e->ctx, &c) == 0);
+	printf("test_memif %s: %d WRITE round trips, %.1f us each on "
+	       "average; %llu engine passes run by the application\n", role,
+	       PINGPONGS, (double)(ep_now_ms() - start) * 1000 / PINGPONGS,
+	       (unsigned long long)c.app_passes);
+	CHECK(c.app_passes > 0);
+}
+
 /* Swap QPN, PSN, GID, rkey and address with the peer; join its QP. */
 static void
 exchange(struct ep *e, struct info *peer, const struct ep_opts *o)
@@ -379,6 +444,14 @@ run(const char *dir, const char *name, bool is_server, bool doomed,
 	role = name;
 	wfd = to_peer;
 	rfd = from_peer;
+	if (shared) {
+		cpu_set_t one;
+
+		/* the engine's CPU, which its thread inherits too */
+		CPU_ZERO(&one);
+		CPU_SET(is_server ? 1 : 0, &one);
+		CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
+	}
 	write_config(dir, role, is_server ? "server" : "client",
 		     is_server ? 1 : 2, is_server ? 1 : 0);
 	ep_opts_default(&o);
@@ -403,6 +476,8 @@ run(const char *dir, const char *name, bool is_server, bool doomed,
 		server(&e, &peer);
 	else
 		client(&e, &peer);
+	if (shared)
+		spin_pingpong(&e, &peer, is_server);
 	token('z');
 	ep_close(&e);
 	printf("test_memif %s: ok\n", role);
@@ -733,13 +808,14 @@ main(int argc, char **argv)
 	int nbusy = 0, i;
 
 	killed = argc == 3 && strcmp(argv[2], "killed") == 0;
-	if (argc < 2 || argc > 4 || (argc > 2 && !killed &&
+	shared = argc == 3 && strcmp(argv[2], "shared") == 0;
+	if (argc < 2 || argc > 4 || (argc > 2 && !killed && !shared &&
 				     strcmp(argv[2], "starved") != 0)) {
 		fprintf(stderr, "usage: test_memif WORKDIR "
-			"[starved [IDLE_YIELD_US] | killed]\n");
+			"[starved [IDLE_YIELD_US] | shared | killed]\n");
 		return 2;
 	}
-	starved = argc > 2 && !killed;
+	starved = argc > 2 && !killed && !shared;
 	idle_yield_us = argc > 3 ? argv[3] : NULL;
 	mkdir(argv[1], 0755);
 	if (killed)

@@ -306,13 +306,14 @@ def test_xsrq(args, env, name, extra, port):
 
 
 def perf_result(out):
-    """The figures of perftest's result line, or None."""
+    """The figures of perftest's result line (all of them: a _lat
+    tool's percentiles come after its fifth), or None."""
     lines = out.splitlines()
     for i, line in enumerate(lines):
         if line.lstrip().startswith('#bytes') and i + 1 < len(lines):
             f = lines[i + 1].split()
             if len(f) >= 5 and f[0].isdigit():
-                return [float(x) for x in f[:5]]
+                return [float(x) for x in f]
     return None
 
 

@@ -84,6 +84,7 @@ import threading
 import time
 
 import netns
+from test_dropin import perf_result
 
 SYSTEM_LIB = '/usr/lib/x86_64-linux-gnu/librdmacm.so.1'
 SERVER = '10.0.2.1'
@@ -541,17 +542,6 @@ def test_rdma_server(args, env, port):
         ok = re.search(r'^%s: end 0$' % tool, o, re.M) is not None
         check(ok, '%s: prints "%s: end 0"%s' %
               (tool, tool, '' if ok else ': ' + tail(o, e)))
-
-
-def perf_result(out):
-    """The figures of perftest's result line, or None."""
-    lines = out.splitlines()
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith('#bytes') and i + 1 < len(lines):
-            f = lines[i + 1].split()
-            if len(f) >= 5 and f[0].isdigit():
-                return [float(x) for x in f[:5]]
-    return None
 
 
 def test_perftest(args, env, tool, extra, port):
