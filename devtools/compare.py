@@ -105,19 +105,21 @@ class Pair:
                 s.wait()
 
 
-def memif_configs(work):
+def memif_configs(work, tag=''):
     """The server's and the client's configuration as droce ships them
     (config/memif-*.ini: each process on its engine's core, the engine's
-    defaults), a socket and file prefix of this run's own."""
+    defaults), a socket and file prefix of this run's own (and of @tag:
+    several pairs in one run)."""
     out = []
     for role in ('server', 'client'):
         with open(os.path.join(TOP, 'config', 'memif-%s.ini' % role)) as f:
             text = f.read()
         text = text.replace('/tmp/droce-memif.sock',
-                            os.path.join(work, 'memif.sock'))
+                            os.path.join(work, tag + 'memif.sock'))
         text = text.replace('--file-prefix=droce-memif-',
-                            '--file-prefix=compare-%d-' % os.getpid())
-        path = os.path.join(work, '%s.ini' % role)
+                            '--file-prefix=compare-%d-%s' %
+                            (os.getpid(), tag))
+        path = os.path.join(work, '%s%s.ini' % (tag, role))
         with open(path, 'w') as f:
             f.write(text)
         out.append(path)

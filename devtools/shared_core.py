@@ -32,35 +32,17 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'interop'))
 import netns  # noqa: E402
 from test_dropin import perf_result  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, 'devtools'))
+from compare import memif_configs  # noqa: E402
 
+# as config/memif-server.ini and memif-client.ini have them
 SERVER_CORE, CLIENT_CORE = '1', '0'
-
-CONFIG = """[eal]
-args = --no-huge -m 512 --no-pci --no-shconf --file-prefix={prefix} \
---vdev=net_memif0,role={role},socket={sock},id=0
-[engine]
-cores = {core}
-link_wait_s = 30
-[device droce0]
-port = net_memif0
-mac = 02:d7:0c:e0:01:0{n}
-ipv4 = 10.0.1.{n}/24
-"""
 
 
 def configs(work, tag):
-    """Server and client configuration files of one run."""
-    paths = []
-    sock = os.path.join(work, tag + '.sock')
-    for role, core, n in (('server', SERVER_CORE, 1),
-                          ('client', CLIENT_CORE, 2)):
-        path = os.path.join(work, '%s-%s.ini' % (tag, role))
-        with open(path, 'w') as f:
-            f.write(CONFIG.format(prefix='droce-sc-%s-%s-%d' %
-                                  (tag, role, os.getpid()),
-                                  role=role, sock=sock, core=core, n=n))
-        paths.append(path)
-    return paths
+    """Server and client configuration files of one run: droce's shipped
+    memif pair."""
+    return memif_configs(work, tag + '-')
 
 
 def perftest(lib, work, tag, argv, port):
