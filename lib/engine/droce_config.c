@@ -31,7 +31,8 @@
  *   ipv4 = 10.0.0.1/24
  *   ipv6 = fd00::1/64
  *   mtu = 1500
- *   lcore = 0              ; index into cores
+ *   lcores = 0,1           ; its engine lcores, indices into cores
+ *                          ; (default: one; `lcore = 0` says the same)
  *   fault = drop=0.05,seed=7 ; put the port behind net_fault (its arguments)
  */
 
@@ -72,7 +73,6 @@ dev_defaults(struct droce_dev_cfg *d, const char *name)
 	memset(d, 0, sizeof(*d));
 	strlcpy(d->name, name, sizeof(d->name));
 	d->mtu = DEFAULT_MTU;
-	d->lcore = -1;
 }
 
 /* The embedded default: two devices back to back over a ring pair. */
@@ -159,24 +159,36 @@ parse_uint(const char *s, unsigned long max, unsigned long *v)
 	return 0;
 }
 
+/* A list of at most DROCE_MAX_LCORES numbers up to @p max into @p v. */
 static int
-parse_cores(const char *s, struct droce_cfg *cfg)
+parse_list(const char *s, unsigned long max, unsigned int v[DROCE_MAX_LCORES],
+	   unsigned int *n)
 {
 	char buf[256];
 	char *save = NULL, *tok;
 
 	strlcpy(buf, s, sizeof(buf));
-	cfg->ncores = 0;
+	*n = 0;
 	for (tok = strtok_r(buf, ", ", &save); tok != NULL;
 	     tok = strtok_r(NULL, ", ", &save)) {
-		unsigned long cpu;
+		unsigned long x;
 
-		if (cfg->ncores == DROCE_MAX_LCORES ||
-		    parse_uint(tok, 1023, &cpu) < 0)
+		if (*n == DROCE_MAX_LCORES || parse_uint(tok, max, &x) < 0)
 			return -EINVAL;
-		cfg->cores[cfg->ncores++] = (int)cpu;
+		v[(*n)++] = (unsigned int)x;
 	}
-	return cfg->ncores > 0 ? 0 : -EINVAL;
+	return *n > 0 ? 0 : -EINVAL;
+}
+
+static int
+parse_cores(const char *s, struct droce_cfg *cfg)
+{
+	unsigned int cpus[DROCE_MAX_LCORES], i;
+	int ret = parse_list(s, 1023, cpus, &cfg->ncores);
+
+	for (i = 0; ret == 0 && i < cfg->ncores; i++)
+		cfg->cores[i] = (int)cpus[i];
+	return ret;
 }
 
 /* One [device NAME] section. */
@@ -228,17 +240,33 @@ parse_device(struct rte_cfgfile *f, const char *section,
 		}
 		d->mtu = (uint16_t)n;
 	}
-	v = rte_cfgfile_get_entry(f, section, "lcore");
-	if (v != NULL) {
-		if (parse_uint(v, DROCE_MAX_LCORES - 1, &n) < 0) {
-			DROCE_LOG(ERR, "[%s]: bad lcore '%s'", section, v);
-			return -EINVAL;
-		}
-		d->lcore = (int)n;
+	v = rte_cfgfile_get_entry(f, section, "lcores");
+	if (v == NULL)
+		v = rte_cfgfile_get_entry(f, section, "lcore");
+	if (v != NULL &&
+	    parse_list(v, DROCE_MAX_LCORES - 1, d->lcores, &d->nlcores) < 0) {
+		DROCE_LOG(ERR, "[%s]: bad lcores '%s'", section, v);
+		return -EINVAL;
 	}
 	if (d->ipv4 == 0 && !d->has_ipv6) {
 		DROCE_LOG(ERR, "[%s]: needs an ipv4 or ipv6 address", section);
 		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Each of a device's lcores one of the @p ncores engine cores, once. */
+static int
+dev_lcores_check(const struct droce_dev_cfg *d, unsigned int ncores)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < d->nlcores; i++) {
+		if (d->lcores[i] >= ncores)
+			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (d->lcores[j] == d->lcores[i])
+				return -EINVAL;
 	}
 	return 0;
 }
@@ -355,11 +383,11 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 		ret = parse_device(f, sections[i], &cfg->dev[cfg->ndevs]);
 		if (ret < 0)
 			goto out;
-		if (cfg->dev[cfg->ndevs].lcore >= (int)cfg->ncores) {
-			DROCE_LOG(ERR, "[%s]: lcore %d but %u engine cores",
-				  sections[i], cfg->dev[cfg->ndevs].lcore,
+		ret = dev_lcores_check(&cfg->dev[cfg->ndevs], cfg->ncores);
+		if (ret < 0) {
+			DROCE_LOG(ERR, "[%s]: lcores beyond the %u engine "
+				  "cores, or one twice", sections[i],
 				  cfg->ncores);
-			ret = -EINVAL;
 			goto out;
 		}
 		cfg->ndevs++;

@@ -51,6 +51,10 @@
 	X(rx_bad_header, "dropped: another partition (P_Key) or VLAN, " \
 	  "or an IPv4-mapped IPv6 source") \
 	X(rx_arp, "ARP frames received") \
+	X(rx_handoff, "frames received for another engine lcore of the " \
+	  "device, handed to it") \
+	X(rx_handoff_drop, "dropped: frames for another engine lcore whose " \
+	  "hand-off ring was full") \
 	X(tx_drop, "dropped: frames the port refused (at once with its " \
 	  "link down), or sent while the port was stopped") \
 	X(no_mbuf, "packets not built: the mbuf pool was empty") \

@@ -6,13 +6,31 @@
  * The engine's end of a completion queue: completions are written into
  * the ring the application polls, the producer index published after
  * each, and an armed CQ's channel told. A full ring loses the completion
- * and the application hears it once (IBV_EVENT_CQ_ERR).
+ * and the application hears it once (IBV_EVENT_CQ_ERR). A CQ takes the
+ * completions of QPs on several engine lcores of a device under a lock.
  */
 
 #include "droce_engine_pvt.h"
 
+/* One producer at a time: the lock where a CQ's QPs may be on several
+ * lcores (droce_eng.cq_shared). */
+static void
+cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe);
+
 void
 droce_cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
+{
+	if (likely(!droce_eng.cq_shared)) {
+		cq_push(ring, cqe);
+		return;
+	}
+	rte_spinlock_lock(&ring->lock);
+	cq_push(ring, cqe);
+	rte_spinlock_unlock(&ring->lock);
+}
+
+static void
+cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
 {
 	uint32_t prod = ring->prod;
 	uint32_t armed;

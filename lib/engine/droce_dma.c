@@ -77,6 +77,25 @@ droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 	}
 }
 
+/* Does region or window @p mr grant @p access to [va, va + len)? */
+static bool
+rkey_range(const struct droce_qp_eng *qp, const struct droce_pd_eng *pd,
+	   const struct droce_mr_eng *mr, uint64_t va, uint64_t len,
+	   uint32_t access, uint64_t *addr)
+{
+	uint64_t base;
+
+	if (mr->pd != pd || (mr->access & access) != access ||
+	    (mr->mw_type == IBV_MW_TYPE_2 && mr->qp != qp))
+		return false;
+	base = (mr->access & IBV_ACCESS_ZERO_BASED) ? 0 : mr->addr;
+	if (va < base || va - base > mr->length ||
+	    len > mr->length - (va - base))
+		return false;
+	*addr = mr->addr + (va - base);
+	return true;
+}
+
 bool
 droce_rkey_check(const struct droce_qp_eng *qp, uint32_t rkey,
 		 uint64_t va, uint64_t len, uint32_t access, uint64_t *addr)
@@ -91,16 +110,18 @@ droce_rkey_check_pd(const struct droce_qp_eng *qp,
 		    uint64_t len, uint32_t access, uint64_t *addr)
 {
 	const struct droce_mr_eng *mr = droce_mr_lookup(qp->dev, rkey, true);
-	uint64_t base;
+	rte_spinlock_t *lock;
+	bool ok;
 
-	if (mr == NULL || mr->pd != pd ||
-	    (mr->access & access) != access ||
-	    (mr->mw_type == IBV_MW_TYPE_2 && mr->qp != qp))
+	if (mr == NULL)
 		return false;
-	base = (mr->access & IBV_ACCESS_ZERO_BASED) ? 0 : mr->addr;
-	if (va < base || va - base > mr->length ||
-	    len > mr->length - (va - base))
-		return false;
-	*addr = mr->addr + (va - base);
-	return true;
+	if (likely(mr->mw_type == 0))
+		return rkey_range(qp, pd, mr, va, len, access, addr);
+	/* a window: bound and unbound by every shard's QPs */
+	lock = &qp->dev->primary->mw_lock;
+	rte_spinlock_lock(lock);
+	mr = droce_mr_lookup(qp->dev, rkey, true);
+	ok = mr != NULL && rkey_range(qp, pd, mr, va, len, access, addr);
+	rte_spinlock_unlock(lock);
+	return ok;
 }

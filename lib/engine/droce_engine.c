@@ -38,6 +38,9 @@ struct droce_engine droce_eng;
 #define START_TRIES 100
 #define TX_DESC 1024
 #define MAX_EAL_ARGS 64
+/* frames on their way from one shard to another: as a NIC's receive
+ * ring, a few bursts (the mbufs they hold are the pool's) */
+#define HANDOFF_SLOTS 256
 
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
@@ -109,10 +112,41 @@ droce_dev_query(struct droce_dev *dev, struct droce_dev_attr *attr)
 	attr->lcore = dev->lc->lcore_id;
 }
 
+/* The counters of a device: the sums of its shards'. */
 void
 droce_dev_stats(struct droce_dev *dev, struct droce_dev_stats *stats)
 {
+	uint32_t i;
+
 	*stats = dev->stats;
+	for (i = 1; i < dev->nshards; i++) {
+		const struct droce_dev_stats *s = &dev->shards[i]->stats;
+
+#define ADD_COUNTER(name, desc) stats->name += s->name;
+		DROCE_DEV_COUNTERS(ADD_COUNTER)
+#undef ADD_COUNTER
+	}
+}
+
+int
+droce_dev_count_shard(struct droce_dev *dev, void *arg)
+{
+	struct droce_dev_resources *r = arg;
+	unsigned int i;
+
+	r->qps += dev->nlive;
+	r->qps_active += dev->nactive;
+	for (i = 0; i < dev->nlive; i++)
+		droce_qp_bytes(dev->live[i], &r->qp_bytes, &r->qp_queue_bytes);
+	r->tx_queued += dev->ntx;
+	return 0;
+}
+
+int
+droce_dev_resources(struct droce_dev *dev, struct droce_dev_resources *r)
+{
+	return droce_dev_call_shards(dev, droce_dev_count_resources,
+				     droce_dev_count_shard, r);
 }
 
 int
@@ -163,9 +197,9 @@ droce_dev_call(struct droce_dev *dev,
 	unsigned int spins = 0;
 	long nap_ns = 5000;
 
-	/* (the lcore's own thread calls outside a pass only as it starts) */
-	if (droce_lcore_running(dev->lc) ||
-	    rte_lcore_id() == dev->lc->lcore_id)
+	/* on the lcore (in its pass, or its own thread as it starts; an
+	 * application thread running a pass has its lcore id) */
+	if (rte_lcore_id() == dev->lc->lcore_id)
 		return fn(dev, arg);
 	while (rte_ring_enqueue(dev->lc->ctl, &req) != 0)
 		sched_yield();
@@ -186,6 +220,21 @@ droce_dev_call(struct droce_dev *dev,
 		}
 	}
 	return req.ret;
+}
+
+int
+droce_dev_call_shards(struct droce_dev *dev,
+		      int (*first)(struct droce_dev *dev, void *arg),
+		      int (*rest)(struct droce_dev *dev, void *arg), void *arg)
+{
+	struct droce_dev *p = dev->primary;
+	uint32_t i;
+	int ret;
+
+	ret = droce_dev_call(p, first, arg);
+	for (i = 1; ret == 0 && i < p->nshards; i++)
+		ret = droce_dev_call(p->shards[i], rest, arg);
+	return ret;
 }
 
 /* ------------------------------------------------------------------------
@@ -238,27 +287,69 @@ port_start_call(struct droce_dev *dev, void *arg)
 	return 0;
 }
 
+/* On a shard but the primary: no more bursts on the port (@p arg
+ * non-NULL), or bursts again. */
+static int
+shard_port_call(struct droce_dev *dev, void *arg)
+{
+	__atomic_store_n(&dev->port_stopped, arg != NULL, __ATOMIC_RELAXED);
+	droce_dev_tx_flush(dev);
+	return 0;
+}
+
+/* The other shards stop their bursts before the primary stops the port,
+ * and start them after it started it. */
 int
 droce_dev_port_stop(struct droce_dev *dev)
 {
-	return droce_dev_call(dev, port_stop_call, NULL);
+	uint32_t i;
+	int ret;
+
+	for (i = 1; i < dev->nshards; i++)
+		droce_dev_call(dev->shards[i], shard_port_call, dev);
+	ret = droce_dev_call(dev, port_stop_call, NULL);
+	for (i = 1; ret < 0 && i < dev->nshards; i++)
+		droce_dev_call(dev->shards[i], shard_port_call, NULL);
+	return ret;
 }
 
 int
 droce_dev_port_start(struct droce_dev *dev)
 {
-	return droce_dev_call(dev, port_start_call, NULL);
+	return droce_dev_call_shards(dev, port_start_call, shard_port_call,
+				     NULL);
+}
+
+/*
+ * The queues of ring pair @p pair (@p len characters): as many as the
+ * most engine lcores of a device on either end, each end's queue q
+ * wired to the other's.
+ */
+static unsigned int
+ring_queues(const char *pair, size_t len)
+{
+	const struct droce_cfg *cfg = &droce_eng.cfg;
+	unsigned int i, nq = 1;
+
+	for (i = 0; i < cfg->ndevs; i++) {
+		const char *p = cfg->dev[i].port;
+
+		if (strncmp(p, "ring:", 5) == 0 &&
+		    strncmp(p + 5, pair, len) == 0 && p[5 + len] == ':')
+			nq = RTE_MAX(nq, cfg->dev[i].nlcores);
+	}
+	return nq;
 }
 
 /* "ring:PAIR:END": one end of a pair of ports wired back to back. */
 static int
 ring_port(const char *spec, unsigned int socket)
 {
-	char pair[17], rname[2][RTE_RING_NAMESIZE], pname[RTE_ETH_NAME_MAX_LEN];
-	struct rte_ring *r[2];
+	char pair[17], rname[RTE_RING_NAMESIZE], pname[RTE_ETH_NAME_MAX_LEN];
+	struct rte_ring *r[2][DROCE_MAX_LCORES];
 	const char *colon;
 	unsigned long end;
-	unsigned int i;
+	unsigned int i, q, nq;
 	int port;
 
 	colon = strrchr(spec, ':');
@@ -269,18 +360,29 @@ ring_port(const char *spec, unsigned int socket)
 	if (end > 1)
 		return -EINVAL;
 	snprintf(pair, sizeof(pair), "%.*s", (int)(colon - spec - 5), spec + 5);
+	nq = ring_queues(pair, strlen(pair));
 	for (i = 0; i < 2; i++) {
-		snprintf(rname[i], sizeof(rname[i]), "drp_%s_%u", pair, i);
-		r[i] = rte_ring_lookup(rname[i]);
-		if (r[i] == NULL)
-			r[i] = rte_ring_create(rname[i], 4096, (int)socket,
-					       RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (r[i] == NULL)
-			return -rte_errno;
+		for (q = 0; q < nq; q++) {
+			/* queue 0's name is that of a pair of one queue */
+			if (q == 0)
+				snprintf(rname, sizeof(rname), "drp_%s_%u",
+					 pair, i);
+			else
+				snprintf(rname, sizeof(rname), "drp_%s_%u_%u",
+					 pair, i, q);
+			r[i][q] = rte_ring_lookup(rname);
+			if (r[i][q] == NULL)
+				r[i][q] = rte_ring_create(rname, 4096,
+					(int)socket,
+					RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (r[i][q] == NULL)
+				return -rte_errno;
+		}
 	}
 	snprintf(pname, sizeof(pname), "droce_ring_%s_%lu", pair, end);
-	/* end 0 sends on ring 0 and receives on ring 1; end 1 the reverse */
-	port = rte_eth_from_rings(pname, &r[1 - end], 1, &r[end], 1, socket);
+	/* end 0 sends on rings 0 and receives on rings 1; end 1 the
+	 * reverse */
+	port = rte_eth_from_rings(pname, r[1 - end], nq, r[end], nq, socket);
 	return port < 0 ? -rte_errno : port;
 }
 
@@ -327,12 +429,20 @@ fault_port(const char *dev_name, uint16_t port, const char *args)
 	return fport;
 }
 
+/*
+ * Configure and start the port of @p dev: a send queue for each of its
+ * *nshards shards (fewer if the port has fewer: *nshards says how many),
+ * and as many receive queues, or *nrxq if that is more (a ring pair's
+ * other end's send queues).
+ */
 static int
-port_start(struct droce_dev *dev)
+port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr port_mac;
+	uint32_t maxq;
+	uint16_t q;
 	int ret, tries;
 
 	memset(&conf, 0, sizeof(conf));
@@ -353,18 +463,34 @@ port_start(struct droce_dev *dev)
 		dev->eth_mtu = info.max_mtu;
 		conf.rxmode.mtu = info.max_mtu;
 	}
-	ret = rte_eth_dev_configure(dev->port_id, 1, 1, &conf);
+	maxq = RTE_MIN(info.max_tx_queues, info.max_rx_queues);
+	if (maxq < *nshards) {
+		maxq = RTE_MAX(maxq, 1u);
+		DROCE_LOG(WARNING, "%s: port %u has %u send and %u receive "
+			  "queues: %u engine lcores, not %u", dev->name,
+			  dev->port_id, info.max_tx_queues, info.max_rx_queues,
+			  maxq, *nshards);
+		*nshards = maxq;
+	}
+	*nrxq = (uint16_t)RTE_MAX(*nrxq, *nshards);
+	ret = rte_eth_dev_configure(dev->port_id, *nrxq, (uint16_t)*nshards,
+				    &conf);
 	if (ret < 0)
 		return ret;
-	ret = rte_eth_rx_queue_setup(dev->port_id, 0, RX_DESC,
-				     rte_eth_dev_socket_id(dev->port_id), NULL,
-				     dev->pool);
-	if (ret < 0)
-		return ret;
-	ret = rte_eth_tx_queue_setup(dev->port_id, 0, TX_DESC,
-				     rte_eth_dev_socket_id(dev->port_id), NULL);
-	if (ret < 0)
-		return ret;
+	for (q = 0; q < *nrxq; q++) {
+		ret = rte_eth_rx_queue_setup(dev->port_id, q, RX_DESC,
+					     rte_eth_dev_socket_id(dev->port_id),
+					     NULL, dev->pool);
+		if (ret < 0)
+			return ret;
+	}
+	for (q = 0; q < *nshards; q++) {
+		ret = rte_eth_tx_queue_setup(dev->port_id, q, TX_DESC,
+					     rte_eth_dev_socket_id(dev->port_id),
+					     NULL);
+		if (ret < 0)
+			return ret;
+	}
 	/* a port whose peer is not there yet (a memif client before its
 	 * server) refuses to start: give the peer some time */
 	for (tries = 0; (ret = rte_eth_dev_start(dev->port_id)) < 0 &&
@@ -446,30 +572,97 @@ mirror_open(struct droce_dev *dev)
 	return ret;
 }
 
-/* The ring posters kick sleeping QPs into: room for every QP (a QP is
- * put to sleep at most once a pass, is kicked at most once each time,
- * and each pass empties the ring first). Not a named ring: an engine
- * started again in the same process makes its own. */
+/* A ring of @p count slots (count - 1 entries), single consumer. Not a
+ * named ring: an engine started again in the same process makes its
+ * own. */
 static int
-kick_ring(struct droce_dev *dev)
+ring_alloc(const char *name, unsigned int count, struct rte_ring **r)
 {
-	/* a ring of count slots holds count - 1 */
-	unsigned int count = rte_align32pow2(DROCE_MAX_QP + 1 + 1);
 	ssize_t size = rte_ring_get_memsize(count);
 	int ret;
 
 	if (size < 0)
 		return (int)size;
-	dev->kick = rte_zmalloc("droce_kick", (size_t)size,
-				RTE_CACHE_LINE_SIZE);
-	if (dev->kick == NULL)
+	*r = rte_zmalloc(name, (size_t)size, RTE_CACHE_LINE_SIZE);
+	if (*r == NULL)
 		return -ENOMEM;
-	ret = rte_ring_init(dev->kick, "droce_kick", count, RING_F_SC_DEQ);
+	ret = rte_ring_init(*r, name, count, RING_F_SC_DEQ);
 	if (ret < 0) {
-		rte_free(dev->kick);
-		dev->kick = NULL;
+		rte_free(*r);
+		*r = NULL;
 	}
 	return ret;
+}
+
+/* The ring posters kick sleeping QPs into: room for every QP (a QP is
+ * put to sleep at most once a pass, is kicked at most once each time,
+ * and each pass empties the ring first). */
+static int
+kick_ring(struct droce_dev *dev)
+{
+	return ring_alloc("droce_kick", rte_align32pow2(DROCE_MAX_QP + 1 + 1),
+			  &dev->kick);
+}
+
+/* The ring of frames other shards received for @p dev. */
+static int
+handoff_ring(struct droce_dev *dev)
+{
+	return ring_alloc("droce_handoff", HANDOFF_SLOTS, &dev->handoff);
+}
+
+/*
+ * The shards of @p dev past the first (@p dev itself): copies of it
+ * as it is before any QP, each with its own queues and rings, on the
+ * engine lcores @p c names; the port's receive queues dealt among them.
+ */
+static int
+shards_create(struct droce_dev *dev, const struct droce_dev_cfg *c,
+	      unsigned int idx, uint32_t nshards, uint16_t nrxq)
+{
+	uint32_t i;
+	uint16_t q;
+	int ret;
+
+	dev->primary = dev;
+	dev->shards[0] = dev;
+	dev->nshards = nshards;
+	rte_spinlock_init(&dev->neigh_lock);
+	rte_spinlock_init(&dev->mw_lock);
+	for (i = 1; i < nshards; i++) {
+		struct droce_dev *s = rte_malloc("droce_dev", sizeof(*s),
+						 RTE_CACHE_LINE_SIZE);
+
+		if (s == NULL)
+			return -ENOMEM;
+		memcpy(s, dev, sizeof(*s));
+		s->shard = i;
+		s->nshards = 0;
+		s->next_slot = 0;
+		memset(s->shards, 0, sizeof(s->shards));
+		dev->shards[i] = s;
+		s->kick = NULL;
+		ret = kick_ring(s);
+		if (ret < 0)
+			return ret;
+	}
+	for (i = 0; i < nshards; i++) {
+		struct droce_dev *s = dev->shards[i];
+
+		s->txq = (uint16_t)i;
+		s->nrxq = 0;
+		for (q = (uint16_t)i; q < nrxq; q = (uint16_t)(q + nshards))
+			s->rxq[s->nrxq++] = q;
+		if (nshards > 1) {
+			ret = handoff_ring(s);
+			if (ret < 0)
+				return ret;
+		}
+		s->lc = &droce_eng.lcores[c->nlcores != 0 ? c->lcores[i] :
+					  idx % droce_eng.nlcores];
+		s->lc->devs[s->lc->ndevs++] = s;
+	}
+	return 0;
 }
 
 static int
@@ -477,6 +670,8 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	   struct rte_mempool *pool)
 {
 	struct droce_dev *dev;
+	uint32_t nshards = RTE_MAX(c->nlcores, 1u);
+	uint16_t nrxq;
 	int port;
 	int ret;
 
@@ -516,7 +711,10 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	memcpy(dev->ipv6, c->ipv6, 16);
 	dev->eth_mtu = c->mtu;
 	dev->key_rand = rte_rand();
-	ret = port_start(dev);
+	nrxq = strncmp(c->port, "ring:", 5) == 0 ?
+		(uint16_t)ring_queues(c->port + 5, strcspn(c->port + 5, ":")) :
+		1;
+	ret = port_start(dev, &nshards, &nrxq);
 	if (ret < 0) {
 		DROCE_LOG(ERR, "%s: cannot start port %u: %s", dev->name,
 			  dev->port_id, strerror(-ret));
@@ -539,12 +737,16 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 		rte_free(dev);
 		return ret;
 	}
-	dev->lc = &droce_eng.lcores[c->lcore >= 0 ? (unsigned int)c->lcore :
-				    idx % droce_eng.nlcores];
-	dev->lc->devs[dev->lc->ndevs++] = dev;
+	/* (a failure from here on ends the engine's start: what was made
+	 * stays until the process exits) */
+	ret = shards_create(dev, c, idx, nshards, nrxq);
+	if (ret < 0)
+		return ret;
 	droce_eng.devs[droce_eng.ndevs++] = dev;
-	DROCE_LOG(INFO, "%s: port %u, lcore %u, MTU %u", dev->name,
-		  dev->port_id, dev->lc->lcore_id, dev->eth_mtu);
+	if (dev->nshards > 1)
+		droce_eng.cq_shared = true;
+	DROCE_LOG(INFO, "%s: port %u, lcore %u (of %u), MTU %u", dev->name,
+		  dev->port_id, dev->lc->lcore_id, dev->nshards, dev->eth_mtu);
 	return 0;
 }
 

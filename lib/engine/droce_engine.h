@@ -32,6 +32,7 @@
 #include <rte_atomic.h>
 #include <rte_common.h>
 #include <rte_ether.h>
+#include <rte_spinlock.h>
 
 #include "droce_counters.h"
 
@@ -533,6 +534,8 @@ struct droce_cqe {
 /** A completion queue. */
 struct droce_cq_ring {
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t prod;  /**< written by engine */
+	/** held by the producer while several engine lcores may be */
+	rte_spinlock_t lock;
 	/** cons as the engine last read it: it reads the pollers' line
 	 * again only when that says the ring is full */
 	uint32_t cons_seen;
@@ -584,6 +587,8 @@ struct droce_mr_eng {
 	const struct droce_qp_eng *qp; /**< a bound type 2 window: its QP */
 	struct droce_mr_eng *mr;   /**< a bound window: its region */
 	uint32_t windows;          /**< a region: windows bound to it */
+	bool gone;                 /**< a region being deregistered: no
+				    *   window binds to it */
 };
 
 /**
@@ -935,11 +940,18 @@ struct droce_dev_resources {
 /**
  * Count what @p dev holds into the struct droce_dev_resources @p r. Run
  * on the device's engine lcore, where alone its tables change: through
- * droce_dev_call().
+ * droce_dev_call(). Of a device with several engine lcores, this counts
+ * its first's QPs: droce_dev_resources() counts them all.
  *
  * @return 0.
  */
 int droce_dev_count_resources(struct droce_dev *dev, void *r);
+
+/**
+ * Count what @p dev holds, on all its engine lcores, into @p r.
+ * @return 0, or what droce_dev_call() returns.
+ */
+int droce_dev_resources(struct droce_dev *dev, struct droce_dev_resources *r);
 
 /** Read the counters of @p qp. */
 void droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats);

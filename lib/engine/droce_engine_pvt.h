@@ -88,7 +88,10 @@ struct droce_dev_cfg {
 	uint8_t ipv6[16];
 	uint8_t ipv6_prefix;
 	uint16_t mtu;
-	int lcore;                  /**< index into the engine cores, or -1 */
+	/** its engine lcores, indices into the engine cores; none: one,
+	 * the devices taken round the cores in turn */
+	unsigned int nlcores;
+	unsigned int lcores[DROCE_MAX_LCORES];
 };
 
 /**
@@ -154,10 +157,6 @@ struct droce_lcore {
 
 int droce_lcore_main(void *arg);
 
-/** Is this thread running a pass of @p lc (its lcore, or an application
- * thread that took the pass)? */
-bool droce_lcore_running(const struct droce_lcore *lc);
-
 /**
  * The link of @p dev is now @p up (as last seen: dev->link_up): if that
  * is a change, tell the verbs layer (IBV_EVENT_PORT_ACTIVE or
@@ -193,11 +192,39 @@ struct droce_mcast {
 	struct droce_qp_eng *qps[DROCE_MAX_MCAST_QP];
 };
 
+/*
+ * A device with several engine lcores is a shard per lcore, each a struct
+ * droce_dev of its own: its QPs and their tables, its queues of the port,
+ * its counters. A QPN's slot says its shard (droce_dev_owner()). The first
+ * shard, the primary, is the device the verbs layer knows, and has what is
+ * the device's alone: the neighbour table (which every shard reads under
+ * its lock), SRQs, and the QPs that are not RC or UC without an SRQ (QP1,
+ * UD, raw packet, XRC), with the frames that are not RoCE. Memory regions
+ * are in every shard's table. A frame a shard receives for another goes to
+ * that one's hand-off ring.
+ */
 struct droce_dev {
 	char name[64];
 	uint16_t port_id;
 	bool faulty;                  /**< port_id is a net_fault vdev */
 	struct droce_lcore *lc;
+	struct droce_dev *primary;    /**< the first shard (itself there) */
+	uint32_t shard;               /**< its index among the shards */
+	/* the primary's: every shard, in order */
+	uint32_t nshards;
+	struct droce_dev *shards[DROCE_MAX_LCORES];
+	uint32_t next_shard;          /**< the next QP's (round robin) */
+	uint16_t txq;                 /**< the port's queue it sends on */
+	uint16_t nrxq;                /**< the port's queues it polls */
+	uint16_t rxq[DROCE_MAX_LCORES];
+	/** frames for it that another shard received (multi-producer);
+	 * NULL with a single shard */
+	struct rte_ring *handoff;
+	/** the primary's: held by a shard at its neighbour table */
+	rte_spinlock_t neigh_lock;
+	/** the primary's: held by a shard that binds, invalidates or
+	 * reads a memory window (shards share them), or removes a region */
+	rte_spinlock_t mw_lock;
 	struct rte_mempool *pool;
 	struct rte_ether_addr mac;
 	rte_be32_t ipv4;
@@ -214,7 +241,8 @@ struct droce_dev {
 	/** by DROCE_QPN_SLOT(QPN) */
 	struct droce_qp_eng *qps[DROCE_MAX_QP];
 	uint32_t next_slot;           /**< where the search for a free one
-				       *   starts: slots are reused last */
+				       *   starts (the how-manyth of the
+				       *   shard's): slots are reused last */
 	/** QP1, the GSI (a UD QP made with IBV_QP_CREATE_SOURCE_QPN), or
 	 * NULL: outside dev->qps, in dev->live as every QP */
 	struct droce_qp_eng *qp1;
@@ -271,6 +299,23 @@ struct droce_dev {
 	bool stop_at_exit;
 };
 
+/**
+ * droce_dev_call() of @p first on the primary shard of @p dev, then, while
+ * each returns 0, of @p rest on each other shard, in order, with @p arg.
+ * @return the first that did not return 0, or 0.
+ */
+int droce_dev_call_shards(struct droce_dev *dev,
+			  int (*first)(struct droce_dev *dev, void *arg),
+			  int (*rest)(struct droce_dev *dev, void *arg),
+			  void *arg);
+
+/**
+ * On shard @p dev of a device but the primary: add its QPs and queued
+ * frames to @p r (a struct droce_dev_resources the primary's
+ * droce_dev_count_resources() filled).
+ */
+int droce_dev_count_shard(struct droce_dev *dev, void *r);
+
 /** The engine's global state. */
 struct droce_engine {
 	struct droce_cfg cfg;
@@ -278,6 +323,9 @@ struct droce_engine {
 	struct droce_dev *devs[DROCE_MAX_DEVS];
 	unsigned int nlcores;
 	struct droce_lcore lcores[DROCE_MAX_LCORES];
+	/** some device has several engine lcores: completions are pushed
+	 * under the CQ's lock (its QPs may be on several) */
+	bool cq_shared;
 	uint64_t hz;
 	/** Told of port state changes (droce_port_event_hook()) */
 	void (*port_event)(struct droce_dev *dev, enum ibv_event_type type);
@@ -331,9 +379,12 @@ void droce_ipoib_csum(uint8_t *p, uint32_t len);
 uint16_t droce_ipoib_csum_ok(const uint8_t *p, uint32_t len);
 
 
-/** Handle a burst of @p n received frames (lib/engine/droce_rx.c). */
+/**
+ * Handle a burst of @p n received frames (lib/engine/droce_rx.c):
+ * from the port, or @p handed over by another shard of the device.
+ */
 void droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
-			unsigned int n, uint64_t now);
+			unsigned int n, uint64_t now, bool handed);
 
 /** @return the table slot of a memory key. */
 static inline uint32_t
@@ -351,8 +402,9 @@ droce_mr_lookup(const struct droce_dev *dev, uint32_t key, bool remote)
 {
 	struct droce_mr_eng *mr = dev->mrs[droce_key_slot(key)];
 
+	/* (a window's lkey is 0: no local key) */
 	if (mr == NULL || (remote ? mr->rkey : mr->lkey) != key ||
-	    (mr->mw_type != 0 && !mr->bound))
+	    (mr->mw_type != 0 && (!remote || !mr->bound)))
 		return NULL;
 	return mr;
 }
@@ -663,6 +715,21 @@ droce_qp_by_qpn(const struct droce_dev *dev, uint32_t qpn)
 	if (likely(qp != NULL && qp->cfg.qp_num == qpn))
 		return qp;
 	return qpn == DROCE_GSI_QPN ? dev->qp1 : NULL;
+}
+
+/**
+ * The shard of device @p dev (any shard of it) that has QPN @p qpn: that
+ * of its slot, the slots of shard s being those equal to s modulo the
+ * shards; QP1 and multicast are the primary's.
+ */
+static inline struct droce_dev *
+droce_dev_owner(const struct droce_dev *dev, uint32_t qpn)
+{
+	const struct droce_dev *p = dev->primary;
+
+	if (p->nshards == 1 || qpn == DROCE_GSI_QPN || qpn == DROCE_MCAST_QPN)
+		return p->shards[0];
+	return p->shards[DROCE_QPN_SLOT(qpn) % p->nshards];
 }
 
 /** qp->tr of a raw packet QP: no RoCE transport. */

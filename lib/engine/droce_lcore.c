@@ -4,7 +4,9 @@
 
 /*
  * The engine lcore loop. Each pass: control calls, then for every device
- * of this lcore a receive burst (dispatched to responder and completer),
+ * (shard of a device) of this lcore a receive burst from its queues of
+ * the port and from its hand-off ring (dispatched to responder and
+ * completer),
  * the responder's and requester's sending for every live QP within a
  * budget, timers, and one transmit burst. The clock is read once a pass.
  */
@@ -73,7 +75,7 @@ run_device(struct droce_dev *dev, uint64_t now)
 {
 	struct rte_mbuf *pkts[DROCE_BURST];
 	uint64_t tx_before = dev->stats.tx_frames;
-	unsigned int i, n, left;
+	unsigned int i, n = 0, h = 0, left;
 	bool few;
 
 	droce_qp_kicks(dev);
@@ -86,10 +88,19 @@ run_device(struct droce_dev *dev, uint64_t now)
 		droce_req_fetch(dev->active[i]);
 	/* a stopped port is not polled (its link is down: the event was
 	 * raised as it stopped); its QPs' timers run on, as a NIC's do */
-	n = likely(!dev->port_stopped) ?
-		rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST) : 0;
+	for (i = 0; likely(!dev->port_stopped) && i < dev->nrxq &&
+	     n < DROCE_BURST; i++)
+		n += rte_eth_rx_burst(dev->port_id, dev->rxq[i], pkts + n,
+				      (uint16_t)(DROCE_BURST - n));
 	if (n != 0)
-		droce_dev_rx_burst(dev, pkts, n, now);
+		droce_dev_rx_burst(dev, pkts, n, now, false);
+	/* what the device's other shards received for this one */
+	if (unlikely(dev->handoff != NULL)) {
+		h = rte_ring_sc_dequeue_burst(dev->handoff, (void **)pkts,
+					      DROCE_BURST, NULL);
+		if (h != 0)
+			droce_dev_rx_burst(dev, pkts, h, now, true);
+	}
 	/* round the active QPs from where the last pass stopped, until each
 	 * was run or the port takes no more frames: the rest wait for the
 	 * next pass, first in turn (a QP that goes to sleep takes the last
@@ -117,10 +128,12 @@ run_device(struct droce_dev *dev, uint64_t now)
 	}
 	dev->pass_next = i;
 	droce_neigh_timer(dev, now);
-	if (unlikely(now >= dev->link_check_at) && !dev->port_stopped)
+	if (unlikely(now >= dev->link_check_at) && !dev->port_stopped &&
+	    dev->shard == 0)
 		link_check(dev, now);
 	droce_dev_tx_flush(dev);
-	return n + (unsigned int)(dev->stats.tx_frames - tx_before) + dev->ntx;
+	return n + h + (unsigned int)(dev->stats.tx_frames - tx_before) +
+		dev->ntx;
 }
 
 /* The lcore whose pass this thread is running (NULL: none); read on
@@ -128,12 +141,6 @@ run_device(struct droce_dev *dev, uint64_t now)
  * later takes it from the C library's reserve of static TLS). */
 static __thread const struct droce_lcore *running
 	__attribute__((tls_model("initial-exec")));
-
-bool
-droce_lcore_running(const struct droce_lcore *lc)
-{
-	return running == lc;
-}
 
 /*
  * One pass of @p lc, if no other thread is running one.
@@ -179,12 +186,13 @@ lcore_pass(struct droce_lcore *lc, bool app)
 void
 droce_dev_drive(struct droce_dev *dev)
 {
-	struct droce_lcore *lc = dev->lc;
+	const struct droce_dev *p = dev->primary;
+	int cpu = -1;
+	uint32_t i;
 
 	switch (droce_eng.cfg.run_to_completion) {
 	case DROCE_RTC_AUTO:
-		if (sched_getcpu() != lc->cpu)
-			return;
+		cpu = sched_getcpu();
 		break;
 	case DROCE_RTC_ALWAYS:
 		break;
@@ -194,7 +202,13 @@ droce_dev_drive(struct droce_dev *dev)
 	/* not from inside a pass (a callback it makes) */
 	if (running != NULL)
 		return;
-	lcore_pass(lc, true);
+	/* each engine lcore of the device (those on this CPU, in auto) */
+	for (i = 0; i < p->nshards; i++) {
+		struct droce_lcore *lc = p->shards[i]->lc;
+
+		if (cpu < 0 || lc->cpu == cpu)
+			lcore_pass(lc, true);
+	}
 }
 
 /*

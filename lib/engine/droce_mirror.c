@@ -99,10 +99,28 @@ mirror_swap(struct droce_dev *dev, void *arg)
 	return 0;
 }
 
+/* On each shard of @p dev but the primary: dev->mirror becomes @p arg. */
+static int
+mirror_set(struct droce_dev *dev, void *arg)
+{
+	dev->mirror = arg;
+	return 0;
+}
+
+static void
+shards_mirror(struct droce_dev *p, struct droce_pcap_mirror *mi)
+{
+	uint32_t i;
+
+	for (i = 1; i < p->nshards; i++)
+		droce_dev_call(p->shards[i], mirror_set, mi);
+}
+
+/* (the primary's mirror says the device's: its other shards follow it) */
 int
 droce_dev_mirror_start(struct droce_dev *dev, const char *path)
 {
-	struct droce_pcap_mirror *mi;
+	struct droce_pcap_mirror *mi, *opened;
 	int ret;
 
 	/* a busy device leaves the file alone */
@@ -112,9 +130,12 @@ droce_dev_mirror_start(struct droce_dev *dev, const char *path)
 	ret = droce_mirror_open(path, &mi);
 	if (ret < 0)
 		return ret;
+	opened = mi;
 	ret = droce_dev_call(dev, mirror_swap, &mi);
 	if (ret < 0)
-		droce_mirror_close(mi);
+		droce_mirror_close(opened);
+	else
+		shards_mirror(dev, opened);
 	return ret;
 }
 
@@ -124,6 +145,7 @@ droce_dev_mirror_stop(struct droce_dev *dev)
 	struct droce_pcap_mirror *mi = NULL;
 	int ret;
 
+	shards_mirror(dev, NULL);
 	ret = droce_dev_call(dev, mirror_swap, &mi);
 	if (ret < 0)
 		return ret;

@@ -9,6 +9,8 @@
  * low 8 bits are the application's to change at each bind, as verbs
  * wants (ibv_inc_rkey()). The table is the engine lcore's: registration
  * goes through a control call, and binding and invalidation run there.
+ * A device with several engine lcores has the table in each shard, the
+ * same in all; windows are shared, bound and read under one lock.
  */
 
 #include <errno.h>
@@ -56,10 +58,21 @@ mr_insert(struct droce_dev *dev, void *arg)
 	return 0;
 }
 
+/* On a shard but the primary: the region the primary took in, in the
+ * same slot. */
+static int
+mr_place(struct droce_dev *dev, void *arg)
+{
+	struct droce_mr_eng *mr = arg;
+
+	dev->mrs[droce_key_slot(mr->rkey)] = mr;
+	return 0;
+}
+
 int
 droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr)
 {
-	return droce_dev_call(dev, mr_insert, mr);
+	return droce_dev_call_shards(dev, mr_insert, mr_place, mr);
 }
 
 /* A window lets go of its region. */
@@ -78,20 +91,27 @@ mr_remove(struct droce_dev *dev, void *arg)
 {
 	struct droce_mr_eng *mr = arg;
 	uint32_t slot = droce_key_slot(mr->rkey);
+	int ret = 0;
 
+	rte_spinlock_lock(&dev->primary->mw_lock);
 	if (mr->mw_type == 0 && mr->windows != 0)
-		return -EBUSY;
-	if (mr->mw_type != 0)
+		ret = -EBUSY;
+	else if (mr->mw_type != 0)
 		mw_unbind(mr);
-	if (dev->mrs[slot] == mr)
+	else
+		mr->gone = true;
+	rte_spinlock_unlock(&dev->primary->mw_lock);
+	if (ret == 0 && dev->mrs[slot] == mr)
 		dev->mrs[slot] = NULL;
-	return 0;
+	return ret;
 }
 
+/* Out of the primary's table first, where a region with windows is
+ * refused; then of the other shards' (no window binds to it now). */
 int
 droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr)
 {
-	return droce_dev_call(dev, mr_remove, mr);
+	return droce_dev_call_shards(dev, mr_remove, mr_remove, mr);
 }
 
 /* ------------------------------------------------------------------------
@@ -99,8 +119,8 @@ droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr)
  * invalidate, on the engine lcore.
  */
 
-enum ibv_wc_status
-droce_mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
+static enum ibv_wc_status
+mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 {
 	struct droce_mr_eng *mw = wqe->mw;
 	const struct droce_bind *b = droce_send_wqe_bind(wqe);
@@ -125,7 +145,7 @@ droce_mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 		mw->rkey = wqe->rkey;
 		return IBV_WC_SUCCESS;
 	}
-	if (droce_mr_lookup(qp->dev, mr->lkey, false) != mr ||
+	if (droce_mr_lookup(qp->dev, mr->lkey, false) != mr || mr->gone ||
 	    mr->pd != mw->pd || !(mr->access & IBV_ACCESS_MW_BIND) ||
 	    addr < mr->addr || addr - mr->addr > mr->length ||
 	    len > mr->length - (addr - mr->addr) ||
@@ -147,15 +167,32 @@ droce_mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 	return IBV_WC_SUCCESS;
 }
 
+enum ibv_wc_status
+droce_mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
+{
+	rte_spinlock_t *lock = &qp->dev->primary->mw_lock;
+	enum ibv_wc_status status;
+
+	rte_spinlock_lock(lock);
+	status = mw_bind(qp, wqe);
+	rte_spinlock_unlock(lock);
+	return status;
+}
+
 bool
 droce_mw_invalidate(struct droce_qp_eng *qp, uint32_t rkey, bool remote)
 {
-	struct droce_mr_eng *mw = droce_mr_lookup(qp->dev, rkey, true);
+	rte_spinlock_t *lock = &qp->dev->primary->mw_lock;
+	struct droce_mr_eng *mw;
+	bool ok;
 
+	rte_spinlock_lock(lock);
+	mw = droce_mr_lookup(qp->dev, rkey, true);
 	/* type 2 windows only, of the QP's PD; remotely, bound to it */
-	if (mw == NULL || mw->mw_type != IBV_MW_TYPE_2 ||
-	    mw->pd != qp->cfg.pd || (remote && mw->qp != qp))
-		return false;
-	mw_unbind(mw);
-	return true;
+	ok = mw != NULL && mw->mw_type == IBV_MW_TYPE_2 &&
+		mw->pd == qp->cfg.pd && (!remote || mw->qp == qp);
+	if (ok)
+		mw_unbind(mw);
+	rte_spinlock_unlock(lock);
+	return ok;
 }

@@ -5,7 +5,9 @@
 /*
  * Neighbours: the engine answers ARP requests and IPv6 neighbour
  * solicitations for its addresses, so that a kernel peer on the same L2
- * reaches it, and resolves the MAC of its QPs' peers the same way.
+ * reaches it, and resolves the MAC of its QPs' peers the same way. The
+ * table is the device's primary shard's, which receives the frames that
+ * are not RoCE; every shard looks addresses up in it, under its lock.
  */
 
 #include <rte_arp.h>
@@ -106,7 +108,9 @@ void
 droce_neigh_heard(struct droce_dev *dev, const uint8_t gid[16],
 		  const struct rte_ether_addr *mac)
 {
+	rte_spinlock_lock(&dev->neigh_lock);
 	neigh_learn(dev, gid, mac, false);
+	rte_spinlock_unlock(&dev->neigh_lock);
 }
 
 static struct rte_mbuf *
@@ -184,7 +188,9 @@ droce_neigh_arp_input(struct droce_dev *dev, struct rte_mbuf *m)
 		goto out;
 	droce_gid_from_ipv4(gid, sip);
 	/* a request for us also tells us where its sender is */
+	rte_spinlock_lock(&dev->neigh_lock);
 	neigh_learn(dev, gid, &sha, op != RTE_ARP_OP_REQUEST);
+	rte_spinlock_unlock(&dev->neigh_lock);
 	if (op == RTE_ARP_OP_REQUEST)
 		arp_send(dev, RTE_ARP_OP_REPLY, &sha, sip);
 out:
@@ -318,14 +324,18 @@ droce_neigh_nd_input(struct droce_dev *dev, struct rte_mbuf *m)
 		if (ll == NULL)
 			goto done;
 		memcpy(&mac, ll, 6);
+		rte_spinlock_lock(&dev->neigh_lock);
 		neigh_learn(dev, ip + 8, &mac, false);
+		rte_spinlock_unlock(&dev->neigh_lock);
 		nd_send(dev, ICMPV6_NA, icmp + 8, ip + 8, &mac);
 	} else {
 		ll = nd_option(icmp + 24, plen - 24, ND_OPT_TGT_LL);
 		if (ll == NULL)
 			goto done;
 		memcpy(&mac, ll, 6);
+		rte_spinlock_lock(&dev->neigh_lock);
 		neigh_learn(dev, icmp + 8, &mac, true);
+		rte_spinlock_unlock(&dev->neigh_lock);
 	}
 done:
 	rte_pktmbuf_free(m);
@@ -354,23 +364,34 @@ int
 droce_neigh_resolve(struct droce_dev *dev, const uint8_t gid[16],
 		    struct rte_ether_addr *mac, uint64_t now)
 {
-	struct droce_neigh *n = neigh_find(dev, gid);
+	struct droce_dev *p = dev->primary;
+	struct droce_neigh *n;
+	int ret = 0;
 
+	rte_spinlock_lock(&p->neigh_lock);
+	n = neigh_find(p, gid);
 	if (n == NULL) {
-		if (droce_gid_is_ipv4(gid) && dev->ipv4 == 0)
+		if (droce_gid_is_ipv4(gid) && dev->ipv4 == 0) {
+			rte_spinlock_unlock(&p->neigh_lock);
 			return -EHOSTUNREACH;
-		n = neigh_alloc(dev);
+		}
+		n = neigh_alloc(p);
 		if (n->state != DROCE_NEIGH_PENDING)
-			dev->neigh_pending++;
+			__atomic_store_n(&p->neigh_pending,
+					 p->neigh_pending + 1,
+					 __ATOMIC_RELAXED);
 		memset(n, 0, sizeof(*n));
 		memcpy(n->gid, gid, 16);
 		n->state = DROCE_NEIGH_PENDING;
+		/* the first ask goes from the asking shard's queue */
 		neigh_solicit(dev, n, now);
 	}
-	if (n->state != DROCE_NEIGH_VALID)
-		return -EAGAIN;
-	*mac = n->mac;
-	return 0;
+	if (n->state == DROCE_NEIGH_VALID)
+		*mac = n->mac;
+	else
+		ret = -EAGAIN;
+	rte_spinlock_unlock(&p->neigh_lock);
+	return ret;
 }
 
 void
@@ -378,12 +399,16 @@ droce_neigh_timer(struct droce_dev *dev, uint64_t now)
 {
 	unsigned int i;
 
-	if (dev->neigh_pending == 0)
+	/* the primary asks again (the others add to neigh_pending) */
+	if (dev->shard != 0 ||
+	    __atomic_load_n(&dev->neigh_pending, __ATOMIC_RELAXED) == 0)
 		return;
+	rte_spinlock_lock(&dev->neigh_lock);
 	for (i = 0; i < DROCE_MAX_NEIGH; i++) {
 		struct droce_neigh *n = &dev->neigh[i];
 
 		if (n->state == DROCE_NEIGH_PENDING && now >= n->next_try)
 			neigh_solicit(dev, n, now);
 	}
+	rte_spinlock_unlock(&dev->neigh_lock);
 }

@@ -357,7 +357,7 @@ static int
 qp_insert(struct droce_dev *dev, void *arg)
 {
 	struct droce_qp_eng *qp = arg;
-	uint32_t n, i = 0, tag;
+	uint32_t step = dev->primary->nshards, nslots, n, k = 0, i = 0, tag;
 
 	if (qp->cfg.gsi) {
 		if (dev->qp1 != NULL)
@@ -370,15 +370,19 @@ qp_insert(struct droce_dev *dev, void *arg)
 		droce_qp_activate(qp);
 		return 0;
 	}
-	/* the free slot after the last one taken, and a tag of its own */
-	for (n = 0; n < DROCE_MAX_QP; n++) {
-		i = (dev->next_slot + n) % DROCE_MAX_QP;
+	/* the free slot after the last one taken, and a tag of its own;
+	 * a shard's slots are those equal to its index modulo the shards
+	 * (droce_dev_owner()) */
+	nslots = (DROCE_MAX_QP - dev->shard + step - 1) / step;
+	for (n = 0; n < nslots; n++) {
+		k = (dev->next_slot + n) % nslots;
+		i = dev->shard + k * step;
 		if (dev->qps[i] == NULL)
 			break;
 	}
-	if (n == DROCE_MAX_QP)
+	if (n == nslots)
 		return -ENOMEM;
-	dev->next_slot = (i + 1) % DROCE_MAX_QP;
+	dev->next_slot = (k + 1) % nslots;
 	tag = 1 + (uint32_t)(rte_rand() % DROCE_QPN_TAGS);
 	qp->slot = i;
 	qp->cfg.qp_num = tag << DROCE_QPN_SLOT_BITS | i;
@@ -389,9 +393,24 @@ qp_insert(struct droce_dev *dev, void *arg)
 	return 0;
 }
 
+/*
+ * Does a QP made with @p cfg go to the shards of its device in turn? An
+ * RC or UC QP with a receive queue of its own does; any other goes to
+ * the primary, which has the device's SRQs, multicast groups, flow rules
+ * and QP1 (an XRC target takes its WQEs from whichever SRQ a message
+ * names).
+ */
+static bool
+qp_spread(const struct droce_qp_cfg *cfg)
+{
+	return cfg->srq == NULL &&
+		(cfg->type == IBV_QPT_RC || cfg->type == IBV_QPT_UC);
+}
+
 struct droce_qp_eng *
 droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 {
+	struct droce_dev *first;
 	struct droce_qp_eng *qp;
 	int ret;
 
@@ -429,7 +448,12 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
-	qp->dev = dev;
+	first = dev;
+	if (dev->nshards > 1 && qp_spread(cfg))
+		first = dev->shards[__atomic_fetch_add(&dev->next_shard, 1,
+						       __ATOMIC_RELAXED) %
+				    dev->nshards];
+	qp->dev = first;
 	qp->cfg = *cfg;
 	qp->tr = cfg->type == IBV_QPT_UC ? DROCE_TR_UC :
 		cfg->type == IBV_QPT_UD ? DROCE_TR_UD :
@@ -447,7 +471,13 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	qp->state = IBV_QPS_RESET;
 	qp->resp.opcode = 0xff;
 	qp->pkey_index = 0;
-	ret = droce_dev_call(dev, qp_insert, qp);
+	/* a shard that is full passes the QP on to the next */
+	do {
+		ret = droce_dev_call(qp->dev, qp_insert, qp);
+		if (ret != -ENOMEM || !qp_spread(cfg))
+			break;
+		qp->dev = dev->shards[(qp->dev->shard + 1) % dev->nshards];
+	} while (qp->dev != first);
 	if (ret < 0) {
 		qp_free(qp);
 		errno = -ret;

@@ -3,7 +3,8 @@
  */
 
 /*
- * Receive path: validate once, then demultiplex. ARP and neighbour
+ * Receive path: validate once, then demultiplex. A frame for another
+ * shard of the device goes to it (its hand-off ring). ARP and neighbour
  * discovery go to the neighbour code; RoCEv2 frames are checked (lengths,
  * checksums, ICRC), addressed (our MAC and IP, a live QP whose peer sent
  * them) and handed to the responder (requests) or the completer
@@ -92,15 +93,66 @@ rx_qp(struct droce_dev *dev, const uint8_t *bth, const uint8_t src_gid[16])
 	return qp;
 }
 
+/* Hand @p m, received by shard @p dev, to shard @p to, whose it is. */
+static void
+handoff(struct droce_dev *dev, struct droce_dev *to, struct rte_mbuf *m)
+{
+	if (rte_ring_mp_enqueue(to->handoff, m) == 0) {
+		dev->stats.rx_handoff++;
+		return;
+	}
+	dev->stats.rx_handoff_drop++;
+	rte_pktmbuf_free(m);
+}
+
+/*
+ * The first look at a frame received by a shard other than the primary:
+ * RoCE for one of its own QPs, to our MAC, goes on (@return true, @p meta
+ * filled); RoCE for another shard's goes to that shard; anything else to
+ * the primary, whose are the raw QPs' rules, ARP and neighbour discovery
+ * (and every frame, while there are rules: the primary passes a RoCE
+ * frame on to its shard after them).
+ */
+static bool
+rx_shard(struct droce_dev *dev, struct rte_mbuf *m,
+	 struct droce_wire_meta *meta)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct droce_dev *to = dev->primary;
+
+	/* while raw QPs have rules, each frame passes them first */
+	if (__atomic_load_n(&to->nflows, __ATOMIC_RELAXED) == 0 &&
+	    droce_wire_parse_meta(frame, m->data_len, DROCE_WIRE_NO_ICRC,
+				  meta) == 0) {
+		const struct rte_ether_hdr *eth =
+			(const struct rte_ether_hdr *)frame;
+
+		to = droce_dev_owner(dev, droce_bth_dqpn(frame +
+							 meta->bth_off));
+		if (to == dev) {
+			if (rte_is_same_ether_addr(&eth->dst_addr, &dev->mac) ||
+			    rte_is_multicast_ether_addr(&eth->dst_addr))
+				return true;
+			dev->stats.rx_not_ours++;
+			rte_pktmbuf_free(m);
+			return false;
+		}
+	}
+	handoff(dev, to, m);
+	return false;
+}
+
 /*
  * The first look at a frame: what is not RoCE goes where it belongs (raw
- * QPs' rules, ARP, neighbour discovery) or is dropped; a RoCE frame is
- * checked but for its ICRC. @return true if @p m is RoCE, @p meta
- * filled, its ICRC still to check.
+ * QPs' rules, ARP, neighbour discovery: the primary shard's) or is
+ * dropped; a RoCE frame for another shard's QP goes to that shard, one
+ * for this shard's is checked but for its ICRC. A frame @p handed by
+ * another shard was counted and mirrored there. @return true if @p m is
+ * RoCE for this shard, @p meta filled, its ICRC still to check.
  */
 static bool
 rx_first(struct droce_dev *dev, struct rte_mbuf *m,
-	 struct droce_wire_meta *meta)
+	 struct droce_wire_meta *meta, bool handed)
 {
 	const struct rte_ether_hdr *eth;
 	const uint8_t *frame;
@@ -111,10 +163,14 @@ rx_first(struct droce_dev *dev, struct rte_mbuf *m,
 		dev->stats.rx_malformed++;
 		goto drop;
 	}
-	dev->stats.rx_frames++;
-	dev->stats.rx_bytes += m->data_len;
-	if (dev->mirror != NULL)
-		droce_mirror_frame(dev->mirror, m);
+	if (likely(!handed)) {
+		dev->stats.rx_frames++;
+		dev->stats.rx_bytes += m->data_len;
+		if (dev->mirror != NULL)
+			droce_mirror_frame(dev->mirror, m);
+		if (dev->shard != 0)
+			return rx_shard(dev, m, meta);
+	}
 	/* raw packet QPs' flow rules see frames first */
 	if (unlikely(dev->nflows != 0) && droce_flow_rx(dev, m))
 		goto drop;
@@ -144,8 +200,20 @@ rx_first(struct droce_dev *dev, struct rte_mbuf *m,
 	}
 	ret = droce_wire_parse_meta(frame, m->data_len, DROCE_WIRE_NO_ICRC,
 				    meta);
-	if (ret == 0)
-		return true;
+	if (ret == 0) {
+		struct droce_dev *to;
+
+		/* (a frame handed here is this shard's, unless the
+		 * primary had it for its raw QPs' rules) */
+		if (likely(dev->handoff == NULL))
+			return true;
+		to = droce_dev_owner(dev, droce_bth_dqpn(frame +
+							 meta->bth_off));
+		if (to == dev)
+			return true;
+		handoff(dev, to, m);
+		return false;
+	}
 	if (ret == -DROCE_WIRE_ENOTROCE)
 		dev->stats.rx_not_ours++;
 	else
@@ -217,7 +285,7 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 
 void
 droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
-		   unsigned int n, uint64_t now)
+		   unsigned int n, uint64_t now, bool handed)
 {
 	struct droce_wire_meta meta[DROCE_BURST];
 	struct rte_mbuf *roce[DROCE_BURST];
@@ -230,7 +298,7 @@ droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 	for (i = 0; i < n; i++) {
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (rx_first(dev, pkts[i], &meta[k]))
+		if (rx_first(dev, pkts[i], &meta[k], handed))
 			roce[k++] = pkts[i];
 	}
 	for (i = 0; i < k; i++)

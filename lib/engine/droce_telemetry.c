@@ -7,7 +7,8 @@
  * runs the engine:
  *
  *   /droce/devices                 names of the devices
- *   /droce/dev_stats,NAME          a device: addresses, link, counters
+ *   /droce/dev_stats,NAME          a device: addresses, link, its engine
+ *                                  lcores, counters (its shards' sums)
  *   /droce/qps,NAME                QPNs of the device's QPs
  *   /droce/qp_stats,NAME,QPN       a QP: state, peer, PSNs, counters
  *   /droce/resources,NAME          what a device holds of its tables
@@ -17,7 +18,7 @@
  * words the engine lcore alone writes, read as they are: a statistic may
  * be a few packets old, never torn. The QP table changes as QPs come and
  * go, so QPs are looked at on the lcore that owns them
- * (droce_dev_call()). The engine stops its lcores at exit: a request
+ * (droce_dev_call()), each shard's on its own. The engine stops its lcores at exit: a request
  * that comes later is refused instead of waiting for them.
  */
 
@@ -137,6 +138,20 @@ add_qp_counters(struct rte_tel_data *d, const struct droce_qp_stats *s)
 #undef ADD_COUNTER
 }
 
+/* The DPDK lcore ids of the shards of @p dev, "1,2,...". */
+static void
+lcores_str(const struct droce_dev *dev, char *buf, size_t len)
+{
+	size_t off = 0;
+	uint32_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < dev->nshards && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%u",
+					i != 0 ? "," : "",
+					dev->shards[i]->lc->lcore_id);
+}
+
 static int
 tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -165,6 +180,8 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rte_tel_data_add_dict_int(d, "port_id", a.port_id);
 	rte_tel_data_add_dict_int(d, "lcore", (int)a.lcore);
+	lcores_str(dev, buf, sizeof(buf));
+	rte_tel_data_add_dict_string(d, "lcores", buf);
 	rte_tel_data_add_dict_int(d, "eth_mtu", a.eth_mtu);
 	rte_tel_data_add_dict_int(d, "active_mtu",
 				  (int)droce_mtu_bytes(a.active_mtu));
@@ -179,6 +196,7 @@ tel_resources(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct droce_dev_resources r;
 	struct droce_dev *dev;
+	uint32_t i;
 	int ret;
 
 	RTE_SET_USED(cmd);
@@ -186,6 +204,8 @@ tel_resources(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (ret != 0)
 		return ret;
 	ret = tel_call(dev, droce_dev_count_resources, &r);
+	for (i = 1; ret == 0 && i < dev->nshards; i++)
+		ret = tel_call(dev->shards[i], droce_dev_count_shard, &r);
 	if (ret < 0)
 		return ret;
 	rte_tel_data_start_dict(d);
@@ -201,7 +221,6 @@ gather_qpns(struct droce_dev *dev, void *arg)
 	struct tel_qpns *q = arg;
 	uint32_t i;
 
-	q->n = 0;
 	for (i = 0; i < dev->nlive && q->n < RTE_DIM(q->qpn); i++)
 		q->qpn[q->n++] = dev->live[i]->cfg.qp_num;
 	return 0;
@@ -222,7 +241,10 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	q = malloc(sizeof(*q));
 	if (q == NULL)
 		return -ENOMEM;
-	ret = tel_call(dev, gather_qpns, q);
+	q->n = 0;
+	ret = 0;
+	for (i = 0; ret == 0 && i < dev->nshards; i++)
+		ret = tel_call(dev->shards[i], gather_qpns, q);
 	if (ret == 0) {
 		rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
 		for (i = 0; i < q->n; i++)
@@ -276,7 +298,7 @@ tel_qp_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -EINVAL;
 	memset(&t, 0, sizeof(t));
 	t.qpn = (uint32_t)qpn;
-	ret = tel_call(dev, copy_qp, &t);
+	ret = tel_call(droce_dev_owner(dev, t.qpn), copy_qp, &t);
 	if (ret < 0)
 		return ret;
 	if (!t.found)

@@ -164,11 +164,11 @@ droce_dev_tx_flush(struct droce_dev *dev)
 	if (dev->ntx == 0) {
 		/* net_fault sends frames it held back on a later burst */
 		if (unlikely(dev->faulty))
-			rte_eth_tx_burst(dev->port_id, 0, NULL, 0);
+			rte_eth_tx_burst(dev->port_id, dev->txq, NULL, 0);
 		return;
 	}
 	tx_finish(dev);
-	sent = rte_eth_tx_burst(dev->port_id, 0, dev->tx, dev->ntx);
+	sent = rte_eth_tx_burst(dev->port_id, dev->txq, dev->tx, dev->ntx);
 	for (i = 0; i < sent; i++)
 		dev->stats.tx_bytes += rte_pktmbuf_pkt_len(dev->tx[i]);
 	dev->stats.tx_frames += sent;
@@ -177,7 +177,7 @@ droce_dev_tx_flush(struct droce_dev *dev)
 	 * refuse every frame for good, and frames kept would hold their
 	 * mbufs long after their QPs gave up: they are lost, as a NIC loses
 	 * them, and retransmission recovers if the link comes back */
-	if (sent < dev->ntx && !dev->link_up)
+	if (sent < dev->ntx && !dev->primary->link_up)
 		tx_drop_queued(dev, sent);
 	if (sent < dev->ntx)
 		memmove(dev->tx, dev->tx + sent,

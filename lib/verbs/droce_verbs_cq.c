@@ -592,12 +592,17 @@ cq_resize(struct droce_dev *dev, void *arg)
 {
 	struct resize_args *a = arg;
 	struct droce_cq_ring *ring = &a->cq->ring;
-	uint32_t cons = ring->cons, n = ring->prod - cons, i;
+	uint32_t cons = ring->cons, n, i;
 	struct droce_cqe *old = ring->cqes;
 
 	RTE_SET_USED(dev);
-	if (n > a->depth)
+	/* the CQ's QPs on the device's other engine lcores push under it */
+	rte_spinlock_lock(&ring->lock);
+	n = ring->prod - cons;
+	if (n > a->depth) {
+		rte_spinlock_unlock(&ring->lock);
 		return EINVAL;
+	}
 	for (i = 0; i < n; i++)
 		a->cqes[i] = old[(cons + i) & ring->mask];
 	ring->cqes = a->cqes;
@@ -606,6 +611,7 @@ cq_resize(struct droce_dev *dev, void *arg)
 	ring->cons = 0;
 	ring->cons_seen = 0;
 	ring->prod = n;
+	rte_spinlock_unlock(&ring->lock);
 	a->cqes = old;
 	return 0;
 }

@@ -51,7 +51,7 @@ droce_query_resources(struct ibv_context *ctx, struct droce_resources *r)
 {
 	struct droce_dev_resources s;
 
-	droce_dev_call(to_ctx(ctx)->dev, droce_dev_count_resources, &s);
+	droce_dev_resources(to_ctx(ctx)->dev, &s);
 	memcpy(r, &s, sizeof(*r));
 	return 0;
 }

@@ -10,9 +10,9 @@ telemetry socket (the one whose greeting names its pid: several DPDK
 processes may share the runtime directory), and checks:
 
 - /droce/devices lists droce0 and droce1;
-- /droce/dev_stats has the addresses and link, every counter, traffic,
-  and the same counters droce-pmd printed (nothing moves during the
-  sleep), one port's tx equal to the other's rx;
+- /droce/dev_stats has the addresses and link, its engine lcores, every
+  counter, traffic, and the same counters droce-pmd printed (nothing
+  moves during the sleep), one port's tx equal to the other's rx;
 - /droce/qps lists the QPN of the QP droce-pmd made on each device;
 - /droce/qp_stats has the state, the peer and every counter, equal to
   `show qp`'s;
@@ -153,6 +153,9 @@ def check_devices(t, shown, counters):
               s['gid0'] == '::ffff:' + ip and s['link'] == 'up' and
               s['active_mtu'] == 1024,
               '%s: name, MAC, IPv4, GID, link, MTU (%s)' % (name, s))
+        # one engine lcore, the default: its list is it
+        check(s.get('lcores') == str(s.get('lcore')),
+              '%s: its engine lcores (%s)' % (name, s.get('lcores')))
         missing = [c for c in counters if c not in s]
         check(not missing, '%s: every counter (missing %s)' % (name,
                                                               missing))

@@ -5,6 +5,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -524,11 +525,89 @@ ep_post_imm(struct ep *e, enum ibv_wr_opcode op, uint64_t wr_id, size_t off,
 	return ibv_post_send(e->qp, &wr, &bad);
 }
 
+/*
+ * With DROCE_TEST_LCORES=N in the environment: N engine cores, on the
+ * CPUs this process may use in turn (4 on 2 CPUs: two on each), written
+ * to @p f; @p dev says them for a device section. Else nothing.
+ */
+static void
+lcores_config(FILE *f, char *dev, size_t len)
+{
+	const char *v = getenv("DROCE_TEST_LCORES");
+	unsigned int n = v != NULL ? (unsigned int)atoi(v) : 0, i, k = 0;
+	size_t off = 0;
+	cpu_set_t set;
+	int cpu = -1;
+
+	dev[0] = '\0';
+	if (n < 2 || sched_getaffinity(0, sizeof(set), &set) != 0)
+		return;
+	fprintf(f, "cores = ");
+	off = (size_t)snprintf(dev, len, "lcores = ");
+	for (i = 0; i < n; i++) {
+		/* the next CPU this process may use, round */
+		do
+			cpu = (cpu + 1) % CPU_SETSIZE;
+		while (!CPU_ISSET(cpu, &set) && ++k < CPU_SETSIZE * 2);
+		fprintf(f, "%s%d", i ? "," : "", cpu);
+		off += (size_t)snprintf(dev + off, len - off, "%s%u",
+					i ? "," : "", i);
+	}
+	fprintf(f, "\n");
+	snprintf(dev + off, len - off, "\n");
+}
+
+static char lcores_ini[64];
+
+static void
+lcores_ini_remove(void)
+{
+	char *slash = strrchr(lcores_ini, '/');
+
+	unlink(lcores_ini);
+	*slash = '\0';
+	rmdir(lcores_ini);
+}
+
+/*
+ * With DROCE_TEST_LCORES=N and no DROCE_CONFIG: the embedded default
+ * (droce0 and droce1 over a net_ring pair), N engine lcores for each
+ * device, written to a directory of this run's before the engine starts.
+ */
+__attribute__((constructor)) static void
+lcores_default(void)
+{
+	char lcores[128];
+	FILE *f;
+
+	if (getenv("DROCE_TEST_LCORES") == NULL ||
+	    getenv("DROCE_CONFIG") != NULL)
+		return;
+	strcpy(lcores_ini, "/tmp/droce-lcores-XXXXXX");
+	if (mkdtemp(lcores_ini) == NULL)
+		abort();
+	strcat(lcores_ini, "/droce.ini");
+	f = fopen(lcores_ini, "w");
+	if (f == NULL)
+		abort();
+	fprintf(f, "[eal]\nargs = --no-huge -m 512 --no-pci --no-shconf\n"
+		"[engine]\n");
+	lcores_config(f, lcores, sizeof(lcores));
+	fprintf(f, "[device droce0]\nport = ring:droce:0\n"
+		"mac = 02:d7:0c:e0:00:01\nipv4 = 10.0.0.1/24\n%s"
+		"[device droce1]\nport = ring:droce:1\n"
+		"mac = 02:d7:0c:e0:00:02\nipv4 = 10.0.0.2/24\n%s",
+		lcores, lcores);
+	if (fclose(f) != 0 || setenv("DROCE_CONFIG", lcores_ini, 1) != 0)
+		abort();
+	atexit(lcores_ini_remove);
+}
+
 int
 ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 		const char *fault, unsigned int seed)
 {
-	char path[512];
+	char path[512], lcores[128];
 	FILE *f;
 	unsigned int i;
 
@@ -541,12 +620,13 @@ ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 		"[engine]\nidle_sleep_us = 20\n");
 	if (getenv("LOSS_PCAP") != NULL)
 		fprintf(f, "pcap = %s/%s.pcap\n", dir, name);
+	lcores_config(f, lcores, sizeof(lcores));
 	for (i = 0; i < 2; i++)
 		fprintf(f, "[device droce%u]\nport = ring:%s:%u\n"
 			"mac = 02:d7:0c:e0:%02x:%02x\nipv4 = 10.0.%u.%u/24\n"
 			"ipv6 = fd00:0:0:%x::%u/64\n"
-			"fault = %s,seed=%u\n", i, name, i, subnet, i + 1,
-			subnet, i + 1, subnet, i + 1, fault, seed + i);
+			"fault = %s,seed=%u\n%s", i, name, i, subnet, i + 1,
+			subnet, i + 1, subnet, i + 1, fault, seed + i, lcores);
 	if (fclose(f) != 0)
 		return -1;
 	return setenv("DROCE_CONFIG", path, 1);
