@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <droce_wire.h>
+
 #include "perf.h"
 
 static void
@@ -23,7 +25,8 @@ usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: droce-perf TEST [options] [HOST]\n"
-		"TEST: write_bw read_bw send_bw atomic_bw write_lat send_lat raw memcpy wq\n"
+		"TEST: write_bw read_bw send_bw atomic_bw write_lat send_lat raw memcpy\n"
+		"      memcpy_crc (each copy CRCed once) wq\n"
 		"      cm (connections through the CM, -n of them, beside a\n"
 		"      -s byte WRITE stream; -D: its quiet seconds, default 1)\n"
 		"  -s, --size N         message size (default 65536; lat: 2)\n"
@@ -54,7 +57,7 @@ parse_test(const char *s, enum perf_test *t)
 {
 	static const char *const names[] = {
 		"write_bw", "read_bw", "send_bw", "atomic_bw", "write_lat",
-		"send_lat", "raw", "memcpy", "wq", "cm" };
+		"send_lat", "raw", "memcpy", "wq", "cm", "memcpy_crc" };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -319,11 +322,12 @@ main(int argc, char **argv)
 			o.size = 64;
 		return perf_wq(&o) == 0 ? 0 : 1;
 	}
-	if (o.test == PERF_MEMCPY) {
+	if (o.test == PERF_MEMCPY || o.test == PERF_MEMCPY_CRC) {
 		struct perf_result r;
 
 		perf_report_header(&o);
-		if (perf_memcpy(&o, &r) != 0)
+		if (perf_memcpy(&o, &r, o.test == PERF_MEMCPY_CRC ?
+				droce_crc32 : NULL) != 0)
 			return 1;
 		perf_report(&o, &r);
 		return 0;

@@ -29,6 +29,7 @@ enum perf_test {
 	PERF_MEMCPY,
 	PERF_WQ,
 	PERF_CM,
+	PERF_MEMCPY_CRC,
 };
 
 struct perf_opts {
@@ -120,7 +121,8 @@ int perf_lat_remote(const struct perf_opts *o, struct perf_side *me,
 uint32_t perf_frame_len(const struct perf_opts *o);
 int perf_raw(const struct perf_opts *o, struct perf_side *tx,
 	     struct perf_result *r);
-int perf_memcpy(const struct perf_opts *o, struct perf_result *r);
+int perf_memcpy(const struct perf_opts *o, struct perf_result *r,
+		uint32_t (*crc32)(uint32_t crc, const void *buf, size_t len));
 
 /* perf_cm.c */
 int perf_cm(const struct perf_opts *o, struct perf_side *cl,

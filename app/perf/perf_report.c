@@ -24,6 +24,7 @@ perf_test_name(enum perf_test t)
 		[PERF_MEMCPY] = "memcpy",
 		[PERF_WQ] = "wq",
 		[PERF_CM] = "cm",
+		[PERF_MEMCPY_CRC] = "memcpy_crc",
 	};
 
 	return names[t];
@@ -60,6 +61,8 @@ perf_report_header(const struct perf_opts *o)
 		printf(" #frame_bytes  #frames      Mpps       Gb/s\n");
 	else if (o->test == PERF_MEMCPY)
 		printf(" #bytes     #copies        GB/s\n");
+	else if (o->test == PERF_MEMCPY_CRC)
+		printf(" #bytes     #copies        GB/s   (each copy CRCed)\n");
 	else
 		printf(" #bytes     #iterations    BW peak[MB/sec]    "
 		       "BW average[MB/sec]   MsgRate[Mpps]\n");
@@ -78,7 +81,7 @@ perf_report(const struct perf_opts *o, const struct perf_result *r)
 		       (unsigned long)r->msgs, r->lat_min, r->lat_max,
 		       r->lat_typ, r->lat_avg, r->lat_stdev, r->lat_p99,
 		       r->lat_p999);
-	} else if (o->test == PERF_MEMCPY) {
+	} else if (o->test == PERF_MEMCPY || o->test == PERF_MEMCPY_CRC) {
 		printf(" %-10u %-14lu %-10.2f\n", o->size, (unsigned long)r->msgs,
 		       (double)r->bytes / r->secs / 1e9);
 	} else if (o->test == PERF_RAW) {
