@@ -80,37 +80,40 @@ neigh_alloc(struct droce_dev *dev)
  * address makes an entry for its sender if there is a free one. Neither
  * changes a resolved entry nor takes one from another address: anyone
  * on the link can send them, and a storm of them must not redirect or
- * push out the peers droce talks to.
+ * push out the peers droce talks to. On the primary shard, whose the
+ * table is: under its lock (the other shards resolve in it).
  */
 static void
 neigh_learn(struct droce_dev *dev, const uint8_t gid[16],
 	    const struct rte_ether_addr *mac, bool solicited)
 {
-	struct droce_neigh *n = neigh_find(dev, gid);
+	struct droce_neigh *n;
 
+	rte_spinlock_lock(&dev->neigh_lock);
+	n = neigh_find(dev, gid);
 	if (n == NULL) {
 		if (solicited)
-			return;
+			goto out;
 		n = neigh_free(dev);
 		if (n == NULL)
-			return;
+			goto out;
 		memcpy(n->gid, gid, 16);
 	} else if (n->state == DROCE_NEIGH_PENDING) {
 		dev->neigh_pending--;
 	} else {
-		return;
+		goto out;
 	}
 	n->mac = *mac;
 	n->state = DROCE_NEIGH_VALID;
+out:
+	rte_spinlock_unlock(&dev->neigh_lock);
 }
 
 void
 droce_neigh_heard(struct droce_dev *dev, const uint8_t gid[16],
 		  const struct rte_ether_addr *mac)
 {
-	rte_spinlock_lock(&dev->neigh_lock);
 	neigh_learn(dev, gid, mac, false);
-	rte_spinlock_unlock(&dev->neigh_lock);
 }
 
 static struct rte_mbuf *
@@ -188,9 +191,7 @@ droce_neigh_arp_input(struct droce_dev *dev, struct rte_mbuf *m)
 		goto out;
 	droce_gid_from_ipv4(gid, sip);
 	/* a request for us also tells us where its sender is */
-	rte_spinlock_lock(&dev->neigh_lock);
 	neigh_learn(dev, gid, &sha, op != RTE_ARP_OP_REQUEST);
-	rte_spinlock_unlock(&dev->neigh_lock);
 	if (op == RTE_ARP_OP_REQUEST)
 		arp_send(dev, RTE_ARP_OP_REPLY, &sha, sip);
 out:
@@ -324,18 +325,14 @@ droce_neigh_nd_input(struct droce_dev *dev, struct rte_mbuf *m)
 		if (ll == NULL)
 			goto done;
 		memcpy(&mac, ll, 6);
-		rte_spinlock_lock(&dev->neigh_lock);
 		neigh_learn(dev, ip + 8, &mac, false);
-		rte_spinlock_unlock(&dev->neigh_lock);
 		nd_send(dev, ICMPV6_NA, icmp + 8, ip + 8, &mac);
 	} else {
 		ll = nd_option(icmp + 24, plen - 24, ND_OPT_TGT_LL);
 		if (ll == NULL)
 			goto done;
 		memcpy(&mac, ll, 6);
-		rte_spinlock_lock(&dev->neigh_lock);
 		neigh_learn(dev, icmp + 8, &mac, true);
-		rte_spinlock_unlock(&dev->neigh_lock);
 	}
 done:
 	rte_pktmbuf_free(m);
