@@ -18,8 +18,9 @@
  * words the engine lcore alone writes, read as they are: a statistic may
  * be a few packets old, never torn. The QP table changes as QPs come and
  * go, so QPs are looked at on the lcore that owns them
- * (droce_dev_call()), each shard's on its own. The engine stops its lcores at exit: a request
- * that comes later is refused instead of waiting for them.
+ * (droce_dev_call()), each shard's on its own. The engine stops its
+ * lcores at exit: a request that comes later is refused instead of
+ * waiting for them.
  */
 
 #include <arpa/inet.h>
@@ -96,6 +97,22 @@ tel_call(struct droce_dev *dev, int (*fn)(struct droce_dev *, void *),
 	rte_rwlock_read_lock(&tel_lock);
 	if (!tel_closed)
 		ret = droce_dev_call(dev, fn, arg);
+	rte_rwlock_read_unlock(&tel_lock);
+	return ret;
+}
+
+/* tel_call() of @p first on the device's primary, then of @p rest on
+ * each of its other shards. */
+static int
+tel_call_shards(struct droce_dev *dev,
+		int (*first)(struct droce_dev *, void *),
+		int (*rest)(struct droce_dev *, void *), void *arg)
+{
+	int ret = -ESHUTDOWN;
+
+	rte_rwlock_read_lock(&tel_lock);
+	if (!tel_closed)
+		ret = droce_dev_call_shards(dev, first, rest, arg);
 	rte_rwlock_read_unlock(&tel_lock);
 	return ret;
 }
@@ -196,16 +213,14 @@ tel_resources(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct droce_dev_resources r;
 	struct droce_dev *dev;
-	uint32_t i;
 	int ret;
 
 	RTE_SET_USED(cmd);
 	ret = dev_param(params, &dev);
 	if (ret != 0)
 		return ret;
-	ret = tel_call(dev, droce_dev_count_resources, &r);
-	for (i = 1; ret == 0 && i < dev->nshards; i++)
-		ret = tel_call(dev->shards[i], droce_dev_count_shard, &r);
+	ret = tel_call_shards(dev, droce_dev_count_resources,
+			      droce_dev_count_shard, &r);
 	if (ret < 0)
 		return ret;
 	rte_tel_data_start_dict(d);
@@ -242,9 +257,7 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (q == NULL)
 		return -ENOMEM;
 	q->n = 0;
-	ret = 0;
-	for (i = 0; ret == 0 && i < dev->nshards; i++)
-		ret = tel_call(dev->shards[i], gather_qpns, q);
+	ret = tel_call_shards(dev, gather_qpns, gather_qpns, q);
 	if (ret == 0) {
 		rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
 		for (i = 0; i < q->n; i++)
