@@ -106,10 +106,25 @@ uint32_t
 droce_icrc_calc_mbuf(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
 {
 	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
-	uint32_t off = l3_off + droce_icrc_hdr_len(l3);
-	uint32_t left = len - (off - l3_off);
-	uint32_t crc = droce_icrc_start(l3);
+	uint32_t hlen = droce_icrc_hdr_len(l3);
+	const uint8_t *set = l3[0] == 0x45 ? icrc_set_v4 :
+		(l3[0] >> 4) == 6 ? icrc_set_v6 : NULL;
+	uint32_t off, left, crc;
 
+	if (set != NULL && l3_off >= DROCE_ICRC_LRH_LEN &&
+	    m->data_len - l3_off >= hlen) {
+		/* the first segment read in place, as droce_icrc_calc_frame()
+		 * reads a frame: the eight bytes before l3 stand for the LRH */
+		uint32_t n = RTE_MIN(len, (uint32_t)m->data_len - l3_off);
+
+		crc = droce_crc32_masked64(0, l3 - DROCE_ICRC_LRH_LEN,
+					   n + DROCE_ICRC_LRH_LEN, set);
+		off = l3_off + n;
+	} else {
+		crc = droce_icrc_start(l3);
+		off = l3_off + hlen;
+	}
+	left = len - (off - l3_off);
 	for (; m != NULL && left > 0; m = m->next) {
 		uint32_t n;
 

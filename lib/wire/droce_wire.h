@@ -870,6 +870,10 @@ struct droce_wire_meta {
 	uint8_t padcnt;
 	uint32_t payload_len;       /**< without the pad */
 	uint32_t frame_len;         /**< up to the ICRC's end */
+	/** the payload's first byte; NULL if the payload does not lie
+	 * within the bytes parsed (a frame in segments: see
+	 * droce_wire_parse_meta_seg()) */
+	const uint8_t *payload;
 };
 
 /**
@@ -882,6 +886,19 @@ struct droce_wire_meta {
  */
 int droce_wire_parse_meta(const void *frame, uint32_t len, unsigned int flags,
 			  struct droce_wire_meta *meta);
+
+/**
+ * droce_wire_parse_meta() of a frame of @p len bytes of which only the
+ * first @p seg_len are at @p frame (a frame in segments): its headers,
+ * BTH's extension headers included, must lie in them, and the ICRC is
+ * not checked (DROCE_WIRE_NO_ICRC is implied when @p seg_len < @p len).
+ *
+ * @return as droce_wire_parse_meta(), and -DROCE_WIRE_ETRUNC if the
+ * headers go beyond @p seg_len.
+ */
+int droce_wire_parse_meta_seg(const void *frame, uint32_t seg_len,
+			      uint32_t len, unsigned int flags,
+			      struct droce_wire_meta *meta);
 
 /**
  * @return the frame length droce_wire_build() will produce for @p pkt, or 0

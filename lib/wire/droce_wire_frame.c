@@ -162,6 +162,13 @@ int
 droce_wire_parse_meta(const void *frame, uint32_t len, unsigned int flags,
 		      struct droce_wire_meta *meta)
 {
+	return droce_wire_parse_meta_seg(frame, len, len, flags, meta);
+}
+
+int
+droce_wire_parse_meta_seg(const void *frame, uint32_t seg_len, uint32_t len,
+			  unsigned int flags, struct droce_wire_meta *meta)
+{
 	const uint8_t *f = frame;
 	const uint8_t *bth;
 	const struct droce_opcode_info *op;
@@ -171,6 +178,18 @@ droce_wire_parse_meta(const void *frame, uint32_t len, unsigned int flags,
 	int ret;
 
 	meta->op = NULL;
+	meta->payload = NULL;
+	if (seg_len >= len) {
+		/* whole: each header is checked against the frame's length
+		 * as it is read */
+		seg_len = len;
+	} else {
+		/* in segments: the headers against the first's too (each
+		 * check below that tests seg_len, as they are read) */
+		flags |= DROCE_WIRE_NO_ICRC;
+		if (seg_len < ETH_HLEN + VLAN_HLEN + IPV4_HLEN)
+			return -DROCE_WIRE_ETRUNC;
+	}
 
 	/* Ethernet */
 	if (len < ETH_HLEN)
@@ -191,6 +210,8 @@ droce_wire_parse_meta(const void *frame, uint32_t len, unsigned int flags,
 		ret = check_ipv4(f + off, len - off, &ihl, &l4_len);
 	} else if (type == RTE_ETHER_TYPE_IPV6) {
 		meta->ip_version = 6;
+		if (seg_len < len && seg_len - off < IPV6_HLEN)
+			return -DROCE_WIRE_ETRUNC;
 		ret = check_ipv6(f + off, len - off, &l4_len);
 	} else {
 		return -DROCE_WIRE_ENOTROCE;
@@ -198,6 +219,9 @@ droce_wire_parse_meta(const void *frame, uint32_t len, unsigned int flags,
 	if (ret != 0)
 		return ret;
 	off += ihl;
+	/* (the IPv4 options, UDP, and the BTH) */
+	if (seg_len < len && seg_len < off + UDP_HLEN + DROCE_BTH_LEN)
+		return -DROCE_WIRE_ETRUNC;
 
 	/* UDP */
 	meta->l4_off = (uint16_t)off;
@@ -235,6 +259,10 @@ droce_wire_parse_meta(const void *frame, uint32_t len, unsigned int flags,
 	if (!(op->flags & DROCE_OPF_PAYLOAD) && rest != 0)
 		return -DROCE_WIRE_ELENGTH;
 	meta->payload_len = rest - meta->padcnt;
+	if (seg_len < off + op->hdr_len)
+		return -DROCE_WIRE_ETRUNC;   /* (only in segments) */
+	if (seg_len - off - op->hdr_len >= meta->payload_len)
+		meta->payload = bth + op->hdr_len;
 
 	if (!(flags & DROCE_WIRE_NO_ICRC))
 		icrc_ok = droce_icrc_calc(f + meta->l3_off, meta->frame_len -
