@@ -120,7 +120,7 @@ read_response_len_ok(const struct droce_qp_eng *qp, uint32_t flags,
 }
 
 static void
-read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
+read_response(struct droce_qp_eng *qp, uint32_t psn,
 	      const struct droce_wire_meta *meta, uint64_t now)
 {
 	struct droce_send_wqe *wqe;
@@ -151,7 +151,7 @@ read_response(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 		return;
 	}
 	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, st->done_bytes,
-			bth + meta->op->hdr_len, len);
+			meta->payload, len);
 	st->done_bytes += len;
 	progress(qp, psn, now);
 	if (meta->op->flags & DROCE_OPF_LAST)
@@ -293,7 +293,7 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	}
 
 	if (flags & DROCE_OPF_READ) {
-		read_response(qp, bth, psn, meta, now);
+		read_response(qp, psn, meta, now);
 	} else if (flags & DROCE_OPF_ATOMIC) {
 		atomic_ack(qp, bth, psn, meta, now);
 	} else if ((aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK) {

@@ -24,6 +24,10 @@
  *   pcap = /tmp/droce.pcap ; mirror every frame sent and received, one
  *                          ; file per device (droce-droce0.pcap, ...)
  *   mbufs = 16384
+ *   zero_copy = auto       ; RC payloads sent from the registered memory
+ *                          ; itself where the port takes segments; off
+ *   zero_copy_min = 1024   ; ... for packets with at least this many
+ *                          ; payload bytes
  *
  *   [device droce0]
  *   port = ring:pair0:0    ; or an ethdev name (net_memif0), or a PCI address
@@ -53,6 +57,7 @@
 #define DEFAULT_IDLE_SLEEP_US 20
 #define DEFAULT_IDLE_YIELD_US 0
 #define DEFAULT_MTU 1500
+#define DEFAULT_ZERO_COPY_MIN 1024
 
 static void
 config_defaults(struct droce_cfg *cfg)
@@ -65,6 +70,7 @@ config_defaults(struct droce_cfg *cfg)
 	cfg->idle_yield_us = DEFAULT_IDLE_YIELD_US;
 	cfg->mbufs = DEFAULT_MBUFS;
 	cfg->mbuf_cache = DEFAULT_MBUF_CACHE;
+	cfg->zero_copy_min = DEFAULT_ZERO_COPY_MIN;
 }
 
 static void
@@ -324,7 +330,9 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 			&cfg->link_wait_s) < 0 ||
 	    engine_uint(f, path, "mbufs", 1024, 1u << 22, &cfg->mbufs) < 0 ||
 	    engine_uint(f, path, "mbuf_cache", 0, RTE_MEMPOOL_CACHE_MAX_SIZE,
-			&cfg->mbuf_cache) < 0) {
+			&cfg->mbuf_cache) < 0 ||
+	    engine_uint(f, path, "zero_copy_min", 1, UINT16_MAX,
+			&cfg->zero_copy_min) < 0) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -347,6 +355,14 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 			goto out;
 		}
 		cfg->run_to_completion = k;
+	}
+	v = rte_cfgfile_get_entry(f, "engine", "zero_copy");
+	if (v != NULL && strcmp(v, "off") == 0) {
+		cfg->zero_copy_min = 0;
+	} else if (v != NULL && strcmp(v, "auto") != 0) {
+		DROCE_LOG(ERR, "%s: bad zero_copy '%s' (auto or off)", path, v);
+		ret = -EINVAL;
+		goto out;
 	}
 	v = rte_cfgfile_get_entry(f, "engine", "pcap");
 	if (v != NULL)

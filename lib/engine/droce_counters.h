@@ -63,7 +63,13 @@
 	X(tx_tso_offload, "TSO WRs the port segmented") \
 	X(tx_gso, "TSO WRs DPDK's GSO library segmented (the port has no TSO)") \
 	X(app_passes, "engine passes over the device an application thread " \
-	  "ran as it posted or polled (run_to_completion)")
+	  "ran as it posted or polled (run_to_completion)") \
+	X(tx_zero_copy, "packets sent with their payload read from the " \
+	  "registered memory itself, in a segment of its own (zero_copy)") \
+	X(tx_zero_copy_fallback, "packets zero_copy could have sent so that " \
+	  "were copied: the port takes no segments, or IPv6, or a window") \
+	X(rx_segmented, "RoCEv2 frames received in segments and taken so, " \
+	  "their payload read where it lay")
 
 /** The counters of a QP. */
 #define DROCE_QP_COUNTERS(X) \

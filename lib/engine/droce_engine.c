@@ -17,8 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_bus.h>
 #include <rte_bus_vdev.h>
 #include <rte_cycles.h>
+#include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -430,6 +432,24 @@ fault_port(const char *dev_name, uint16_t port, const char *args)
 }
 
 /*
+ * Whether @p port reads what it sends at its virtual address: a virtual
+ * device (net_ring, memif, af_packet, af_xdp, tap) copies or hands on
+ * mbufs in the process, where a NIC's DMA would need the registered
+ * memory mapped for it and its IO address. Zero copy is for the former.
+ */
+static bool
+port_reads_va(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_bus *bus;
+
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.device == NULL)
+		return false;
+	bus = rte_dev_bus(info.device);
+	return bus != NULL && strcmp(rte_bus_name(bus), "vdev") == 0;
+}
+
+/*
  * Configure and start the port of @p dev: a send queue for each of its
  * *nshards shards (fewer if the port has fewer: *nshards says how many),
  * and as many receive queues, or *nrxq if that is more (a ring pair's
@@ -457,6 +477,9 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq)
 		 RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO |
 		 RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = dev->tx_offloads;
+	dev->zero_copy_min = dev->port_reads_va &&
+		(dev->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) ?
+		droce_eng.cfg.zero_copy_min : 0;
 	if (info.max_mtu < dev->eth_mtu) {
 		DROCE_LOG(WARNING, "%s: port MTU at most %u", dev->name,
 			  info.max_mtu);
@@ -686,6 +709,7 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 		rte_free(dev);
 		return port;
 	}
+	dev->port_reads_va = port_reads_va((uint16_t)port);
 	if (c->fault[0] != '\0') {
 		int fport = fault_port(c->name, (uint16_t)port, c->fault);
 

@@ -32,6 +32,7 @@
 #include <rte_atomic.h>
 #include <rte_common.h>
 #include <rte_ether.h>
+#include <rte_mbuf_core.h>
 #include <rte_spinlock.h>
 
 #include "droce_counters.h"
@@ -589,7 +590,19 @@ struct droce_mr_eng {
 	uint32_t windows;          /**< a region: windows bound to it */
 	bool gone;                 /**< a region being deregistered: no
 				    *   window binds to it */
+	/** a region: the count of packets sent from its memory in place
+	 * (zero copy), each holding one while a port has it, over a base
+	 * of DROCE_MR_ZC_BASE the region holds itself */
+	struct rte_mbuf_ext_shared_info zc;
 };
+
+/** What a region's zero-copy count is while no packet holds it: 2, so
+ * that DPDK's shortcut for a count of 1 (its owner alone, not atomic)
+ * never runs while several engine lcores send from the region. */
+#define DROCE_MR_ZC_BASE 2
+
+/** How long deregistering a region waits for ports to let go of it. */
+#define DROCE_MR_ZC_WAIT_MS 2000
 
 /**
  * Register @p mr (a region, or a window: mw_type set) with @p dev: it
@@ -601,8 +614,11 @@ int droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr);
 
 /**
  * Forget @p mr: its keys are refused from now on. A window bound to a
- * region lets go of it.
- * @return 0, or -EBUSY for a region windows are bound to (it stays).
+ * region lets go of it. A region's memory that packets still being sent
+ * point to (zero copy) is waited for, until the ports have let go of it.
+ * @return 0; -EBUSY for a region windows are bound to (it stays), or
+ * whose memory a port still held after DROCE_MR_ZC_WAIT_MS (its keys are
+ * gone; called again, it waits again).
  */
 int droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr);
 

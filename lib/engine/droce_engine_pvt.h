@@ -118,6 +118,10 @@ struct droce_cfg {
 	char pcap[512];              /**< mirror every frame here if set */
 	unsigned int mbufs;
 	unsigned int mbuf_cache;   /**< per-lcore cache of the pool */
+	/** send RC payloads of at least this many bytes from the registered
+	 * memory itself, where the port allows (droce_dev.zero_copy);
+	 * 0: never */
+	unsigned int zero_copy_min;
 	unsigned int ndevs;
 	struct droce_dev_cfg dev[DROCE_MAX_DEVS];
 };
@@ -287,6 +291,14 @@ struct droce_dev {
 	 * _UDP_CKSUM, _TCP_CKSUM, _TCP_TSO where it has them, and
 	 * _MULTI_SEGS (it takes chained mbufs) */
 	uint64_t tx_offloads;
+	/** the port (before net_fault) reads frames at their virtual
+	 * address: a virtual device */
+	bool port_reads_va;
+	/** RC payloads of at least this many bytes go from the registered
+	 * memory itself (droce_pkt_alloc_zc()); 0: the port cannot take
+	 * them (no MULTI_SEGS, or a NIC), or zero_copy = off. The
+	 * primary's counts for every shard. */
+	uint32_t zero_copy_min;
 	uint64_t link_check_at;       /**< next look at the link */
 	bool link_up;                 /**< as last seen */
 	/** Stopped by droce_dev_port_stop(): neither polled nor sent to
@@ -963,6 +975,32 @@ struct rte_mbuf *droce_pkt_alloc_to(struct droce_qp_eng *qp,
 				    uint32_t dqpn, uint8_t opcode, uint32_t psn,
 				    bool ackreq, bool se, uint32_t payload_len,
 				    uint8_t **bth);
+
+/**
+ * The region @p len payload bytes at @p addr, under @p key (an lkey, or
+ * if @p remote an rkey), are sent from in place by @p qp, or NULL: they
+ * are copied. Zero copy takes RC and XRC packets of at least
+ * zero_copy_min bytes (those alone complete once the peer has them),
+ * over IPv4, on a port that can (droce_dev.zero_copy_min), from a region
+ * (not a window); the packets it could have taken but for the port, the
+ * path or a window are counted (tx_zero_copy_fallback).
+ */
+struct droce_mr_eng *droce_zc_region(struct droce_qp_eng *qp, uint32_t key,
+				     bool remote, uint64_t addr,
+				     uint32_t len);
+
+/**
+ * A packet of @p qp whose @p len payload bytes at @p addr, in region
+ * @p mr (droce_zc_region()), are sent from where they lie: its headers
+ * in one segment (as droce_pkt_alloc() writes them, *bth at its BTH),
+ * the payload in a second attached to that memory, the pad and ICRC in
+ * a third. The port's freeing the second gives @p mr's count back.
+ * @return NULL if out of mbufs: the caller copies.
+ */
+struct rte_mbuf *droce_pkt_alloc_zc(struct droce_qp_eng *qp, uint8_t opcode,
+				    uint32_t psn, bool ackreq, bool se,
+				    struct droce_mr_eng *mr, uint64_t addr,
+				    uint32_t len, uint8_t **bth);
 
 /** Allocate an mbuf with the headers of @p qp, BTH included. */
 static inline struct rte_mbuf *

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 
+#include <rte_cycles.h>
 #include <rte_random.h>
 
 #include "droce_engine_pvt.h"
@@ -69,9 +70,21 @@ mr_place(struct droce_dev *dev, void *arg)
 	return 0;
 }
 
+/* Called only if a region's count fell below its own base: never. */
+static void
+zc_free(void *addr, void *opaque)
+{
+	RTE_SET_USED(addr);
+	RTE_SET_USED(opaque);
+	RTE_VERIFY(0);
+}
+
 int
 droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr)
 {
+	mr->zc.free_cb = zc_free;
+	mr->zc.fcb_opaque = mr;
+	rte_mbuf_ext_refcnt_set(&mr->zc, DROCE_MR_ZC_BASE);
 	return droce_dev_call_shards(dev, mr_insert, mr_place, mr);
 }
 
@@ -111,7 +124,24 @@ mr_remove(struct droce_dev *dev, void *arg)
 int
 droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr)
 {
-	return droce_dev_call_shards(dev, mr_remove, mr_remove, mr);
+	uint64_t until;
+	int ret;
+
+	ret = droce_dev_call_shards(dev, mr_remove, mr_remove, mr);
+	if (ret != 0 || mr->mw_type != 0)
+		return ret;
+	/* no lcore sends from it now: wait for the ports to let go of what
+	 * was sent from it in place (a ring pair's peer has yet to take it,
+	 * net_fault delays it) */
+	until = rte_get_timer_cycles() +
+		rte_get_timer_hz() / 1000 * DROCE_MR_ZC_WAIT_MS;
+	while (rte_mbuf_ext_refcnt_read(&mr->zc) != DROCE_MR_ZC_BASE) {
+		if (rte_get_timer_cycles() > until)
+			return -EBUSY;
+		droce_dev_drive(dev);
+		rte_delay_us_sleep(10);
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------------

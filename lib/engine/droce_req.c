@@ -108,6 +108,33 @@ wire_opcode(uint8_t tr, const struct droce_send_wqe *wqe, bool first,
 	return tr | droce_wr_table[wqe->opcode].wire[pos];
 }
 
+static void req_halt(struct droce_qp_eng *qp);
+
+/*
+ * A packet of a SEND or WRITE whose @p len payload bytes at @p off of
+ * @p wqe go from the registered memory itself, or NULL: they are copied
+ * (droce_zc_region() says when; and bytes in more than one SGE are).
+ */
+static struct rte_mbuf *
+send_in_place(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
+	      uint32_t off, uint32_t len, uint8_t opcode, uint32_t psn,
+	      bool ackreq, bool se, uint8_t **bth)
+{
+	const struct ibv_sge *sge = droce_send_wqe_sge(wqe);
+	struct droce_mr_eng *mr;
+	uint32_t i;
+
+	for (i = 0; i < wqe->num_sge && off >= sge[i].length; i++)
+		off -= sge[i].length;
+	if (i == wqe->num_sge || sge[i].length - off < len)
+		return NULL;
+	mr = droce_zc_region(qp, sge[i].lkey, false, sge[i].addr + off, len);
+	if (mr == NULL)
+		return NULL;
+	return droce_pkt_alloc_zc(qp, opcode, psn, ackreq, se, mr,
+				  sge[i].addr + off, len, bth);
+}
+
 /* Send the next packet of a SEND or WRITE. @return false if out of mbufs. */
 static bool
 send_data(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
@@ -126,9 +153,29 @@ send_data(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 		RTE_MIN((uint32_t)DROCE_ACK_EVERY, qp->req.cwnd / 2));
 	bool se = last && (wqe->flags & DROCE_WQE_SOLICITED);
 	struct rte_mbuf *m;
+	bool in_place;
 	uint8_t *bth;
 
-	m = droce_pkt_alloc(qp, opcode, psn, ackreq, se, len, &bth);
+	/* its memory deregistered since it began (req_start() checked it
+	 * then; a WQE sent again from its start is not begun again):
+	 * nothing more of it is read, as a NIC's mapping of it is gone; it
+	 * fails */
+	if (!(wqe->flags & DROCE_WQE_INLINE) && len != 0 &&
+	    unlikely(droce_sge_check(qp->dev, qp->cfg.pd,
+				     droce_send_wqe_sge(wqe), wqe->num_sge,
+				     false) != 0)) {
+		st->status = IBV_WC_LOC_PROT_ERR;
+		st->state = DROCE_WQE_DONE;
+		req_halt(qp);
+		return false;
+	}
+	m = NULL;
+	if (!(wqe->flags & DROCE_WQE_INLINE))
+		m = send_in_place(qp, wqe, off, len, opcode, psn, ackreq, se,
+				  &bth);
+	in_place = m != NULL;
+	if (m == NULL)
+		m = droce_pkt_alloc(qp, opcode, psn, ackreq, se, len, &bth);
 	if (m == NULL)
 		return false;
 	count_sent(qp, psn, droce_psn_add(psn, 1));
@@ -153,7 +200,7 @@ send_data(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	if (wqe->flags & DROCE_WQE_INLINE)
 		rte_memcpy(bth + op->hdr_len,
 			   (const uint8_t *)droce_send_wqe_sge(wqe) + off, len);
-	else
+	else if (!in_place)
 		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
 			       bth + op->hdr_len, len);
 	droce_pkt_send(qp, m);

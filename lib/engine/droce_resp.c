@@ -305,10 +305,12 @@ recv_done(struct droce_qp_eng *qp, const uint8_t *bth,
  */
 static bool
 tm_start(struct droce_qp_eng *qp, const uint8_t *bth,
-	 const struct droce_opcode_info *op, uint32_t len, uint32_t psn)
+	 const struct droce_wire_meta *meta, uint32_t psn)
 {
 	struct droce_tm *tm = qp->cfg.srq->tm;
-	const uint8_t *p = bth + op->hdr_len;
+	const struct droce_opcode_info *op = meta->op;
+	const uint8_t *p = meta->payload;
+	uint32_t len = meta->payload_len;
 	struct droce_tm_tag *t;
 	struct ibv_tmh tmh;
 	struct ibv_rvh rvh;
@@ -407,7 +409,7 @@ do_send(struct droce_qp_eng *qp, const uint8_t *bth,
 
 	if (unlikely(qp->cfg.srq != NULL && qp->cfg.srq->tm != NULL) &&
 	    (op->flags & DROCE_OPF_FIRST) && !qp->resp.has_rwqe &&
-	    tm_start(qp, bth, op, len, psn))
+	    tm_start(qp, bth, meta, psn))
 		return;
 	wqe = recv_wqe(qp, &fatal);
 	if (wqe == NULL) {
@@ -435,7 +437,7 @@ do_send(struct droce_qp_eng *qp, const uint8_t *bth,
 	skip = RTE_MIN((uint32_t)qp->resp.tm_skip, len);
 	qp->resp.tm_skip = 0;
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, qp->resp.roffset,
-			bth + op->hdr_len + skip, len - skip);
+			meta->payload + skip, len - skip);
 	qp->resp.roffset += len - skip;
 	qp->resp.opcode = droce_bth_opcode(bth);
 	if (op->flags & DROCE_OPF_LAST) {
@@ -490,7 +492,7 @@ do_write(struct droce_qp_eng *qp, const uint8_t *bth,
 			refuse(qp, DROCE_NAK_REM_ACCESS_ERR);
 			return;
 		}
-		rte_memcpy((void *)(uintptr_t)addr, bth + op->hdr_len, len);
+		rte_memcpy((void *)(uintptr_t)addr, meta->payload, len);
 	}
 	qp->resp.va += len;
 	qp->resp.remaining -= len;
@@ -554,7 +556,7 @@ do_atomic_write(struct droce_qp_eng *qp, const uint8_t *bth,
 			 &addr))
 		return;
 	/* the bytes as they came, in one store */
-	memcpy(&value, bth + op->hdr_len, sizeof(value));
+	memcpy(&value, meta->payload, sizeof(value));
 	__atomic_store_n((uint64_t *)(uintptr_t)addr, value, __ATOMIC_SEQ_CST);
 	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
 	in_order_done(qp, bth, psn);
@@ -892,15 +894,15 @@ ud_rx(struct droce_qp_eng *qp, const uint8_t *frame, const uint8_t *bth,
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, 0, grh,
 			DROCE_GRH_LEN);
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, DROCE_GRH_LEN,
-			bth + op->hdr_len, len);
+			meta->payload, len);
 	if (op->flags & DROCE_OPF_IMMDT) {
 		memcpy(&imm, bth + op->offset[DROCE_EXT_IMMDT], 4);
 		wc_flags |= IBV_WC_WITH_IMM;
 	}
 	/* IPoIB's checksums, as a provider with IBV_DEVICE_UD_IP_CSUM
 	 * checks them (the first byte: IPv4's Ethernet type) */
-	if (len >= DROCE_IPOIB_HDR_LEN + 20 && bth[op->hdr_len] == 0x08)
-		wc_flags |= droce_ipoib_csum_ok(bth + op->hdr_len, len);
+	if (len >= DROCE_IPOIB_HDR_LEN + 20 && meta->payload[0] == 0x08)
+		wc_flags |= droce_ipoib_csum_ok(meta->payload, len);
 	droce_resp_recv_cqe_from(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
 				 IBV_WC_RECV, len + DROCE_GRH_LEN, wc_flags, imm,
 				 droce_bth_se(bth), deth.srcqp);
@@ -1075,6 +1077,7 @@ send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 		DROCE_OP_READ_RESPONSE_MIDDLE;
 	uint8_t opcode = qp->tr | base;
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	struct droce_mr_eng *mr;
 	struct rte_mbuf *m;
 	uint64_t addr = 0;
 	uint8_t *bth;
@@ -1090,7 +1093,15 @@ send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
 		return false;
 	}
-	m = droce_pkt_alloc(qp, opcode, res->next_psn, false, false, len, &bth);
+	mr = len != 0 ? droce_zc_region(qp, res->rkey, true, addr, len) :
+		NULL;
+	m = mr != NULL ? droce_pkt_alloc_zc(qp, opcode, res->next_psn, false,
+					    false, mr, addr, len, &bth) : NULL;
+	if (m == NULL) {
+		mr = NULL;
+		m = droce_pkt_alloc(qp, opcode, res->next_psn, false, false,
+				    len, &bth);
+	}
 	if (m == NULL)
 		return false;
 	if (op->flags & DROCE_OPF_AETH) {
@@ -1101,7 +1112,7 @@ send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 
 		droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
 	}
-	if (len != 0)
+	if (len != 0 && mr == NULL)
 		rte_memcpy(bth + op->hdr_len, (const void *)(uintptr_t)addr,
 			   len);
 	droce_pkt_send(qp, m);

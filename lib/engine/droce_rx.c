@@ -106,6 +106,67 @@ handoff(struct droce_dev *dev, struct droce_dev *to, struct rte_mbuf *m)
 }
 
 /*
+ * Where the payload of @p m, a frame in segments, is: in one segment
+ * (@return true, meta->payload set), or not.
+ */
+static bool
+rx_payload_seg(const struct rte_mbuf *m, struct droce_wire_meta *meta)
+{
+	uint32_t off = meta->bth_off + meta->op->hdr_len;
+
+	if (meta->payload != NULL || meta->payload_len == 0)
+		return true;
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	if (m == NULL || m->data_len - off < meta->payload_len)
+		return false;
+	meta->payload = rte_pktmbuf_mtod_offset(m, const uint8_t *, off);
+	return true;
+}
+
+/* droce_wire_parse_meta() of @p m, whole or in segments; its ICRC is
+ * checked later. */
+static inline int
+rx_parse(const struct rte_mbuf *m, struct droce_wire_meta *meta)
+{
+	int ret;
+
+	ret = droce_wire_parse_meta_seg(rte_pktmbuf_mtod(m, const uint8_t *),
+					m->data_len, rte_pktmbuf_pkt_len(m),
+					DROCE_WIRE_NO_ICRC, meta);
+	if (unlikely(ret == 0 && m->nb_segs > 1) && !rx_payload_seg(m, meta))
+		ret = -DROCE_WIRE_ETRUNC;
+	return ret;
+}
+
+/*
+ * A frame in segments (a sender's chain around the payload it sent from
+ * its memory, on an in-process port; a port's scattered receive) stays so
+ * where the receive path takes it so: a RoCE frame for a connected QP,
+ * its headers in the first segment and its payload in one segment, while
+ * no raw QP has rules (@return 1, @p meta filled). Anything else (UD,
+ * whose GRH and payload are read whole; ARP, ND, raw QPs' frames) is made
+ * one segment (@return 0), or dropped if it cannot be (-1).
+ */
+static int
+rx_segments(struct droce_dev *dev, struct rte_mbuf *m, bool handed,
+	    struct droce_wire_meta *meta)
+{
+	if (__atomic_load_n(&dev->primary->nflows, __ATOMIC_RELAXED) == 0 &&
+	    rx_parse(m, meta) == 0 && !(meta->op->flags & DROCE_OPF_DETH)) {
+		dev->stats.rx_segmented += !handed;
+		return 1;
+	}
+	if (rte_pktmbuf_linearize(m) == 0)
+		return 0;
+	dev->stats.rx_malformed++;
+	rte_pktmbuf_free(m);
+	return -1;
+}
+
+/*
  * The first look at a frame received by a shard other than the primary:
  * RoCE for one of its own QPs, to our MAC, goes on (@return true, @p meta
  * filled); RoCE for another shard's goes to that shard; anything else to
@@ -115,15 +176,14 @@ handoff(struct droce_dev *dev, struct droce_dev *to, struct rte_mbuf *m)
  */
 static bool
 rx_shard(struct droce_dev *dev, struct rte_mbuf *m,
-	 struct droce_wire_meta *meta)
+	 struct droce_wire_meta *meta, bool parsed)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct droce_dev *to = dev->primary;
 
 	/* while raw QPs have rules, each frame passes them first */
 	if (__atomic_load_n(&to->nflows, __ATOMIC_RELAXED) == 0 &&
-	    droce_wire_parse_meta(frame, m->data_len, DROCE_WIRE_NO_ICRC,
-				  meta) == 0) {
+	    (parsed || rx_parse(m, meta) == 0)) {
 		const struct rte_ether_hdr *eth =
 			(const struct rte_ether_hdr *)frame;
 
@@ -156,20 +216,24 @@ rx_first(struct droce_dev *dev, struct rte_mbuf *m,
 {
 	const struct rte_ether_hdr *eth;
 	const uint8_t *frame;
+	bool parsed = false;
 	uint16_t type;
 	int ret;
 
-	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
-		dev->stats.rx_malformed++;
-		goto drop;
+	if (unlikely(m->nb_segs > 1)) {
+		int seg = rx_segments(dev, m, handed, meta);
+
+		if (seg < 0)
+			return false;
+		parsed = seg == 1;
 	}
 	if (likely(!handed)) {
 		dev->stats.rx_frames++;
-		dev->stats.rx_bytes += m->data_len;
+		dev->stats.rx_bytes += rte_pktmbuf_pkt_len(m);
 		if (dev->mirror != NULL)
 			droce_mirror_frame(dev->mirror, m);
 		if (dev->shard != 0)
-			return rx_shard(dev, m, meta);
+			return rx_shard(dev, m, meta, parsed);
 	}
 	/* raw packet QPs' flow rules see frames first */
 	if (unlikely(dev->nflows != 0) && droce_flow_rx(dev, m))
@@ -198,8 +262,7 @@ rx_first(struct droce_dev *dev, struct rte_mbuf *m,
 		dev->stats.rx_not_ours++;
 		goto drop;
 	}
-	ret = droce_wire_parse_meta(frame, m->data_len, DROCE_WIRE_NO_ICRC,
-				    meta);
+	ret = parsed ? 0 : rx_parse(m, meta);
 	if (ret == 0) {
 		struct droce_dev *to;
 
@@ -283,6 +346,21 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 		droce_comp_rx(qp, m, meta, now);
 }
 
+/* droce_icrc_verify_frame() of a frame in segments. */
+static bool
+icrc_verify_segs(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
+{
+	uint32_t len = meta->frame_len - meta->l3_off - DROCE_ICRC_LEN;
+	uint8_t buf[DROCE_ICRC_LEN];
+	const void *icrc;
+
+	icrc = rte_pktmbuf_read(m, meta->frame_len - DROCE_ICRC_LEN,
+				DROCE_ICRC_LEN, buf);
+	return icrc != NULL &&
+		droce_icrc_calc_mbuf(m, meta->l3_off, len) ==
+		droce_icrc_get(icrc);
+}
+
 void
 droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 		   unsigned int n, uint64_t now, bool handed)
@@ -302,10 +380,13 @@ droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 			roce[k++] = pkts[i];
 	}
 	for (i = 0; i < k; i++)
-		ok[i] = droce_icrc_verify_frame(
-			rte_pktmbuf_mtod_offset(roce[i], const uint8_t *,
-						meta[i].l3_off),
-			meta[i].frame_len - meta[i].l3_off);
+		ok[i] = likely(roce[i]->nb_segs == 1) ?
+			droce_icrc_verify_frame(
+				rte_pktmbuf_mtod_offset(roce[i],
+							const uint8_t *,
+							meta[i].l3_off),
+				meta[i].frame_len - meta[i].l3_off) :
+			icrc_verify_segs(roce[i], &meta[i]);
 	for (i = 0; i < k; i++) {
 		if (ok[i])
 			rx_roce(dev, roce[i], &meta[i], now);

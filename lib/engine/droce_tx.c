@@ -18,16 +18,19 @@
 
 #include "droce_engine_pvt.h"
 
-struct rte_mbuf *
-droce_pkt_alloc_to(struct droce_qp_eng *qp, const uint8_t *hdr,
-		   uint8_t hdr_len, uint32_t dqpn, uint8_t opcode, uint32_t psn,
-		   bool ackreq, bool se, uint32_t payload_len, uint8_t **bth)
+/*
+ * Into @p m: the path's header @p hdr, then the BTH of a packet with
+ * @p payload_len payload bytes (its pad count) and its extension headers'
+ * room, @p extra bytes more (payload, pad, ICRC) with the pad zeroed.
+ * @return false if @p m has no room.
+ */
+static bool
+pkt_headers(struct rte_mbuf *m, const uint8_t *hdr, uint8_t hdr_len,
+	    uint32_t dqpn, uint8_t opcode, uint32_t psn, bool ackreq, bool se,
+	    uint32_t payload_len, uint32_t extra, uint8_t **bth)
 {
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	uint32_t pad = (4 - (payload_len & 3)) & 3;
-	uint32_t len = hdr_len + op->hdr_len + payload_len + pad +
-		DROCE_ICRC_LEN;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
 	const struct droce_bth h = {
 		.opcode = opcode,
 		.se = se,
@@ -39,21 +42,101 @@ droce_pkt_alloc_to(struct droce_qp_eng *qp, const uint8_t *hdr,
 	};
 	uint8_t *f;
 
+	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr_len + op->hdr_len +
+							extra));
+	if (f == NULL)
+		return false;
+	rte_memcpy(f, hdr, hdr_len);
+	*bth = f + hdr_len;
+	droce_bth_encode(*bth, &h);
+	if (pad != 0 && extra != 0)
+		memset(*bth + op->hdr_len + payload_len, 0, pad);
+	return true;
+}
+
+struct rte_mbuf *
+droce_pkt_alloc_to(struct droce_qp_eng *qp, const uint8_t *hdr,
+		   uint8_t hdr_len, uint32_t dqpn, uint8_t opcode, uint32_t psn,
+		   bool ackreq, bool se, uint32_t payload_len, uint8_t **bth)
+{
+	uint32_t pad = (4 - (payload_len & 3)) & 3;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
+
 	if (m == NULL) {
 		qp->dev->stats.no_mbuf++;
 		return NULL;
 	}
-	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
-	if (f == NULL) {
+	if (!pkt_headers(m, hdr, hdr_len, dqpn, opcode, psn, ackreq, se,
+			 payload_len, payload_len + pad + DROCE_ICRC_LEN, bth)) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	rte_memcpy(f, hdr, hdr_len);
-	*bth = f + hdr_len;
-	droce_bth_encode(*bth, &h);
-	if (pad != 0)
-		memset(*bth + op->hdr_len + payload_len, 0, pad);
 	return m;
+}
+
+struct droce_mr_eng *
+droce_zc_region(struct droce_qp_eng *qp, uint32_t key, bool remote,
+		uint64_t addr, uint32_t len)
+{
+	uint32_t min = qp->dev->primary->zero_copy_min;
+	struct droce_mr_eng *mr;
+
+	if (droce_eng.cfg.zero_copy_min == 0 ||
+	    len < droce_eng.cfg.zero_copy_min || !droce_tr_reliable(qp->tr))
+		return NULL;
+	/* (IPv4: over IPv6 the UDP checksum would read the payload again) */
+	if (min == 0 || len < min ||
+	    (qp->path.hdr[RTE_ETHER_HDR_LEN] >> 4) != 4)
+		goto copy;
+	mr = droce_mr_lookup(qp->dev, key, remote);
+	if (mr == NULL || mr->mw_type != 0 || addr < mr->addr ||
+	    addr - mr->addr > mr->length || len > mr->length - (addr - mr->addr))
+		goto copy;
+	return mr;
+copy:
+	qp->dev->stats.tx_zero_copy_fallback++;
+	return NULL;
+}
+
+struct rte_mbuf *
+droce_pkt_alloc_zc(struct droce_qp_eng *qp, uint8_t opcode, uint32_t psn,
+		   bool ackreq, bool se, struct droce_mr_eng *mr,
+		   uint64_t addr, uint32_t len, uint8_t **bth)
+{
+	uint32_t pad = (4 - (len & 3)) & 3;
+	struct rte_mbuf *seg[3];
+	uint8_t *tail;
+
+	/* (not beyond what the count holds: it is 16 bits) */
+	if (rte_mbuf_ext_refcnt_read(&mr->zc) > UINT16_MAX - DROCE_TX_BUF)
+		return NULL;
+	if (rte_pktmbuf_alloc_bulk(qp->dev->pool, seg, RTE_DIM(seg)) != 0) {
+		qp->dev->stats.no_mbuf++;
+		return NULL;
+	}
+	tail = (uint8_t *)rte_pktmbuf_append(seg[2], (uint16_t)(pad +
+							      DROCE_ICRC_LEN));
+	if (tail == NULL ||
+	    !pkt_headers(seg[0], qp->path.hdr, qp->path.hdr_len, qp->dest_qpn,
+			 opcode, psn, ackreq, se, len, 0, bth)) {
+		rte_pktmbuf_free_bulk(seg, RTE_DIM(seg));
+		return NULL;
+	}
+	memset(tail, 0, pad);
+	/* the payload where it lies: a port that lets go of the segment
+	 * gives the region's count back */
+	rte_mbuf_ext_refcnt_update(&mr->zc, 1);
+	rte_pktmbuf_attach_extbuf(seg[1], (void *)(uintptr_t)addr,
+				  rte_eal_iova_mode() == RTE_IOVA_VA ?
+				  (rte_iova_t)addr : RTE_BAD_IOVA,
+				  (uint16_t)len, &mr->zc);
+	seg[1]->data_len = (uint16_t)len;
+	seg[0]->next = seg[1];
+	seg[1]->next = seg[2];
+	seg[0]->nb_segs = RTE_DIM(seg);
+	seg[0]->pkt_len = seg[0]->data_len + len + seg[2]->data_len;
+	qp->dev->stats.tx_zero_copy++;
+	return seg[0];
 }
 
 void
@@ -61,7 +144,7 @@ droce_pkt_send(struct droce_qp_eng *qp, struct rte_mbuf *m)
 {
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	uint8_t *ip = f + RTE_ETHER_HDR_LEN;
-	uint32_t len = m->data_len;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
 	uint16_t cksum;
 	uint8_t *udp;
 
@@ -76,7 +159,7 @@ droce_pkt_send(struct droce_qp_eng *qp, struct rte_mbuf *m)
 		droce_put_be16(ip + 4, (uint16_t)(len - RTE_ETHER_HDR_LEN - 40));
 		udp = ip + 40;
 	}
-	droce_put_be16(udp + 4, (uint16_t)(f + len - udp));
+	droce_put_be16(udp + 4, (uint16_t)(len - (uint32_t)(udp - f)));
 	qp->stats.tx_pkts++;
 	/* the ICRC (and IPv6's UDP checksum) as the burst goes */
 	droce_dev_tx_frame(qp->dev, m, true);
@@ -109,6 +192,19 @@ roce_finish(struct rte_mbuf *m)
 	uint32_t len = m->data_len;
 	uint16_t cksum;
 
+	if (unlikely(m->nb_segs > 1)) {
+		/* zero copy (IPv4 only: no UDP checksum over the payload) */
+		struct rte_mbuf *last = rte_pktmbuf_lastseg(m);
+
+		len = rte_pktmbuf_pkt_len(m);
+		droce_icrc_put(rte_pktmbuf_mtod_offset(last, uint8_t *,
+						       last->data_len -
+						       DROCE_ICRC_LEN),
+			       droce_icrc_calc_mbuf(m, RTE_ETHER_HDR_LEN,
+						    len - RTE_ETHER_HDR_LEN -
+						    DROCE_ICRC_LEN));
+		return;
+	}
 	droce_icrc_put(f + len - DROCE_ICRC_LEN,
 		       droce_icrc_calc_frame(ip, len - RTE_ETHER_HDR_LEN -
 					     DROCE_ICRC_LEN));
