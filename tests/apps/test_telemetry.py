@@ -161,7 +161,10 @@ def check_devices(t, shown, counters):
                                                               missing))
         check(s.get('rx_frames', 0) > 0 and s.get('tx_frames', 0) > 0 and
               s.get('rx_roce', 0) > 0, '%s: traffic counted' % name)
-        same = all(s.get(c) == shown[name].get(c) for c in counters)
+        # (app_passes aside: waiting for its answer, the asking thread
+        # may run the engine's passes itself, run_to_completion)
+        same = all(s.get(c) == shown[name].get(c) for c in counters
+                   if c != 'app_passes')
         check(same, '%s: the counters show device printed' % name)
     if len(stats) == 2:
         check(stats['droce0']['tx_frames'] == stats['droce1']['rx_frames']
