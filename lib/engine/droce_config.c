@@ -24,6 +24,9 @@
  *   pcap = /tmp/droce.pcap ; mirror every frame sent and received, one
  *                          ; file per device (droce-droce0.pcap, ...)
  *   mbufs = 16384
+ *   ecn = on               ; connected QPs' packets ECN-capable (ECT(0));
+ *                          ; one marked CE makes its QP send a CNP
+ *   cnp_interval_us = 50   ; at most one CNP a QP in this time
  *   zero_copy = auto       ; RC payloads sent from the registered memory
  *                          ; itself where the port takes segments; off
  *   zero_copy_min = 1024   ; ... for packets with at least this many
@@ -58,6 +61,7 @@
 #define DEFAULT_IDLE_YIELD_US 0
 #define DEFAULT_MTU 1500
 #define DEFAULT_ZERO_COPY_MIN 1024
+#define DEFAULT_CNP_INTERVAL_US 50
 
 static void
 config_defaults(struct droce_cfg *cfg)
@@ -71,6 +75,8 @@ config_defaults(struct droce_cfg *cfg)
 	cfg->mbufs = DEFAULT_MBUFS;
 	cfg->mbuf_cache = DEFAULT_MBUF_CACHE;
 	cfg->zero_copy_min = DEFAULT_ZERO_COPY_MIN;
+	cfg->ecn = true;
+	cfg->cnp_interval_us = DEFAULT_CNP_INTERVAL_US;
 }
 
 static void
@@ -332,7 +338,9 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 	    engine_uint(f, path, "mbuf_cache", 0, RTE_MEMPOOL_CACHE_MAX_SIZE,
 			&cfg->mbuf_cache) < 0 ||
 	    engine_uint(f, path, "zero_copy_min", 1, UINT16_MAX,
-			&cfg->zero_copy_min) < 0) {
+			&cfg->zero_copy_min) < 0 ||
+	    engine_uint(f, path, "cnp_interval_us", 0, 1000000,
+			&cfg->cnp_interval_us) < 0) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -355,6 +363,14 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 			goto out;
 		}
 		cfg->run_to_completion = k;
+	}
+	v = rte_cfgfile_get_entry(f, "engine", "ecn");
+	if (v != NULL && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
+		cfg->ecn = strcmp(v, "on") == 0;
+	} else if (v != NULL) {
+		DROCE_LOG(ERR, "%s: bad ecn '%s' (on or off)", path, v);
+		ret = -EINVAL;
+		goto out;
 	}
 	v = rte_cfgfile_get_entry(f, "engine", "zero_copy");
 	if (v != NULL && strcmp(v, "off") == 0) {

@@ -69,7 +69,10 @@
 	X(tx_zero_copy_fallback, "packets zero_copy could have sent so that " \
 	  "were copied: the port takes no segments, or IPv6, or a window") \
 	X(rx_segmented, "RoCEv2 frames received in segments and taken so, " \
-	  "their payload read where it lay")
+	  "their payload read where it lay") \
+	X(rx_ce, "RoCEv2 frames received marked Congestion Experienced") \
+	X(tx_cnps, "CNPs sent: a QP's packet arrived marked CE (ecn)") \
+	X(rx_cnps, "CNPs received for a QP of the device")
 
 /** The counters of a QP. */
 #define DROCE_QP_COUNTERS(X) \
@@ -82,6 +85,9 @@
 	X(rnr_naks_sent, "RNR NAKs sent: no receive WQE") \
 	X(rnr_naks_rcvd, "RNR NAKs received") \
 	X(dup_reqs, "duplicate requests answered") \
+	X(ce_rcvd, "packets received marked Congestion Experienced") \
+	X(cnps_sent, "CNPs sent to the peer, at most one a cnp_interval_us") \
+	X(cnps_rcvd, "CNPs received from the peer") \
 	X(rx_dropped, "not taken: the QP in ERR, wrong transport, UD Q_Key, " \
 	  "no WQE, " \
 	  "a stale or undefined request or response")

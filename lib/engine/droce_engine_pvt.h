@@ -118,6 +118,11 @@ struct droce_cfg {
 	char pcap[512];              /**< mirror every frame here if set */
 	unsigned int mbufs;
 	unsigned int mbuf_cache;   /**< per-lcore cache of the pool */
+	/** connected QPs' packets are ECN-capable, and one that arrives
+	 * marked Congestion Experienced has its QP send a CNP */
+	bool ecn;
+	/** the least time between two CNPs of a QP */
+	unsigned int cnp_interval_us;
 	/** send RC payloads of at least this many bytes from the registered
 	 * memory itself, where the port allows (droce_dev.zero_copy);
 	 * 0: never */
@@ -564,6 +569,7 @@ struct droce_path {
 	bool mac_ok;
 	struct rte_ether_addr dmac;
 	uint16_t sport;            /**< as set; a UD packet sets its own */
+	bool ect;                  /**< its packets ECN-capable: ECT(0) */
 	uint8_t hdr_len;           /**< Ethernet + IP + UDP */
 	uint8_t hdr[14 + 40 + 8];  /**< their template */
 };
@@ -708,6 +714,8 @@ struct droce_qp_eng {
 	uint32_t rd_res_cap;       /**< entries of rd_res */
 
 	struct droce_qp_stats stats;
+	/** TSC: the earliest its next CNP may go */
+	uint64_t cnp_next;
 };
 
 /** Add the bytes @p qp takes to @p state (its records) and @p queues. */
@@ -1011,6 +1019,12 @@ droce_pkt_alloc(struct droce_qp_eng *qp, uint8_t opcode, uint32_t psn,
 				  qp->dest_qpn, opcode, psn, ackreq, se,
 				  payload_len, bth);
 }
+
+/**
+ * Send a CNP to @p qp's peer QP: BTH with BECN set, 16 reserved zero
+ * bytes; not ECN-capable itself.
+ */
+void droce_pkt_send_cnp(struct droce_qp_eng *qp);
 
 /** Finish a packet: lengths, IPv4 checksum; queue it (the ICRC follows). */
 void droce_pkt_send(struct droce_qp_eng *qp, struct rte_mbuf *m);

@@ -526,6 +526,11 @@ path_build_header(const struct droce_dev *dev, struct droce_path *path)
 	uint8_t *ip = h + 14;
 	uint8_t ttl = path->ah.grh.hop_limit > 1 ? path->ah.grh.hop_limit :
 		DEFAULT_TTL;
+	/* the traffic class as given, its ECN field ECT(0) if the path's
+	 * packets are ECN-capable */
+	uint8_t tclass = path->ect ?
+		(uint8_t)((path->ah.grh.traffic_class & ~3u) | DROCE_ECN_ECT0) :
+		path->ah.grh.traffic_class;
 	uint8_t *udp;
 
 	memcpy(h, &path->dmac, 6);
@@ -534,7 +539,7 @@ path_build_header(const struct droce_dev *dev, struct droce_path *path)
 		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV4);
 		memset(ip, 0, 20);
 		ip[0] = 0x45;
-		ip[1] = path->ah.grh.traffic_class;
+		ip[1] = tclass;
 		droce_put_be16(ip + 6, RTE_IPV4_HDR_DF_FLAG);
 		ip[8] = ttl;
 		ip[9] = IPPROTO_UDP;
@@ -544,7 +549,7 @@ path_build_header(const struct droce_dev *dev, struct droce_path *path)
 	} else {
 		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV6);
 		droce_put_be32(ip, 6u << 28 |
-			       (uint32_t)path->ah.grh.traffic_class << 20 |
+			       (uint32_t)tclass << 20 |
 			       (path->ah.grh.flow_label & 0xfffff));
 		droce_put_be16(ip + 4, 0);
 		ip[6] = IPPROTO_UDP;
@@ -674,6 +679,11 @@ qp_modify(struct droce_dev *dev, void *arg)
 	    attr->max_dest_rd_atomic > DROCE_MAX_RD_ATOMIC)
 		return EINVAL;
 	if (mask & IBV_QP_AV) {
+		/* a connected QP's packets are ECN-capable (the flows
+		 * DCQCN acts on); UD's, QP1's CM MADs among them, are not */
+		qp->path.ect = droce_eng.cfg.ecn &&
+			(qp->tr == DROCE_TR_RC || qp->tr == DROCE_TR_UC ||
+			 qp->tr == DROCE_TR_XRC);
 		ret = droce_path_set(dev, &qp->path, &attr->ah_attr, now);
 		if (ret != 0)
 			return ret;

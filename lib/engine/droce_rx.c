@@ -307,6 +307,36 @@ header_refused(const uint8_t *frame, const struct droce_wire_meta *meta)
 		droce_gid_is_ipv4(frame + meta->l3_off + 8);
 }
 
+/* The ECN field of the IP header of a RoCE frame. */
+static inline uint8_t
+rx_ecn(const uint8_t *frame, const struct droce_wire_meta *meta)
+{
+	const uint8_t *ip = frame + meta->l3_off;
+
+	return meta->ip_version == 4 ? ip[1] & DROCE_ECN_MASK :
+		(ip[1] >> 4) & DROCE_ECN_MASK;
+}
+
+/*
+ * A packet for @p qp came marked Congestion Experienced: the notification
+ * point answers with a CNP to the peer QP, at most one each
+ * cnp_interval_us (a connected QP: a UD QP has no one path to answer).
+ */
+static void
+rx_ce(struct droce_dev *dev, struct droce_qp_eng *qp, uint64_t now)
+{
+	dev->stats.rx_ce++;
+	qp->stats.ce_rcvd++;
+	if (!droce_eng.cfg.ecn || qp->tr == DROCE_TR_UD ||
+	    qp->tr == DROCE_TR_NONE || (int64_t)(now - qp->cnp_next) < 0 ||
+	    qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR ||
+	    !droce_qp_path_ready(qp, now))
+		return;
+	qp->cnp_next = now + (uint64_t)droce_eng.cfg.cnp_interval_us *
+		rte_get_tsc_hz() / 1000000;
+	droce_pkt_send_cnp(qp);
+}
+
 /* A RoCE frame with a good ICRC: to the QP (or group) it is for. */
 static void
 rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
@@ -330,16 +360,20 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 		rx_group(dev, group, m, meta, now);
 		return;
 	}
-	if (meta->op->flags & DROCE_OPF_CNP) {
-		/* congestion control is not implemented: nothing to slow */
-		return;
-	}
 	qp = rx_qp(dev, frame + meta->bth_off, src_gid);
 	if (qp == NULL) {
 		dev->stats.rx_not_ours++;
 		return;
 	}
 	qp->stats.rx_pkts++;
+	if (unlikely(meta->op->flags & DROCE_OPF_CNP)) {
+		/* (the rate DCQCN would set is not applied yet) */
+		qp->stats.cnps_rcvd++;
+		dev->stats.rx_cnps++;
+		return;
+	}
+	if (unlikely(rx_ecn(frame, meta) == DROCE_ECN_CE))
+		rx_ce(dev, qp, now);
 	if (meta->op->flags & DROCE_OPF_REQ)
 		droce_resp_rx(qp, m, meta, now);
 	else

@@ -166,6 +166,27 @@ droce_pkt_send(struct droce_qp_eng *qp, struct rte_mbuf *m)
 }
 
 void
+droce_pkt_send_cnp(struct droce_qp_eng *qp)
+{
+	struct rte_mbuf *m;
+	uint8_t *bth, *ip;
+
+	m = droce_pkt_alloc(qp, DROCE_OPCODE_CNP, 0, false, false, 0, &bth);
+	if (m == NULL)
+		return;
+	bth[4] |= DROCE_BTH_BECN;
+	memset(bth + DROCE_BTH_LEN, 0, DROCE_CNP_RESV_LEN);
+	ip = rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN);
+	if ((ip[0] >> 4) == 4)
+		ip[1] &= (uint8_t)~DROCE_ECN_MASK;
+	else
+		ip[1] &= (uint8_t)~(DROCE_ECN_MASK << 4);
+	qp->stats.cnps_sent++;
+	qp->dev->stats.tx_cnps++;
+	droce_pkt_send(qp, m);
+}
+
+void
 droce_dev_tx_frame(struct droce_dev *dev, struct rte_mbuf *m, bool roce)
 {
 	if (dev->ntx == DROCE_TX_BUF)

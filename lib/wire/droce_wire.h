@@ -251,6 +251,18 @@ struct droce_atomicacketh {
 /** Length of the reserved block that follows the BTH of a CNP. */
 #define DROCE_CNP_RESV_LEN 16
 
+/** The ECN field (the two low bits of the IPv4 TOS and the IPv6 traffic
+ * class, RFC 3168): not ECN-capable, ECN-capable (ECT(1), ECT(0)), and
+ * Congestion Experienced. The ICRC treats them as ones. */
+#define DROCE_ECN_MASK     0x03
+#define DROCE_ECN_NOT_ECT  0x00
+#define DROCE_ECN_ECT1     0x01
+#define DROCE_ECN_ECT0     0x02
+#define DROCE_ECN_CE       0x03
+
+/** BTH byte 4: Backward Explicit Congestion Notification, set in CNPs. */
+#define DROCE_BTH_BECN     0x40
+
 /** AETH syndrome: bits 6:5 say what kind of acknowledgement it is. */
 #define DROCE_AETH_TYPE_MASK  0x60
 #define DROCE_AETH_ACK        0x00 /**< ACK; bits 4:0 are the credit count */

@@ -146,6 +146,7 @@ static const struct fault_arg fault_args[] = {
 	{ "delay_us", fault_arg_delay_us, 0 },
 	{ "reorder_us", fault_arg_reorder_us, 0 },
 	{ "corrupt", fault_arg_prob, FAULT_CORRUPT },
+	{ "ce", fault_arg_prob, FAULT_CE },
 	{ "seed", fault_arg_seed, 0 },
 	{ "dir", fault_arg_dir, 0 },
 };

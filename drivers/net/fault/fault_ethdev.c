@@ -7,7 +7,8 @@
  * the frames passing through it.
  *
  *   --vdev 'net_fault0,port=NAME[,drop=P][,dup=P][,reorder=P][,reorder_us=N]
- *           [,delay=P,delay_us=N][,corrupt=P][,seed=N][,dir=rx|tx|both]'
+ *           [,delay=P,delay_us=N][,corrupt=P][,ce=P][,seed=N]
+ *           [,dir=rx|tx|both]'
  *
  * port= names an existing ethdev port; the fault port claims it (as its
  * owner, so RTE_ETH_FOREACH_DEV skips it) and drives it: configure,
@@ -16,7 +17,9 @@
  * through. Queue i of the fault port is queue i of the wrapped port.
  *
  * Each fault has its own probability and hits each frame independently,
- * on rx and tx unless dir= says otherwise (fault_rxtx.c). The xstats
+ * on rx and tx unless dir= says otherwise (fault_rxtx.c); ce= marks
+ * Congestion Experienced on IPv4 and IPv6 frames that are ECN-capable
+ * (ECT(0) or ECT(1)), as a congested router's queue would. The xstats
  * count them per direction, followed by the wrapped port's own xstats
  * with a "wrapped_" prefix.
  */
@@ -50,6 +53,7 @@ static const char * const fault_stat_names[FAULT_STAT_MAX] = {
 	[FAULT_STAT_DELAYED] = "delayed",
 	[FAULT_STAT_CORRUPTED] = "corrupted",
 	[FAULT_STAT_PASSED] = "passed",
+	[FAULT_STAT_CE_MARKED] = "ce_marked",
 };
 
 #define FAULT_NB_XSTATS (FAULT_DIR_MAX * FAULT_STAT_MAX)
@@ -551,12 +555,13 @@ fault_log_params(const char *name, uint16_t port_id,
 
 	FAULT_LOG(INFO, "%s: port %u wraps port %u (%s): drop=%g dup=%g "
 		  "reorder=%g reorder_us=%" PRIu64 " delay=%g delay_us=%"
-		  PRIu64 " corrupt=%g seed=%" PRIu64 " dir=%s",
+		  PRIu64 " corrupt=%g ce=%g seed=%" PRIu64 " dir=%s",
 		  name, port_id, wrapped, p->port,
 		  p->prob[FAULT_DROP], p->prob[FAULT_DUP],
 		  p->prob[FAULT_REORDER], p->reorder_us,
 		  p->prob[FAULT_DELAY], p->delay_us,
-		  p->prob[FAULT_CORRUPT], p->seed, dirs[p->dir & 3]);
+		  p->prob[FAULT_CORRUPT], p->prob[FAULT_CE], p->seed,
+		  dirs[p->dir & 3]);
 }
 
 /* Set up a freshly allocated port as the face of the wrapped one. */
@@ -721,5 +726,6 @@ RTE_PMD_REGISTER_PARAM_STRING(net_fault,
 	"delay_us=<int> "
 	"reorder_us=<int> "
 	"corrupt=<0..1> "
+	"ce=<0..1> "
 	"seed=<uint64> "
 	"dir=rx|tx|both");

@@ -34,6 +34,7 @@ enum fault_kind {
 	FAULT_DUP,
 	FAULT_REORDER,
 	FAULT_DELAY,
+	FAULT_CE,		/* marks ECN CE on an ECN-capable frame */
 	FAULT_KIND_MAX,
 };
 
@@ -45,6 +46,7 @@ enum fault_stat {
 	FAULT_STAT_DELAYED,	/**< frames held for delay_us */
 	FAULT_STAT_CORRUPTED,	/**< frames with one bit flipped */
 	FAULT_STAT_PASSED,	/**< mbufs handed on, copies included */
+	FAULT_STAT_CE_MARKED,	/**< ECN-capable IP frames marked CE */
 	FAULT_STAT_MAX,
 };
 

@@ -30,6 +30,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
@@ -157,6 +158,27 @@ fault_writable(const struct rte_mbuf *m)
 	return 1;
 }
 
+/*
+ * Make *m a frame whose bytes are its own to change: a private copy if
+ * its data is shared (a clone, an external buffer such as droce's zero
+ * copy of an application's memory). @return false if no copy could be
+ * made (*m unchanged).
+ */
+static bool
+fault_own(struct fault_queue *q, struct rte_mbuf **m)
+{
+	struct rte_mbuf *c;
+
+	if (fault_writable(*m))
+		return true;
+	c = rte_pktmbuf_copy(*m, fault_copy_pool(q, *m), 0, UINT32_MAX);
+	if (c == NULL)
+		return false;
+	rte_pktmbuf_free(*m);
+	*m = c;
+	return true;
+}
+
 /* Flip one bit of the frame, on a private copy if its data is shared. */
 static struct rte_mbuf *
 fault_corrupt(struct fault_queue *q, struct rte_mbuf *m)
@@ -169,15 +191,8 @@ fault_corrupt(struct fault_queue *q, struct rte_mbuf *m)
 	if (len == 0)
 		return m;
 	bit = fault_rand(q) % ((uint64_t)len * 8);
-	if (!fault_writable(m)) {
-		struct rte_mbuf *c = rte_pktmbuf_copy(m, fault_copy_pool(q, m),
-						      0, UINT32_MAX);
-
-		if (c == NULL)
-			return m;
-		rte_pktmbuf_free(m);
-		m = c;
-	}
+	if (!fault_own(q, &m))
+		return m;
 	off = (uint32_t)(bit >> 3);
 	for (seg = m; seg != NULL && off >= seg->data_len; seg = seg->next)
 		off -= seg->data_len;
@@ -186,6 +201,53 @@ fault_corrupt(struct fault_queue *q, struct rte_mbuf *m)
 	*rte_pktmbuf_mtod_offset(seg, uint8_t *, off) ^=
 		(uint8_t)(1u << (bit & 7));
 	q->stats[FAULT_STAT_CORRUPTED]++;
+	return m;
+}
+
+/*
+ * Mark Congestion Experienced on an ECN-capable IPv4 or IPv6 frame (on a
+ * private copy if its data is shared), the IPv4 header checksum kept
+ * right. Other frames pass as they are.
+ */
+static struct rte_mbuf *
+fault_ce(struct fault_queue *q, struct rte_mbuf *m)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t l3 = RTE_ETHER_HDR_LEN;
+	uint16_t type;
+	uint8_t *ip;
+
+	/* (the IP header in the first segment: a sender's zero-copy chain
+	 * has its headers alone there) */
+	if (m->data_len < RTE_ETHER_HDR_LEN + 4 + sizeof(struct rte_ipv4_hdr))
+		return m;
+	type = rte_be_to_cpu_16(*(const uint16_t *)(f + 12));
+	if (type == RTE_ETHER_TYPE_VLAN) {
+		type = rte_be_to_cpu_16(*(const uint16_t *)(f + 16));
+		l3 += 4;
+	}
+	ip = f + l3;
+	if (type == RTE_ETHER_TYPE_IPV4 && (ip[1] & 3) != 0 &&
+	    (ip[1] & 3) != 3 && (ip[0] & 0xf) * 4u <= m->data_len - l3) {
+		struct rte_ipv4_hdr *h;
+
+		if (!fault_own(q, &m))
+			return m;
+		ip = rte_pktmbuf_mtod_offset(m, uint8_t *, l3);
+		h = (struct rte_ipv4_hdr *)ip;
+		ip[1] |= 3;
+		h->hdr_checksum = 0;
+		h->hdr_checksum = rte_ipv4_cksum(h);
+	} else if (type == RTE_ETHER_TYPE_IPV6 && (ip[1] & 0x30) != 0 &&
+		   (ip[1] & 0x30) != 0x30) {
+		if (!fault_own(q, &m))
+			return m;
+		ip = rte_pktmbuf_mtod_offset(m, uint8_t *, l3);
+		ip[1] |= 0x30;          /* the class's low two bits */
+	} else {
+		return m;
+	}
+	q->stats[FAULT_STAT_CE_MARKED]++;
 	return m;
 }
 
@@ -218,6 +280,8 @@ fault_frame(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
 	}
 	if (hit[FAULT_CORRUPT])
 		m = fault_corrupt(q, m);
+	if (hit[FAULT_CE])
+		m = fault_ce(q, m);
 	if (hit[FAULT_DUP])
 		copy = fault_dup(q, m);
 
