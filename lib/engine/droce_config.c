@@ -25,7 +25,8 @@
  *                          ; file per device (droce-droce0.pcap, ...)
  *   mbufs = 16384
  *   ecn = on               ; connected QPs' packets ECN-capable (ECT(0));
- *                          ; one marked CE makes its QP send a CNP
+ *                          ; one marked CE makes its QP send a CNP, and
+ *                          ; CNPs slow the QP they reach (DCQCN)
  *   cnp_interval_us = 50   ; at most one CNP a QP in this time
  *   zero_copy = auto       ; RC payloads sent from the registered memory
  *                          ; itself where the port takes segments; off

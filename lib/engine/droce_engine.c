@@ -450,6 +450,23 @@ port_reads_va(uint16_t port)
 }
 
 /*
+ * DCQCN's parameters for the port's QPs: the defaults, the port's speed
+ * as the highest rate (100 Gb/s where it says none).
+ */
+static void
+cc_params(struct droce_dev *dev)
+{
+	struct rte_eth_link link;
+	uint64_t mbps = 100000;
+
+	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0 &&
+	    link.link_speed != 0 &&
+	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+		mbps = link.link_speed;
+	droce_dcqcn_defaults(&dev->cc, mbps * 1000);
+}
+
+/*
  * Configure and start the port of @p dev: a send queue for each of its
  * *nshards shards (fewer if the port has fewer: *nshards says how many),
  * and as many receive queues, or *nrxq if that is more (a ring pair's
@@ -536,6 +553,7 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq)
 	    rte_eth_dev_default_mac_addr_set(dev->port_id, &dev->mac) != 0)
 		rte_eth_promiscuous_enable(dev->port_id);
 	rte_eth_allmulticast_enable(dev->port_id);
+	cc_params(dev);
 	return 0;
 }
 

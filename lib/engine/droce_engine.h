@@ -972,6 +972,13 @@ int droce_dev_resources(struct droce_dev *dev, struct droce_dev_resources *r);
 /** Read the counters of @p qp. */
 void droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats);
 
+/**
+ * DCQCN's state of @p qp, read as it is: its rate and target (kbit/s;
+ * the port's speed before a first CNP) and alpha (of 65536).
+ */
+void droce_qp_cc_read(const struct droce_qp_eng *qp, uint64_t *rate,
+		      uint64_t *target, uint32_t *alpha);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 
 #include <droce_wire.h>
 
+#include "droce_dcqcn.h"
 #include "droce_engine.h"
 
 extern int droce_engine_logtype;
@@ -296,6 +297,8 @@ struct droce_dev {
 	 * _UDP_CKSUM, _TCP_CKSUM, _TCP_TSO where it has them, and
 	 * _MULTI_SEGS (it takes chained mbufs) */
 	uint64_t tx_offloads;
+	/** DCQCN's parameters for the device's QPs (the primary's count) */
+	struct droce_dcqcn_params cc;
 	/** the port (before net_fault) reads frames at their virtual
 	 * address: a virtual device */
 	bool port_reads_va;
@@ -716,6 +719,11 @@ struct droce_qp_eng {
 	struct droce_qp_stats stats;
 	/** TSC: the earliest its next CNP may go */
 	uint64_t cnp_next;
+	/** DCQCN's reaction point: its rate (0 until its first CNP; at the
+	 * port's rate, not paced) */
+	struct droce_dcqcn cc;
+	/** TSC: the earliest its next packet may go while paced */
+	uint64_t cc_next;
 };
 
 /** Add the bytes @p qp takes to @p state (its records) and @p queues. */
@@ -1019,6 +1027,27 @@ droce_pkt_alloc(struct droce_qp_eng *qp, uint8_t opcode, uint32_t psn,
 				  qp->dest_qpn, opcode, psn, ackreq, se,
 				  payload_len, bth);
 }
+
+/** A CNP arrived for @p qp at TSC @p now: DCQCN cuts its rate. */
+void droce_cc_cnp(struct droce_qp_eng *qp, uint64_t now);
+
+/**
+ * Whether @p qp, paced by DCQCN below the port's rate, may send its next
+ * packet at TSC @p now (DCQCN's timers run first).
+ */
+static inline bool
+droce_cc_may_send(struct droce_qp_eng *qp, uint64_t now)
+{
+	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
+
+	if (likely(qp->cc.rate == 0))
+		return true;
+	droce_dcqcn_tick(&qp->cc, p, now / (droce_eng.hz / 1000000));
+	return qp->cc.rate >= p->rate_max || (int64_t)(now - qp->cc_next) >= 0;
+}
+
+/** @p qp sent a packet of @p bytes: the next waits its time at the rate. */
+void droce_cc_sent(struct droce_qp_eng *qp, uint32_t bytes);
 
 /**
  * Send a CNP to @p qp's peer QP: BTH with BECN set, 16 reserved zero

@@ -91,6 +91,20 @@ droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats)
 	*stats = qp->stats;
 }
 
+void
+droce_qp_cc_read(const struct droce_qp_eng *qp, uint64_t *rate,
+		 uint64_t *target, uint32_t *alpha)
+{
+	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
+	uint64_t r = __atomic_load_n(&qp->cc.rate, __ATOMIC_RELAXED);
+
+	*rate = r != 0 ? r : p->rate_max;
+	*target = r != 0 ? __atomic_load_n(&qp->cc.target, __ATOMIC_RELAXED) :
+		p->rate_max;
+	*alpha = r != 0 ? __atomic_load_n(&qp->cc.alpha, __ATOMIC_RELAXED) :
+		p->alpha_init;
+}
+
 /* ------------------------------------------------------------------------
  * Creation and destruction, on the engine lcore.
  */
@@ -642,6 +656,9 @@ qp_reset(struct droce_qp_eng *qp)
 {
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->resp, 0, sizeof(qp->resp));
+	memset(&qp->cc, 0, sizeof(qp->cc));
+	qp->cc_next = 0;
+	qp->cnp_next = 0;
 	if (qp->rd_res != NULL)
 		memset(qp->rd_res, 0, qp->rd_res_cap * sizeof(*qp->rd_res));
 	qp->resp.opcode = 0xff;

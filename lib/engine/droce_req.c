@@ -204,6 +204,8 @@ send_data(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
 			       bth + op->hdr_len, len);
 	droce_pkt_send(qp, m);
+	if (unlikely(qp->cc.rate != 0))
+		droce_cc_sent(qp, len);
 
 	qp->req.psn = droce_psn_add(psn, 1);
 	qp->req.offset = off + len;
@@ -551,6 +553,9 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 				break;
 			}
 		}
+		/* paced by DCQCN: not yet (the QP stays active) */
+		if (unlikely(qp->cc.rate != 0) && !droce_cc_may_send(qp, now))
+			break;
 		if (qp->tr == DROCE_TR_UD)
 			ok = send_ud(qp, wqe, st);
 		else if (qp->tr == DROCE_TR_NONE)

@@ -367,9 +367,11 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 	}
 	qp->stats.rx_pkts++;
 	if (unlikely(meta->op->flags & DROCE_OPF_CNP)) {
-		/* (the rate DCQCN would set is not applied yet) */
 		qp->stats.cnps_rcvd++;
 		dev->stats.rx_cnps++;
+		if (droce_eng.cfg.ecn && qp->tr != DROCE_TR_UD &&
+		    qp->tr != DROCE_TR_NONE)
+			droce_cc_cnp(qp, now);
 		return;
 	}
 	if (unlikely(rx_ecn(frame, meta) == DROCE_ECN_CE))

@@ -10,7 +10,8 @@
  *   /droce/dev_stats,NAME          a device: addresses, link, its engine
  *                                  lcores, counters (its shards' sums)
  *   /droce/qps,NAME                QPNs of the device's QPs
- *   /droce/qp_stats,NAME,QPN       a QP: state, peer, PSNs, counters
+ *   /droce/qp_stats,NAME,QPN       a QP: state, peer, PSNs, DCQCN's rate
+ *                                  and alpha, counters
  *   /droce/resources,NAME          what a device holds of its tables
  *                                  and of the mbuf pool
  *
@@ -49,6 +50,8 @@ struct tel_qp {
 	uint32_t mtu;
 	uint32_t sq_psn;            /* next PSN the requester sends */
 	uint32_t rq_psn;            /* next PSN the responder expects */
+	uint64_t cc_rate, cc_target; /* DCQCN: kbit/s */
+	uint32_t cc_alpha;          /* of 65536 */
 	struct droce_qp_stats stats;
 };
 
@@ -284,6 +287,7 @@ copy_qp(struct droce_dev *dev, void *arg)
 	t->mtu = qp->mtu;
 	t->sq_psn = qp->req.psn;
 	t->rq_psn = qp->resp.psn;
+	droce_qp_cc_read(qp, &t->cc_rate, &t->cc_target, &t->cc_alpha);
 	t->stats = qp->stats;
 	return 0;
 }
@@ -326,6 +330,9 @@ tel_qp_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "path_mtu", t.mtu);
 	rte_tel_data_add_dict_u64(d, "sq_psn", t.sq_psn);
 	rte_tel_data_add_dict_u64(d, "rq_psn", t.rq_psn);
+	rte_tel_data_add_dict_u64(d, "cc_rate_kbps", t.cc_rate);
+	rte_tel_data_add_dict_u64(d, "cc_target_kbps", t.cc_target);
+	rte_tel_data_add_dict_u64(d, "cc_alpha", t.cc_alpha);
 	add_qp_counters(d, &t.stats);
 	return 0;
 }

@@ -166,6 +166,33 @@ droce_pkt_send(struct droce_qp_eng *qp, struct rte_mbuf *m)
 }
 
 void
+droce_cc_cnp(struct droce_qp_eng *qp, uint64_t now)
+{
+	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
+	uint64_t us = now / (droce_eng.hz / 1000000);
+
+	if (qp->cc.rate == 0)
+		droce_dcqcn_init(&qp->cc, p, us);
+	droce_dcqcn_tick(&qp->cc, p, us);
+	droce_dcqcn_cnp(&qp->cc, p, us);
+}
+
+void
+droce_cc_sent(struct droce_qp_eng *qp, uint32_t bytes)
+{
+	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
+	uint64_t now = rte_get_tsc_cycles();
+
+	droce_dcqcn_sent(&qp->cc, p, bytes);
+	if (qp->cc.rate >= p->rate_max)
+		return;
+	/* the wire's bits of the frame (Ethernet, IP, UDP, BTH and ICRC
+	 * about 70 bytes over the payload) at the rate, in TSC cycles */
+	qp->cc_next = RTE_MAX(qp->cc_next, now) +
+		(uint64_t)(bytes + 70) * 8 * droce_eng.hz / (qp->cc.rate * 1000);
+}
+
+void
 droce_pkt_send_cnp(struct droce_qp_eng *qp)
 {
 	struct rte_mbuf *m;

@@ -50,6 +50,20 @@ int droce_query_counters(struct ibv_context *ctx, struct droce_counters *c);
 int droce_query_qp_counters(struct ibv_qp *qp, struct droce_qp_counters *c);
 
 /**
+ * What DCQCN's reaction point ([engine] ecn = on) makes of a connected
+ * QP's sending: the rate it may send at, cut by each CNP from its peer
+ * and raised again while none comes; the port's speed until a first CNP.
+ */
+struct droce_qp_cc {
+	uint64_t rate_kbps;         /**< the rate now, kbit/s */
+	uint64_t target_kbps;       /**< the rate it recovers towards */
+	uint32_t alpha;             /**< DCQCN's alpha, of 65536 */
+};
+
+/** Read DCQCN's state of @p qp. @return 0. */
+int droce_query_qp_cc(struct ibv_qp *qp, struct droce_qp_cc *cc);
+
+/**
  * What the device of a context holds: a uint64_t member for each entry
  * of DROCE_DEV_RESOURCES (droce_counters.h), named as the entry and in
  * its order; the entry describes it. Each table comes with its size.

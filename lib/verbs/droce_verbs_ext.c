@@ -67,6 +67,14 @@ droce_query_qp_counters(struct ibv_qp *qp, struct droce_qp_counters *c)
 }
 
 int
+droce_query_qp_cc(struct ibv_qp *qp, struct droce_qp_cc *cc)
+{
+	droce_qp_cc_read(to_qp(qp)->eng, &cc->rate_kbps, &cc->target_kbps,
+			 &cc->alpha);
+	return 0;
+}
+
+int
 droce_query_mac(struct ibv_context *ctx, uint8_t mac[6])
 {
 	memcpy(mac, to_ctx(ctx)->attr.mac.addr_bytes, 6);

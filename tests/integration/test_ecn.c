@@ -7,7 +7,9 @@
  * net_fault marking Congestion Experienced on every ECN-capable frame
  * they receive (test_ecn WORKDIR ce=1,dir=rx). A 256 KiB WRITE arrives
  * whole; each side's QP, its packets marked, sends its peer CNPs, at
- * most one a cnp_interval_us (50 us), each received. Both devices'
+ * most one a cnp_interval_us (50 us), each received, and the CNPs cut
+ * the sender's rate (DCQCN's reaction point) well below the port's.
+ * Both devices'
  * frames are mirrored to pcap and read back: droce0's RC packets go
  * ECT(0), the CNPs droce1 sent are opcode 0x81 with BECN set, sixteen
  * zero bytes, a good ICRC, droce0's QP as destination and no ECT, one
@@ -87,6 +89,7 @@ static void
 test_cnps(void **state)
 {
 	struct droce_qp_counters qa0, qb0, qa1, qb1;
+	struct droce_qp_cc cc0, cc1;
 	struct droce_counters cb;
 	char pa[512], pb[512];
 	struct ibv_wc wc;
@@ -102,6 +105,10 @@ test_cnps(void **state)
 	assert_int_equal(droce_mirror_start(b.ctx, pb), 0);
 	assert_int_equal(droce_query_qp_counters(a.qp, &qa0), 0);
 	assert_int_equal(droce_query_qp_counters(b.qp, &qb0), 0);
+	/* no CNP yet: the port's rate */
+	assert_int_equal(droce_query_qp_cc(a.qp, &cc0), 0);
+	assert_true(cc0.rate_kbps > 0);
+	assert_int_equal(cc0.target_kbps, cc0.rate_kbps);
 	fill_pattern(a.buf, MSG, 3);
 	memset(b.buf + MSG, 0, MSG);
 	t0 = ep_now_ms();
@@ -143,6 +150,14 @@ test_cnps(void **state)
 	assert_true(qa1.cnps_sent - qa0.cnps_sent >= 1);
 	assert_int_equal(qb1.cnps_rcvd - qb0.cnps_rcvd,
 			 qa1.cnps_sent - qa0.cnps_sent);
+	/* the reaction point: the CNPs cut droce0's rate (DCQCN), and its
+	 * WRITE went paced at it */
+	assert_int_equal(droce_query_qp_cc(a.qp, &cc1), 0);
+	print_message("droce0's QP: %" PRIu64 " kbit/s (port %" PRIu64
+		      "), target %" PRIu64 ", alpha %u/65536\n",
+		      cc1.rate_kbps, cc0.rate_kbps, cc1.target_kbps, cc1.alpha);
+	assert_true(cc1.rate_kbps < cc0.rate_kbps / 2);
+	assert_true(cc1.alpha > 0);
 	assert_int_equal(droce_query_counters(b.ctx, &cb), 0);
 	assert_true(cb.rx_ce >= MSG / 1024);
 	assert_true(cb.tx_cnps >= qb1.cnps_sent - qb0.cnps_sent);
