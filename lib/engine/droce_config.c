@@ -30,7 +30,7 @@
  *   cnp_interval_us = 50   ; at most one CNP a QP in this time
  *   zero_copy = auto       ; RC payloads sent from the registered memory
  *                          ; itself where the port takes segments; off
- *   zero_copy_min = 1024   ; ... for packets with at least this many
+ *   zero_copy_min = 4096   ; ... for packets with at least this many
  *                          ; payload bytes
  *
  *   [device droce0]
@@ -61,7 +61,7 @@
 #define DEFAULT_IDLE_SLEEP_US 20
 #define DEFAULT_IDLE_YIELD_US 0
 #define DEFAULT_MTU 1500
-#define DEFAULT_ZERO_COPY_MIN 1024
+#define DEFAULT_ZERO_COPY_MIN 4096
 #define DEFAULT_CNP_INTERVAL_US 50
 
 static void

@@ -604,8 +604,8 @@ lcores_default(void)
 }
 
 int
-ep_fault_config(const char *dir, const char *name, unsigned int subnet,
-		const char *fault, unsigned int seed)
+ep_config(const char *dir, const char *name, unsigned int subnet,
+	  const char *engine, const char *fault, unsigned int seed)
 {
 	char path[512], lcores[128];
 	FILE *f;
@@ -617,19 +617,29 @@ ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 	if (f == NULL)
 		return -1;
 	fprintf(f, "[eal]\nargs = --no-huge -m 512 --no-pci --no-shconf\n"
-		"[engine]\nidle_sleep_us = 20\n");
+		"[engine]\nidle_sleep_us = 20\n%s", engine != NULL ? engine :
+		"");
 	if (getenv("LOSS_PCAP") != NULL)
 		fprintf(f, "pcap = %s/%s.pcap\n", dir, name);
 	lcores_config(f, lcores, sizeof(lcores));
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		fprintf(f, "[device droce%u]\nport = ring:%s:%u\n"
 			"mac = 02:d7:0c:e0:%02x:%02x\nipv4 = 10.0.%u.%u/24\n"
-			"ipv6 = fd00:0:0:%x::%u/64\n"
-			"fault = %s,seed=%u\n%s", i, name, i, subnet, i + 1,
-			subnet, i + 1, subnet, i + 1, fault, seed + i, lcores);
+			"ipv6 = fd00:0:0:%x::%u/64\n%s", i, name, i, subnet,
+			i + 1, subnet, i + 1, subnet, i + 1, lcores);
+		if (fault != NULL)
+			fprintf(f, "fault = %s,seed=%u\n", fault, seed + i);
+	}
 	if (fclose(f) != 0)
 		return -1;
 	return setenv("DROCE_CONFIG", path, 1);
+}
+
+int
+ep_fault_config(const char *dir, const char *name, unsigned int subnet,
+		const char *fault, unsigned int seed)
+{
+	return ep_config(dir, name, subnet, NULL, fault, seed);
 }
 
 static uint16_t

@@ -221,6 +221,14 @@ int ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 		    const char *fault, unsigned int seed);
 
 /**
+ * ep_fault_config() with @p engine (lines, "" or NULL) added to the
+ * [engine] section, and the ports behind net_fault only if @p fault is
+ * not NULL.
+ */
+int ep_config(const char *dir, const char *name, unsigned int subnet,
+	      const char *engine, const char *fault, unsigned int seed);
+
+/**
  * Are the checksums of the Ethernet frame at @p f right: the IPv4 header
  * checksum (if IPv4), and the TCP or UDP checksum over IPv4 or IPv6
  * (computed here, independently of droce)? *tcp says which it carried.

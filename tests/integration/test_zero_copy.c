@@ -4,9 +4,9 @@
 
 /*
  * Zero copy (on by default, [engine] zero_copy): RC payloads of at least
- * zero_copy_min bytes leave from the registered memory itself, in a
- * segment of their own, and over the in-process ring pair the receiver
- * takes them so, reading the payload where it lies. SENDs, WRITEs and
+ * zero_copy_min bytes (1024 here) leave from the registered memory
+ * itself, in a segment of their own, and over the in-process ring pair
+ * the receiver takes them so, reading the payload where it lies. SENDs, WRITEs and
  * READ responses arrive whole, of every length about a packet's; bytes
  * that span two SGEs are copied; a region deregistered while a WRITE
  * from it is in flight is let go of by the ports before the call
@@ -227,9 +227,12 @@ test_dereg_in_flight(void **state)
 }
 
 /*
- * test_zero_copy [WORKDIR FAULT_ARGS]: with them, both ports behind
- * net_fault (delay=1,delay_us=N holds every frame a while, so that the
- * region deregistered in flight has packets in the ports' hands).
+ * test_zero_copy WORKDIR [FAULT_ARGS]: droce0 and droce1 over a ring
+ * pair, zero_copy_min down to the 1024-byte packets of their path MTU
+ * (the default, 4096, takes only a jumbo path's); with FAULT_ARGS both
+ * ports behind net_fault (delay=1,delay_us=N holds every frame a while,
+ * so that the region deregistered in flight has packets in the ports'
+ * hands).
  */
 int
 main(int argc, char **argv)
@@ -240,13 +243,17 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_dereg_in_flight),
 	};
 
-	if (argc > 2) {
-		if (ep_fault_config(argv[1], "zc", 9, argv[2], 5) != 0) {
-			perror("test_zero_copy: config");
-			return 1;
-		}
-		print_message("faults: %s\n", argv[2]);
-		faults = true;
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_zero_copy WORKDIR [FAULT_ARGS]\n");
+		return 2;
 	}
+	faults = argc > 2;
+	if (ep_config(argv[1], "zc", 9, "zero_copy_min = 1024\n",
+		      faults ? argv[2] : NULL, 5) != 0) {
+		perror("test_zero_copy: config");
+		return 1;
+	}
+	if (faults)
+		print_message("faults: %s\n", argv[2]);
 	return pair_run_group_tests(tests, &pair);
 }
