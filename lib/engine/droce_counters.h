@@ -88,6 +88,7 @@
 	X(ce_rcvd, "packets received marked Congestion Experienced") \
 	X(cnps_sent, "CNPs sent to the peer, at most one a cnp_interval_us") \
 	X(cnps_rcvd, "CNPs received from the peer") \
+	X(cc_held, "passes in which DCQCN's rate held the next packet back") \
 	X(rx_dropped, "not taken: the QP in ERR, wrong transport, UD Q_Key, " \
 	  "no WQE, " \
 	  "a stale or undefined request or response")

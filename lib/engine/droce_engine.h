@@ -974,10 +974,11 @@ void droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats);
 
 /**
  * DCQCN's state of @p qp, read as it is: its rate and target (kbit/s;
- * the port's speed before a first CNP) and alpha (of 65536).
+ * the port's speed before a first CNP), alpha (of 65536) and the CNPs
+ * that cut the rate.
  */
 void droce_qp_cc_read(const struct droce_qp_eng *qp, uint64_t *rate,
-		      uint64_t *target, uint32_t *alpha);
+		      uint64_t *target, uint32_t *alpha, uint64_t *cuts);
 
 #ifdef __cplusplus
 }

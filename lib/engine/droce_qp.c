@@ -93,7 +93,7 @@ droce_qp_stats(struct droce_qp_eng *qp, struct droce_qp_stats *stats)
 
 void
 droce_qp_cc_read(const struct droce_qp_eng *qp, uint64_t *rate,
-		 uint64_t *target, uint32_t *alpha)
+		 uint64_t *target, uint32_t *alpha, uint64_t *cuts)
 {
 	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
 	uint64_t r = __atomic_load_n(&qp->cc.rate, __ATOMIC_RELAXED);
@@ -103,6 +103,7 @@ droce_qp_cc_read(const struct droce_qp_eng *qp, uint64_t *rate,
 		p->rate_max;
 	*alpha = r != 0 ? __atomic_load_n(&qp->cc.alpha, __ATOMIC_RELAXED) :
 		p->alpha_init;
+	*cuts = __atomic_load_n(&qp->cc.cnps, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------------

@@ -554,8 +554,11 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 			}
 		}
 		/* paced by DCQCN: not yet (the QP stays active) */
-		if (unlikely(qp->cc.rate != 0) && !droce_cc_may_send(qp, now))
+		if (unlikely(qp->cc.rate != 0) &&
+		    !droce_cc_may_send(qp, now)) {
+			qp->stats.cc_held++;
 			break;
+		}
 		if (qp->tr == DROCE_TR_UD)
 			ok = send_ud(qp, wqe, st);
 		else if (qp->tr == DROCE_TR_NONE)

@@ -275,6 +275,7 @@ copy_qp(struct droce_dev *dev, void *arg)
 {
 	struct tel_qp *t = arg;
 	const struct droce_qp_eng *qp;
+	uint64_t cuts;
 
 	qp = droce_qp_by_qpn(dev, t->qpn);
 	if (qp == NULL)
@@ -287,7 +288,8 @@ copy_qp(struct droce_dev *dev, void *arg)
 	t->mtu = qp->mtu;
 	t->sq_psn = qp->req.psn;
 	t->rq_psn = qp->resp.psn;
-	droce_qp_cc_read(qp, &t->cc_rate, &t->cc_target, &t->cc_alpha);
+	droce_qp_cc_read(qp, &t->cc_rate, &t->cc_target, &t->cc_alpha,
+			 &cuts);
 	t->stats = qp->stats;
 	return 0;
 }

@@ -58,6 +58,7 @@ struct droce_qp_cc {
 	uint64_t rate_kbps;         /**< the rate now, kbit/s */
 	uint64_t target_kbps;       /**< the rate it recovers towards */
 	uint32_t alpha;             /**< DCQCN's alpha, of 65536 */
+	uint64_t cuts;              /**< CNPs that cut the rate */
 };
 
 /** Read DCQCN's state of @p qp. @return 0. */

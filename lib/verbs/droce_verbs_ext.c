@@ -70,7 +70,7 @@ int
 droce_query_qp_cc(struct ibv_qp *qp, struct droce_qp_cc *cc)
 {
 	droce_qp_cc_read(to_qp(qp)->eng, &cc->rate_kbps, &cc->target_kbps,
-			 &cc->alpha);
+			 &cc->alpha, &cc->cuts);
 	return 0;
 }
 

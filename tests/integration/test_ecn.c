@@ -7,8 +7,9 @@
  * net_fault marking Congestion Experienced on every ECN-capable frame
  * they receive (test_ecn WORKDIR ce=1,dir=rx). A 256 KiB WRITE arrives
  * whole; each side's QP, its packets marked, sends its peer CNPs, at
- * most one a cnp_interval_us (50 us), each received, and the CNPs cut
- * the sender's rate (DCQCN's reaction point) well below the port's.
+ * most one a cnp_interval_us (50 us), each received, and each CNP cut
+ * the sender's rate (DCQCN's reaction point), which held its packets
+ * back.
  * Both devices'
  * frames are mirrored to pcap and read back: droce0's RC packets go
  * ECT(0), the CNPs droce1 sent are opcode 0x81 with BECN set, sixteen
@@ -154,10 +155,14 @@ test_cnps(void **state)
 	 * WRITE went paced at it */
 	assert_int_equal(droce_query_qp_cc(a.qp, &cc1), 0);
 	print_message("droce0's QP: %" PRIu64 " kbit/s (port %" PRIu64
-		      "), target %" PRIu64 ", alpha %u/65536\n",
-		      cc1.rate_kbps, cc0.rate_kbps, cc1.target_kbps, cc1.alpha);
-	assert_true(cc1.rate_kbps < cc0.rate_kbps / 2);
-	assert_true(cc1.alpha > 0);
+		      "), target %" PRIu64 ", alpha %u/65536, %" PRIu64
+		      " cuts, held back %" PRIu64 " times\n",
+		      cc1.rate_kbps, cc0.rate_kbps, cc1.target_kbps, cc1.alpha,
+		      cc1.cuts, qa1.cc_held - qa0.cc_held);
+	/* (every CNP cut the rate; the rate it recovered to by the end
+	 * depends on the machine's speed, the cuts do not) */
+	assert_int_equal(cc1.cuts, qa1.cnps_rcvd);
+	assert_true(qa1.cc_held > qa0.cc_held);
 	assert_int_equal(droce_query_counters(b.ctx, &cb), 0);
 	assert_true(cb.rx_ce >= MSG / 1024);
 	assert_true(cb.tx_cnps >= qb1.cnps_sent - qb0.cnps_sent);
