@@ -42,10 +42,17 @@
  *   lcores = 0,1           ; its engine lcores, indices into cores
  *                          ; (default: one; `lcore = 0` says the same)
  *   fault = drop=0.05,seed=7 ; put the port behind net_fault (its arguments)
+ *   dcqcn_rate_min_mbps = 10 ; DCQCN's parameters for its QPs (ecn = on):
+ *                          ; dcqcn_rate_max_mbps (0: the port's speed),
+ *                          ; _rate_min_mbps, _ai_mbps, _hai_mbps,
+ *                          ; _g_shift (g = 1/2^N), _alpha_period_us,
+ *                          ; _increase_period_us, _byte_counter,
+ *                          ; _fast_recovery
  */
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +93,7 @@ dev_defaults(struct droce_dev_cfg *d, const char *name)
 	memset(d, 0, sizeof(*d));
 	strlcpy(d->name, name, sizeof(d->name));
 	d->mtu = DEFAULT_MTU;
+	droce_dcqcn_defaults(&d->cc, 0);
 }
 
 /* The embedded default: two devices back to back over a ring pair. */
@@ -205,6 +213,59 @@ parse_cores(const char *s, struct droce_cfg *cfg)
 }
 
 /* One [device NAME] section. */
+/*
+ * DCQCN's parameters of a [device] section, each optional: rates in
+ * Mb/s, g as 1/2^dcqcn_g_shift.
+ */
+static int
+parse_dcqcn(struct rte_cfgfile *f, const char *section,
+	    struct droce_dcqcn_params *p)
+{
+	static const struct {
+		const char *key;
+		unsigned long min, max;
+		size_t off;
+		bool mbps;      /* kept as kbit/s */
+		bool wide;      /* a uint64_t */
+	} keys[] = {
+#define K(k, lo, hi, f, m, w) \
+	{ k, lo, hi, offsetof(struct droce_dcqcn_params, f), m, w }
+		K("dcqcn_rate_max_mbps", 0, 10000000, rate_max, true, true),
+		K("dcqcn_rate_min_mbps", 1, 10000000, rate_min, true, true),
+		K("dcqcn_ai_mbps", 1, 10000000, rate_ai, true, true),
+		K("dcqcn_hai_mbps", 1, 10000000, rate_hai, true, true),
+		K("dcqcn_g_shift", 1, 16, g_shift, false, false),
+		K("dcqcn_alpha_period_us", 1, 10000000, alpha_period_us,
+		  false, false),
+		K("dcqcn_increase_period_us", 1, 10000000, increase_period_us,
+		  false, false),
+		K("dcqcn_byte_counter", 1, 1ul << 40, byte_counter, false,
+		  true),
+		K("dcqcn_fast_recovery", 1, 1000, fast_recovery, false, false),
+#undef K
+	};
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const char *v = rte_cfgfile_get_entry(f, section, keys[i].key);
+		unsigned long n;
+
+		if (v == NULL)
+			continue;
+		if (parse_uint(v, keys[i].max, &n) < 0 || n < keys[i].min) {
+			DROCE_LOG(ERR, "[%s]: bad %s '%s'", section,
+				  keys[i].key, v);
+			return -EINVAL;
+		}
+		if (keys[i].wide)
+			*(uint64_t *)((char *)p + keys[i].off) =
+				keys[i].mbps ? (uint64_t)n * 1000 : n;
+		else
+			*(uint32_t *)((char *)p + keys[i].off) = (uint32_t)n;
+	}
+	return 0;
+}
+
 static int
 parse_device(struct rte_cfgfile *f, const char *section,
 	     struct droce_dev_cfg *d)
@@ -253,6 +314,8 @@ parse_device(struct rte_cfgfile *f, const char *section,
 		}
 		d->mtu = (uint16_t)n;
 	}
+	if (parse_dcqcn(f, section, &d->cc) < 0)
+		return -EINVAL;
 	v = rte_cfgfile_get_entry(f, section, "lcores");
 	if (v == NULL)
 		v = rte_cfgfile_get_entry(f, section, "lcore");

@@ -450,8 +450,8 @@ port_reads_va(uint16_t port)
 }
 
 /*
- * DCQCN's parameters for the port's QPs: the defaults, the port's speed
- * as the highest rate (100 Gb/s where it says none).
+ * DCQCN's parameters for the port's QPs: as configured, the highest rate
+ * the port's speed unless set (100 Gb/s where the port says none).
  */
 static void
 cc_params(struct droce_dev *dev)
@@ -459,11 +459,15 @@ cc_params(struct droce_dev *dev)
 	struct rte_eth_link link;
 	uint64_t mbps = 100000;
 
+	if (dev->cc_rate_max != 0) {
+		dev->cc.rate_max = dev->cc_rate_max;
+		return;
+	}
 	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0 &&
 	    link.link_speed != 0 &&
 	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
 		mbps = link.link_speed;
-	droce_dcqcn_defaults(&dev->cc, mbps * 1000);
+	dev->cc.rate_max = mbps * 1000;
 }
 
 /*
@@ -752,6 +756,8 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	dev->has_ipv6 = c->has_ipv6;
 	memcpy(dev->ipv6, c->ipv6, 16);
 	dev->eth_mtu = c->mtu;
+	dev->cc = c->cc;
+	dev->cc_rate_max = c->cc.rate_max;
 	dev->key_rand = rte_rand();
 	nrxq = strncmp(c->port, "ring:", 5) == 0 ?
 		(uint16_t)ring_queues(c->port + 5, strcspn(c->port + 5, ":")) :

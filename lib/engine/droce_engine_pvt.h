@@ -89,6 +89,8 @@ struct droce_dev_cfg {
 	uint8_t ipv6[16];
 	uint8_t ipv6_prefix;
 	uint16_t mtu;
+	/** DCQCN's parameters for its QPs; rate_max 0: the port's speed */
+	struct droce_dcqcn_params cc;
 	/** its engine lcores, indices into the engine cores; none: one,
 	 * the devices taken round the cores in turn */
 	unsigned int nlcores;
@@ -297,8 +299,10 @@ struct droce_dev {
 	 * _UDP_CKSUM, _TCP_CKSUM, _TCP_TSO where it has them, and
 	 * _MULTI_SEGS (it takes chained mbufs) */
 	uint64_t tx_offloads;
-	/** DCQCN's parameters for the device's QPs (the primary's count) */
+	/** DCQCN's parameters for the device's QPs (the primary's count);
+	 * cc_rate_max as configured, 0: the port's speed */
 	struct droce_dcqcn_params cc;
+	uint64_t cc_rate_max;
 	/** the port (before net_fault) reads frames at their virtual
 	 * address: a virtual device */
 	bool port_reads_va;

@@ -8,7 +8,8 @@
  *
  *   /droce/devices                 names of the devices
  *   /droce/dev_stats,NAME          a device: addresses, link, its engine
- *                                  lcores, counters (its shards' sums)
+ *                                  lcores, ECN and DCQCN's parameters,
+ *                                  counters (its shards' sums)
  *   /droce/qps,NAME                QPNs of the device's QPs
  *   /droce/qp_stats,NAME,QPN       a QP: state, peer, PSNs, DCQCN's rate
  *                                  and alpha, counters
@@ -172,6 +173,29 @@ lcores_str(const struct droce_dev *dev, char *buf, size_t len)
 					dev->shards[i]->lc->lcore_id);
 }
 
+/* ECN and DCQCN's parameters of a device (set as it starts). */
+static void
+add_dcqcn(struct rte_tel_data *d, const struct droce_dev *dev)
+{
+	const struct droce_dcqcn_params *p = &dev->cc;
+
+	rte_tel_data_add_dict_string(d, "ecn",
+				     droce_eng.cfg.ecn ? "on" : "off");
+	rte_tel_data_add_dict_u64(d, "cnp_interval_us",
+				  droce_eng.cfg.cnp_interval_us);
+	rte_tel_data_add_dict_u64(d, "dcqcn_rate_max_kbps", p->rate_max);
+	rte_tel_data_add_dict_u64(d, "dcqcn_rate_min_kbps", p->rate_min);
+	rte_tel_data_add_dict_u64(d, "dcqcn_ai_kbps", p->rate_ai);
+	rte_tel_data_add_dict_u64(d, "dcqcn_hai_kbps", p->rate_hai);
+	rte_tel_data_add_dict_u64(d, "dcqcn_g_shift", p->g_shift);
+	rte_tel_data_add_dict_u64(d, "dcqcn_alpha_period_us",
+				  p->alpha_period_us);
+	rte_tel_data_add_dict_u64(d, "dcqcn_increase_period_us",
+				  p->increase_period_us);
+	rte_tel_data_add_dict_u64(d, "dcqcn_byte_counter", p->byte_counter);
+	rte_tel_data_add_dict_u64(d, "dcqcn_fast_recovery", p->fast_recovery);
+}
+
 static int
 tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -207,6 +231,7 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 				  (int)droce_mtu_bytes(a.active_mtu));
 	rte_tel_data_add_dict_string(d, "link", a.link_up ? "up" : "down");
 	rte_tel_data_add_dict_u64(d, "link_speed_mbps", a.link_speed_mbps);
+	add_dcqcn(d, dev->primary);
 	add_dev_counters(d, &s);
 	return 0;
 }

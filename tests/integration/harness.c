@@ -605,7 +605,8 @@ lcores_default(void)
 
 int
 ep_config(const char *dir, const char *name, unsigned int subnet,
-	  const char *engine, const char *fault, unsigned int seed)
+	  const char *engine, const char *device, const char *fault,
+	  unsigned int seed)
 {
 	char path[512], lcores[128];
 	FILE *f;
@@ -625,8 +626,9 @@ ep_config(const char *dir, const char *name, unsigned int subnet,
 	for (i = 0; i < 2; i++) {
 		fprintf(f, "[device droce%u]\nport = ring:%s:%u\n"
 			"mac = 02:d7:0c:e0:%02x:%02x\nipv4 = 10.0.%u.%u/24\n"
-			"ipv6 = fd00:0:0:%x::%u/64\n%s", i, name, i, subnet,
-			i + 1, subnet, i + 1, subnet, i + 1, lcores);
+			"ipv6 = fd00:0:0:%x::%u/64\n%s%s", i, name, i, subnet,
+			i + 1, subnet, i + 1, subnet, i + 1, lcores,
+			device != NULL ? device : "");
 		if (fault != NULL)
 			fprintf(f, "fault = %s,seed=%u\n", fault, seed + i);
 	}
@@ -639,7 +641,7 @@ int
 ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 		const char *fault, unsigned int seed)
 {
-	return ep_config(dir, name, subnet, NULL, fault, seed);
+	return ep_config(dir, name, subnet, NULL, NULL, fault, seed);
 }
 
 static uint16_t

@@ -221,12 +221,13 @@ int ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 		    const char *fault, unsigned int seed);
 
 /**
- * ep_fault_config() with @p engine (lines, "" or NULL) added to the
- * [engine] section, and the ports behind net_fault only if @p fault is
- * not NULL.
+ * ep_fault_config() with @p engine and @p device (lines, "" or NULL)
+ * added to the [engine] section and to each [device] section, and the
+ * ports behind net_fault only if @p fault is not NULL.
  */
 int ep_config(const char *dir, const char *name, unsigned int subnet,
-	      const char *engine, const char *fault, unsigned int seed);
+	      const char *engine, const char *device, const char *fault,
+	      unsigned int seed);
 
 /**
  * Are the checksums of the Ethernet frame at @p f right: the IPv4 header

@@ -37,6 +37,8 @@
 #include "harness.h"
 
 #define MSG (256u * 1024)
+#define MIN_MBPS 500                /* dcqcn_rate_min_mbps */
+#define MIN_MBPS_STR "500"
 #define BUF (2 * MSG)
 
 static struct ep_opts opts;
@@ -162,6 +164,7 @@ test_cnps(void **state)
 	/* (every CNP cut the rate; the rate it recovered to by the end
 	 * depends on the machine's speed, the cuts do not) */
 	assert_int_equal(cc1.cuts, qa1.cnps_rcvd);
+	assert_true(cc1.rate_kbps >= MIN_MBPS * 1000);
 	assert_true(qa1.cc_held > qa0.cc_held);
 	assert_int_equal(droce_query_counters(b.ctx, &cb), 0);
 	assert_true(cb.rx_ce >= MSG / 1024);
@@ -197,7 +200,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	workdir = argv[1];
-	if (ep_fault_config(argv[1], "ecn", 11, argv[2], 21) != 0) {
+	/* (a floor of DCQCN's above the default 10 Mb/s: the rate never
+	 * goes below it) */
+	if (ep_config(argv[1], "ecn", 11, NULL,
+		      "dcqcn_rate_min_mbps = " MIN_MBPS_STR "\n", argv[2],
+		      21) != 0) {
 		perror("test_ecn: config");
 		return 1;
 	}

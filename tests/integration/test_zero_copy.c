@@ -248,7 +248,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	faults = argc > 2;
-	if (ep_config(argv[1], "zc", 9, "zero_copy_min = 1024\n",
+	if (ep_config(argv[1], "zc", 9, "zero_copy_min = 1024\n", NULL,
 		      faults ? argv[2] : NULL, 5) != 0) {
 		perror("test_zero_copy: config");
 		return 1;
