@@ -38,7 +38,8 @@ droce_resp_send_ack(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn)
 	droce_pkt_send(qp, m);
 }
 
-static bool send_owed(struct droce_qp_eng *qp, unsigned int budget);
+static bool send_owed(struct droce_qp_eng *qp, unsigned int budget,
+		      bool paced);
 
 /*
  * NAK @p code for the expected PSN and fail the QP. The READ responses
@@ -49,7 +50,7 @@ static void
 nak_fatal(struct droce_qp_eng *qp, uint8_t code)
 {
 	if (droce_tr_reliable(qp->tr)) {
-		send_owed(qp, UINT_MAX);
+		send_owed(qp, UINT_MAX, false);
 		qp->stats.naks_sent++;
 		droce_resp_send_ack(qp, DROCE_AETH_NAK | code, qp->resp.psn);
 	}
@@ -1116,6 +1117,8 @@ send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 		rte_memcpy(bth + op->hdr_len, (const void *)(uintptr_t)addr,
 			   len);
 	droce_pkt_send(qp, m);
+	if (unlikely(qp->cc.rate != 0))
+		droce_cc_sent(qp, len);
 	res->sent += len;
 	res->next_psn = droce_psn_add(res->next_psn, 1);
 	if (last) {
@@ -1127,10 +1130,11 @@ send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 
 /*
  * Send up to @p budget packets of READ responses and atomic ACKs, oldest
- * first. False when sending failed (no mbuf) or the QP failed.
+ * first, READ responses at DCQCN's rate if @p paced. False when sending
+ * failed (no mbuf), the rate held a response back, or the QP failed.
  */
 static bool
-send_owed(struct droce_qp_eng *qp, unsigned int budget)
+send_owed(struct droce_qp_eng *qp, unsigned int budget, bool paced)
 {
 	while (qp->resp.res_sending > 0 && budget > 0) {
 		struct droce_rd_res *res = res_next(qp);
@@ -1138,6 +1142,12 @@ send_owed(struct droce_qp_eng *qp, unsigned int budget)
 
 		if (res == NULL)
 			break;
+		/* READ responses go at DCQCN's rate, as requests do */
+		if (unlikely(qp->cc.rate != 0) && paced && !res->atomic &&
+		    !droce_cc_may_send(qp, rte_get_tsc_cycles())) {
+			qp->stats.cc_held++;
+			return false;
+		}
 		if (res->atomic) {
 			ok = send_atomic_ack(qp, res);
 			if (ok) {
@@ -1171,7 +1181,7 @@ droce_resp_run(struct droce_qp_eng *qp, uint64_t now)
 		return;
 	if (!droce_qp_path_ready(qp, now))
 		return;
-	if (!send_owed(qp, DROCE_QP_BUDGET))
+	if (!send_owed(qp, DROCE_QP_BUDGET, true))
 		return;
 	if (qp->resp.ack_pending) {
 		struct droce_rd_res *res = res_next(qp);

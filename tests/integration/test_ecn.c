@@ -3,18 +3,19 @@
  */
 
 /*
- * ECN and CNPs (the notification point of DCQCN), with both ports behind
- * net_fault marking Congestion Experienced on every ECN-capable frame
- * they receive (test_ecn WORKDIR ce=1,dir=rx). A 256 KiB WRITE arrives
- * whole; each side's QP, its packets marked, sends its peer CNPs, at
- * most one a cnp_interval_us (50 us), each received, and each CNP cut
- * the sender's rate (DCQCN's reaction point), which held its packets
- * back.
- * Both devices'
- * frames are mirrored to pcap and read back: droce0's RC packets go
- * ECT(0), the CNPs droce1 sent are opcode 0x81 with BECN set, sixteen
- * zero bytes, a good ICRC, droce0's QP as destination and no ECT, one
- * for each counted; what droce1 received came marked CE.
+ * ECN and CNPs (DCQCN), with both ports behind net_fault marking
+ * Congestion Experienced on every ECN-capable frame they receive
+ * (test_ecn WORKDIR ce=1,dir=rx). A 256 KiB WRITE arrives whole; each
+ * side's QP, its packets marked, sends its peer CNPs, at most one a
+ * cnp_interval_us (50 us), each received; each CNP cuts the sender's
+ * rate (the reaction point), never below the configured floor, and the
+ * rate holds its packets back. Both devices' frames are mirrored to pcap
+ * and read back: droce0's RC packets go ECT(0), the CNPs droce1 sent are
+ * opcode 0x81 with BECN set, sixteen zero bytes, a good ICRC, droce0's
+ * QP as destination and no ECT, one for each counted; what droce1
+ * received came marked CE. Then a READ's responses, marked as they
+ * arrive, make the requester's CNPs cut the responder's rate, which
+ * paces the responses.
  */
 
 #include <endian.h>
@@ -188,11 +189,46 @@ test_cnps(void **state)
 	assert_true(sb.ce >= MSG / 1024);
 }
 
+/* A READ's responses, marked as they reach the requester: its CNPs cut
+ * the responder's rate, which paces the responses; the bytes arrive. */
+static void
+test_read_responses_paced(void **state)
+{
+	struct droce_qp_counters qa0, qb0, qa1, qb1;
+	struct droce_qp_cc cc0, cc1;
+	struct ibv_wc wc;
+
+	(void)state;
+	assert_int_equal(droce_query_qp_counters(a.qp, &qa0), 0);
+	assert_int_equal(droce_query_qp_counters(b.qp, &qb0), 0);
+	assert_int_equal(droce_query_qp_cc(b.qp, &cc0), 0);
+	fill_pattern(b.buf, MSG, 9);
+	memset(a.buf + MSG, 0, MSG);
+	assert_int_equal(ep_post(&a, IBV_WR_RDMA_READ, 2, MSG, MSG, &b, 0,
+				 IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 10000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(a.buf + MSG, b.buf, MSG);
+	assert_int_equal(droce_query_qp_counters(a.qp, &qa1), 0);
+	assert_int_equal(droce_query_qp_counters(b.qp, &qb1), 0);
+	assert_int_equal(droce_query_qp_cc(b.qp, &cc1), 0);
+	print_message("responder: %" PRIu64 " CNPs received, %" PRIu64
+		      " cuts, held back %" PRIu64 " times, %" PRIu64
+		      " kbit/s\n", qb1.cnps_rcvd - qb0.cnps_rcvd,
+		      cc1.cuts - cc0.cuts, qb1.cc_held - qb0.cc_held,
+		      cc1.rate_kbps);
+	assert_true(qa1.ce_rcvd - qa0.ce_rcvd >= MSG / 1024);
+	assert_true(qb1.cnps_rcvd - qb0.cnps_rcvd >= 1);
+	assert_true(cc1.cuts - cc0.cuts >= 1);
+	assert_true(qb1.cc_held > qb0.cc_held);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cnps),
+		cmocka_unit_test(test_read_responses_paced),
 	};
 
 	if (argc < 3) {
