@@ -6,12 +6,12 @@
  * Zero copy (on by default, [engine] zero_copy): RC payloads of at least
  * zero_copy_min bytes (1024 here) leave from the registered memory
  * itself, in a segment of their own, and over the in-process ring pair
- * the receiver takes them so, reading the payload where it lies. SENDs, WRITEs and
- * READ responses arrive whole, of every length about a packet's; bytes
- * that span two SGEs are copied; a region deregistered while a WRITE
- * from it is in flight is let go of by the ports before the call
- * returns, and nothing reads it after: the buffer is freed at once (the
- * ASan build would see a read of it).
+ * the receiver takes them so, reading the payload where it lies. SENDs,
+ * WRITEs and READ responses arrive whole, of every length about a
+ * packet's; bytes that span two SGEs are copied; a region deregistered
+ * while a WRITE from it is in flight is let go of by the ports before
+ * the call returns, and nothing reads it after: the buffer is freed at
+ * once (the ASan build would see a read of it).
  */
 
 #include <endian.h>
