@@ -733,6 +733,15 @@ check_request(const struct droce_wire_pkt *pkt)
 	const struct wqe *w = NULL;
 	unsigned int i;
 
+	if (pkt->bth.opcode == DROCE_OPCODE_CNP) {
+		/* a forged response marked CE (ECN) is answered by a CNP */
+		if (pkt->bth.dqpn != PEER_QPN || pkt->bth.becn != 1 ||
+		    (pkt->tos & DROCE_ECN_MASK) != DROCE_ECN_NOT_ECT)
+			violation("droce1 sent a CNP to QPN %#x, BECN %u, "
+				  "ECN %u", pkt->bth.dqpn, pkt->bth.becn,
+				  pkt->tos & DROCE_ECN_MASK);
+		return;
+	}
 	if ((pkt->bth.opcode & DROCE_TR_MASK) != DROCE_TR_RC ||
 	    !(pkt->op->flags & DROCE_OPF_REQ) || pkt->bth.dqpn != PEER_QPN)
 		violation("droce1 sent %s to QPN %#x: only RC requests to "

@@ -1033,6 +1033,16 @@ check_response(const uint8_t *f, uint32_t len)
 	    memcmp(pkt.dst_mac.addr_bytes, fz.mac0, 6) != 0)
 		violation("droce1 sent %s from or to another address",
 			  pkt.op->name);
+	if (pkt.bth.opcode == DROCE_OPCODE_CNP) {
+		/* a forged request marked CE (ECN) is answered by a CNP */
+		if ((pkt.bth.dqpn != PEER_QPN &&
+		     pkt.bth.dqpn != PEER_SRQ_QPN) || pkt.bth.becn != 1 ||
+		    (pkt.tos & DROCE_ECN_MASK) != DROCE_ECN_NOT_ECT)
+			violation("droce1 sent a CNP to QPN %#x, BECN %u, "
+				  "ECN %u", pkt.bth.dqpn, pkt.bth.becn,
+				  pkt.tos & DROCE_ECN_MASK);
+		return;
+	}
 	if ((pkt.bth.opcode & DROCE_TR_MASK) != DROCE_TR_RC ||
 	    !(pkt.op->flags & DROCE_OPF_RESP) ||
 	    (pkt.bth.dqpn != PEER_QPN && pkt.bth.dqpn != PEER_SRQ_QPN))
