@@ -34,7 +34,9 @@
  *                          ; payload bytes
  *
  *   [device droce0]
- *   port = ring:pair0:0    ; or an ethdev name (net_memif0), or a PCI address
+ *   port = ring:pair0:0    ; or an ethdev name (net_memif0), a PCI address,
+ *                          ; or switch:NAME (a port of net_fault's switch
+ *                          ; NAME, with fault = its queue's settings)
  *   mac = 02:d7:0c:e0:00:01
  *   ipv4 = 10.0.0.1/24
  *   ipv6 = fd00::1/64

@@ -388,6 +388,35 @@ ring_port(const char *spec, unsigned int socket)
 	return port < 0 ? -rte_errno : port;
 }
 
+/*
+ * "switch:NAME": a port of net_fault's switch NAME (drivers/net/fault),
+ * through which the devices on it reach each other. What net_fault
+ * wraps there carries no frames, only the port's settings: a net_ring
+ * port whose one ring is never written, with @p nq queues, named after
+ * the device's index @p idx.
+ */
+static int
+switch_port(unsigned int idx, unsigned int nq, unsigned int socket)
+{
+	char rname[RTE_RING_NAMESIZE], pname[RTE_ETH_NAME_MAX_LEN];
+	struct rte_ring *r[DROCE_MAX_LCORES];
+	unsigned int q;
+	int port;
+
+	snprintf(rname, sizeof(rname), "drs_%u", idx);
+	r[0] = rte_ring_lookup(rname);
+	if (r[0] == NULL)
+		r[0] = rte_ring_create(rname, 64, (int)socket,
+				       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (r[0] == NULL)
+		return -rte_errno;
+	for (q = 1; q < nq; q++)
+		r[q] = r[0];
+	snprintf(pname, sizeof(pname), "droce_sw_%u", idx);
+	port = rte_eth_from_rings(pname, r, nq, r, nq, socket);
+	return port < 0 ? -rte_errno : port;
+}
+
 /* The port a device spec names, probing it if it is not there yet. */
 static int
 find_port(const char *spec, unsigned int socket)
@@ -415,13 +444,14 @@ static int
 fault_port(const char *dev_name, uint16_t port, const char *args)
 {
 	char vname[RTE_ETH_NAME_MAX_LEN], pname[RTE_ETH_NAME_MAX_LEN];
-	char vargs[sizeof(pname) + sizeof(((struct droce_dev_cfg *)0)->fault) + 8];
+	char vargs[sizeof(pname) + 2 * sizeof(((struct droce_dev_cfg *)0)->fault) +
+		   32];
 	uint16_t fport;
 	int ret;
 
 	if (rte_eth_dev_get_name_by_port(port, pname) != 0)
 		return -ENODEV;
-	snprintf(vname, sizeof(vname), "net_fault_%s", dev_name);
+	snprintf(vname, sizeof(vname), "net_fault_%.53s", dev_name);
 	snprintf(vargs, sizeof(vargs), "port=%s,%s", pname, args);
 	ret = rte_vdev_init(vname, vargs);
 	if (ret < 0)
@@ -714,7 +744,9 @@ static int
 dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	   struct rte_mempool *pool)
 {
+	char fault[sizeof(c->fault) + sizeof(c->port) + 16];
 	struct droce_dev *dev;
+	bool sw;
 	uint32_t nshards = RTE_MAX(c->nlcores, 1u);
 	uint16_t nrxq;
 	int port;
@@ -724,7 +756,9 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	if (dev == NULL)
 		return -ENOMEM;
 	strlcpy(dev->name, c->name, sizeof(dev->name));
-	port = find_port(c->port, rte_socket_id());
+	sw = strncmp(c->port, "switch:", 7) == 0;
+	port = sw ? switch_port(idx, nshards, rte_socket_id()) :
+		find_port(c->port, rte_socket_id());
 	if (port < 0) {
 		DROCE_LOG(ERR, "%s: no port '%s': %s", c->name, c->port,
 			  strerror(-port));
@@ -732,13 +766,18 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 		return port;
 	}
 	dev->port_reads_va = port_reads_va((uint16_t)port);
-	if (c->fault[0] != '\0') {
-		int fport = fault_port(c->name, (uint16_t)port, c->fault);
+	if (sw)
+		snprintf(fault, sizeof(fault), "switch=%s%s%s", c->port + 7,
+			 c->fault[0] != '\0' ? "," : "", c->fault);
+	else
+		strlcpy(fault, c->fault, sizeof(fault));
+	if (fault[0] != '\0') {
+		int fport = fault_port(c->name, (uint16_t)port, fault);
 
 		if (fport < 0) {
 			DROCE_LOG(ERR, "%s: cannot put port %d behind "
 				  "net_fault (%s): %s", c->name, port,
-				  c->fault, strerror(-fport));
+				  fault, strerror(-fport));
 			rte_free(dev);
 			return fport;
 		}
@@ -759,6 +798,7 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	dev->cc = c->cc;
 	dev->cc_rate_max = c->cc.rate_max;
 	dev->key_rand = rte_rand();
+	/* (a switch's port receives on its queue 0 alone) */
 	nrxq = strncmp(c->port, "ring:", 5) == 0 ?
 		(uint16_t)ring_queues(c->port + 5, strcspn(c->port + 5, ":")) :
 		1;

@@ -30,6 +30,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_ip.h>
 #include <rte_ring.h>
 
 #define NB_FRAMES 10000
@@ -452,6 +453,14 @@ test_bad_devargs_are_refused(void **state __rte_unused)
 		"delay_us=1e3", "reorder_us=", "reorder_us=10000001",
 		"seed=-1", "seed=x", "seed=18446744073709551616",
 		"dir=sideways", "dir=",
+		"rate_mbps=10", "switch=s,queue=10", "switch=s,kmax=10",
+		"switch=s,rate_mbps=10,rate_pps=10", "switch=s,rate_mbps=0",
+		"switch=s,rate_mbps=10000001", "switch=s,rate_pps=1000000001",
+		"switch=s,rate_pps=10,kmin=5,kmax=4",
+		"switch=s,rate_pps=10,queue=10,kmax=11",
+		"switch=s,rate_pps=10,pmax=0.5", "switch=s,rate_pps=10,kmin=3",
+		"switch=s,rate_pps=10,kmax=5,pmax=2", "switch=",
+		"switch=a_name_of_17_chars",
 	};
 	struct rte_eth_dev_owner owner;
 	char args[128];
@@ -1046,6 +1055,301 @@ test_uninit_while_started(void **state __rte_unused)
 	rig_close(&r);
 }
 
+
+/* ---- switch ------------------------------------------------------------ */
+
+#define SW_MAX 3
+#define SW_IP_OFF 14
+
+/* Ports of one switch: each a fault port over a ring port of its own. */
+struct swrig {
+	unsigned int n;
+	unsigned int id;
+	uint16_t f[SW_MAX];
+	char f_name[SW_MAX][RTE_ETH_NAME_MAX_LEN];
+	char a_name[SW_MAX][RTE_ETH_NAME_MAX_LEN];
+	struct rte_ring *ring[SW_MAX];
+};
+
+/* Port k's address: 02:00:00:00:00:1k. */
+static void
+sw_mac(uint8_t *mac, unsigned int k)
+{
+	static const uint8_t base[6] = { 0x02, 0, 0, 0, 0, 0x10 };
+
+	memcpy(mac, base, 6);
+	mac[5] = (uint8_t)(0x10 + k);
+}
+
+/*
+ * An IPv4 frame from port @p from to @p to (SW_MAX: broadcast) of
+ * @p len bytes, its TOS's ECN bits @p ecn, sequence number @p seq.
+ */
+static struct rte_mbuf *
+sw_frame(unsigned int from, unsigned int to, uint32_t seq, uint16_t len,
+	 uint8_t ecn)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_ipv4_hdr *ip;
+	uint8_t *p;
+
+	assert_non_null(m);
+	p = (uint8_t *)rte_pktmbuf_append(m, len);
+	assert_non_null(p);
+	memset(p, 0, len);
+	if (to == SW_MAX)
+		memset(p, 0xff, 6);
+	else
+		sw_mac(p, to);
+	sw_mac(p + 6, from);
+	p[12] = 0x08;
+	ip = (struct rte_ipv4_hdr *)(p + SW_IP_OFF);
+	ip->version_ihl = 0x45;
+	ip->type_of_service = ecn;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(len - SW_IP_OFF));
+	ip->time_to_live = 64;
+	ip->next_proto_id = 17;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	memcpy(p + SW_IP_OFF + 20, &seq, sizeof(seq));
+	return m;
+}
+
+static void
+sw_open(struct swrig *s, unsigned int n, const char * const *args)
+{
+	char name[RTE_RING_NAMESIZE], fargs[256];
+	struct rte_ring *r[1];
+	unsigned int k;
+	int a;
+
+	memset(s, 0, sizeof(*s));
+	s->n = n;
+	s->id = rig_serial++;
+	for (k = 0; k < n; k++) {
+		snprintf(name, sizeof(name), "sw%u.%u", s->id, k);
+		s->ring[k] = rte_ring_create(name, 64, SOCKET_ID_ANY,
+					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+		assert_non_null(s->ring[k]);
+		r[0] = s->ring[k];
+		snprintf(name, sizeof(name), "swa%u.%u", s->id, k);
+		a = rte_eth_from_rings(name, r, 1, r, 1, SOCKET_ID_ANY);
+		assert_true(a >= 0);
+		assert_int_equal(rte_eth_dev_get_name_by_port((uint16_t)a,
+			s->a_name[k]), 0);
+		snprintf(s->f_name[k], sizeof(s->f_name[k]),
+			 "net_fault_sw%u_%u", s->id, k);
+		snprintf(fargs, sizeof(fargs), "port=%s,switch=t%u%s%s",
+			 s->a_name[k], s->id, args[k][0] != '\0' ? "," : "",
+			 args[k]);
+		assert_int_equal(rte_vdev_init(s->f_name[k], fargs), 0);
+		assert_int_equal(rte_eth_dev_get_port_by_name(s->f_name[k],
+							      &s->f[k]), 0);
+		port_start(s->f[k]);
+	}
+}
+
+static void
+sw_close(struct swrig *s)
+{
+	unsigned int k;
+
+	for (k = 0; k < s->n; k++) {
+		assert_int_equal(rte_eth_dev_stop(s->f[k]), 0);
+		assert_int_equal(rte_eth_dev_close(s->f[k]), 0);
+		assert_int_equal(rte_vdev_uninit(s->f_name[k]), 0);
+		rte_vdev_uninit(s->a_name[k]);
+		ring_drain(s->ring[k]);
+	}
+	/* frames still queued went back with the switch */
+	assert_int_equal(rte_mempool_avail_count(pool), pool_baseline);
+}
+
+static void
+sw_send(struct swrig *s, unsigned int from, struct rte_mbuf *m)
+{
+	assert_int_equal(rte_eth_tx_burst(s->f[from], 0, &m, 1), 1);
+}
+
+/* Frames port @p k receives within @p us, into @p c. */
+static unsigned int
+sw_recv(struct swrig *s, unsigned int k, struct capture *c, uint64_t us)
+{
+	uint64_t end = rte_rdtsc() + us * rte_get_tsc_hz() / US_PER_S;
+	unsigned int n = 0;
+
+	do
+		n += poll_rx(s->f[k], c);
+	while (rte_rdtsc() < end);
+	return n;
+}
+
+static uint32_t
+sw_seq(const struct rec *r)
+{
+	uint32_t seq;
+
+	memcpy(&seq, r->data + SW_IP_OFF + 20, sizeof(seq));
+	return seq;
+}
+
+/* Unknown and broadcast destinations go to every other port; a learnt
+ * one to its port alone. */
+static void
+test_switch_forwards_by_learnt_address(void **state __rte_unused)
+{
+	static const char * const args[SW_MAX] = { "", "", "" };
+	struct capture *c = capture_new();
+	struct swrig s;
+
+	sw_open(&s, 3, args);
+	/* 1 to 0, whose address no port has sent from: to 0 and 2 */
+	sw_send(&s, 1, sw_frame(1, 0, 1, 64, 0));
+	assert_int_equal(sw_recv(&s, 0, c, 1000), 1);
+	assert_int_equal(sw_seq(&c->r[0]), 1);
+	assert_int_equal(sw_recv(&s, 2, c, 1000), 1);
+	assert_int_equal(xstat(s.f[1], "rx_queue_flooded"), 2);
+	/* 0 to 1, learnt: 1 alone */
+	sw_send(&s, 0, sw_frame(0, 1, 2, 64, 0));
+	assert_int_equal(sw_recv(&s, 1, c, 1000), 1);
+	assert_int_equal(sw_seq(&c->r[c->n - 1]), 2);
+	assert_int_equal(sw_recv(&s, 2, c, 1000), 0);
+	assert_int_equal(sw_recv(&s, 0, c, 1000), 0);
+	/* a broadcast from 2: to 0 and 1 */
+	sw_send(&s, 2, sw_frame(2, SW_MAX, 3, 64, 0));
+	assert_int_equal(sw_recv(&s, 0, c, 1000), 1);
+	assert_int_equal(sw_recv(&s, 1, c, 1000), 1);
+	assert_int_equal(sw_recv(&s, 2, c, 1000), 0);
+	assert_int_equal(xstat(s.f[1], "rx_queue_queued"), 2);
+	assert_int_equal(xstat(s.f[1], "rx_queue_sent"), 2);
+	assert_int_equal(xstat(s.f[1], "rx_queue_sent_bytes"), 128);
+	assert_int_equal(xstat(s.f[1], "rx_queue_dropped"), 0);
+	/* a frame to the sender's own address goes nowhere but back out
+	 * as unknown: never to the sender */
+	sw_send(&s, 0, sw_frame(0, 0, 4, 64, 0));
+	assert_int_equal(sw_recv(&s, 0, c, 1000), 0);
+	sw_close(&s);
+	capture_free(c);
+}
+
+/*
+ * A queue with a rate lets frames out no faster than its line, holds
+ * queue= of them (frames with rate_pps=, bytes with rate_mbps=) and drops
+ * the rest at its tail.
+ */
+static void
+test_switch_queue_paces_and_drops_at_tail(void **state __rte_unused)
+{
+	static const char * const pps[SW_MAX] = {
+		"rate_pps=1000,queue=10", "", "" };
+	static const char * const mbps[SW_MAX] = {
+		"rate_mbps=8,queue=1240", "", "" };
+	struct capture *c = capture_new();
+	struct rte_mbuf *m[50];
+	uint64_t t0, hz = rte_get_tsc_hz();
+	unsigned int i, got;
+	struct swrig s;
+
+	/* 1000 frames/s: 1 ms each; 50 at once into a queue of 10 */
+	sw_open(&s, 2, pps);
+	sw_send(&s, 0, sw_frame(0, 1, 0, 64, 0));     /* 0's address */
+	assert_int_equal(sw_recv(&s, 1, c, 1000), 1);
+	for (i = 0; i < RTE_DIM(m); i++)
+		m[i] = sw_frame(1, 0, i, 64, 0);
+	t0 = rte_rdtsc();
+	assert_int_equal(rte_eth_tx_burst(s.f[1], 0, m, RTE_DIM(m)),
+			 RTE_DIM(m));
+	c->n = 0;
+	got = sw_recv(&s, 0, c, 30000);
+	print_message("%u of 50 through a queue of 10, the last after "
+		      "%.1f ms\n", got,
+		      (double)(c->r[got - 1].tsc - t0) * 1e3 / (double)hz);
+	assert_true(got >= 10 && got <= 11);
+	assert_int_equal(xstat(s.f[0], "rx_queue_dropped"), 50 - got);
+	assert_int_equal(xstat(s.f[0], "rx_queue_queued"), got);
+	for (i = 0; i < got; i++) {
+		assert_int_equal(sw_seq(&c->r[i]), i);
+		/* frame i left at i + 1 ms at the soonest */
+		assert_true((c->r[i].tsc - t0) * 1000 >= i * hz);
+	}
+	assert_true((c->r[got - 1].tsc - t0) * 1000 >= got * hz * 9 / 10);
+	assert_true(xstat(s.f[0], "rx_queue_backlog_max") >= 9);
+	sw_close(&s);
+
+	/* 8 Mb/s: a byte a microsecond; 100-byte frames take 124 us on the
+	 * wire; 1240 bytes hold ten */
+	sw_open(&s, 2, mbps);
+	sw_send(&s, 0, sw_frame(0, 1, 0, 64, 0));
+	c->n = 0;
+	assert_int_equal(sw_recv(&s, 1, c, 1000), 1);
+	for (i = 0; i < 20; i++)
+		m[i] = sw_frame(1, 0, i, 100, 0);
+	t0 = rte_rdtsc();
+	assert_int_equal(rte_eth_tx_burst(s.f[1], 0, m, 20), 20);
+	c->n = 0;
+	got = sw_recv(&s, 0, c, 20000);
+	assert_true(got >= 10 && got <= 11);
+	assert_int_equal(xstat(s.f[0], "rx_queue_dropped"), 20 - got);
+	assert_true((c->r[got - 1].tsc - t0) * 1000000 >= got * 124 * hz);
+	sw_close(&s);
+	capture_free(c);
+}
+
+/*
+ * RED: ECN-capable frames that find fewer than kmin frames ahead pass
+ * unmarked, those that find kmax or more are all marked CE, those in
+ * between some of them; the IPv4 checksum stays right; frames that are
+ * not ECN-capable are never marked.
+ */
+static void
+test_switch_red_marks_between_kmin_and_kmax(void **state __rte_unused)
+{
+	static const char * const args[SW_MAX] = {
+		"rate_pps=200,queue=100,kmin=10,kmax=30,pmax=0.5", "", "" };
+	struct capture *c = capture_new();
+	struct rte_mbuf *m[62];
+	unsigned int i, got, marked = 0, between = 0;
+	struct swrig s;
+
+	sw_open(&s, 2, args);
+	sw_send(&s, 0, sw_frame(0, 1, 0, 64, 0));
+	assert_int_equal(sw_recv(&s, 1, c, 1000), 1);
+	for (i = 0; i < 60; i++)
+		m[i] = sw_frame(1, 0, i, 64, 2);        /* ECT(0) */
+	m[60] = sw_frame(1, 0, 60, 64, 0);              /* not ECT */
+	m[61] = sw_frame(1, 0, 61, 64, 1);              /* ECT(1) */
+	assert_int_equal(rte_eth_tx_burst(s.f[1], 0, m, 62), 62);
+	c->n = 0;
+	got = sw_recv(&s, 0, c, 400000);
+	assert_int_equal(got, 62);
+	for (i = 0; i < got; i++) {
+		const struct rte_ipv4_hdr *ip = (const void *)
+			(c->r[i].data + SW_IP_OFF);
+		uint32_t seq = sw_seq(&c->r[i]);
+		bool ce = (ip->type_of_service & 3) == 3;
+
+		assert_int_equal(seq, i);
+		assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+		marked += ce;
+		if (seq <= 10)
+			assert_false(ce);
+		else if (seq >= 31 && seq < 60)
+			assert_true(ce);
+		else if (seq < 31)
+			between += ce;
+		if (seq == 60)
+			assert_int_equal(ip->type_of_service, 0);
+		if (seq == 61)
+			assert_true(ce);
+	}
+	print_message("%u marked, %u of them between kmin and kmax\n",
+		      marked, between);
+	/* between: a chance rising to 0.5, about 5 of 20 */
+	assert_true(between >= 1 && between <= 15);
+	assert_int_equal(xstat(s.f[0], "rx_queue_ce_marked"), marked);
+	sw_close(&s);
+	capture_free(c);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static int
@@ -1141,6 +1445,9 @@ main(void)
 		FAULT_TEST(test_queue_i_is_wrapped_queue_i),
 		FAULT_TEST(test_full_delay_queue_pushes_back),
 		FAULT_TEST(test_uninit_while_started),
+		FAULT_TEST(test_switch_forwards_by_learnt_address),
+		FAULT_TEST(test_switch_queue_paces_and_drops_at_tail),
+		FAULT_TEST(test_switch_red_marks_between_kmin_and_kmax),
 	};
 
 	return cmocka_run_group_tests(tests, eal_setup, eal_teardown);

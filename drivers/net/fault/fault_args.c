@@ -14,10 +14,24 @@
  *                  before it leaves alone (100)
  *   seed=N         of the per-queue PRNGs, 64-bit (1)
  *   dir=rx|tx|both where the faults apply (both)
+ *
+ *   switch=NAME    the port is one of switch NAME's (fault_switch.c):
+ *                  it sends to the switch's other ports and receives
+ *                  from them, not through the wrapped port
+ *   rate_mbps=N, rate_pps=N
+ *                  the speed of the line out of its switch queue, in
+ *                  Mb/s or frames/s (none: frames leave at once)
+ *   queue=N        what the queue holds before it drops at its tail:
+ *                  bytes, frames with rate_pps= (1 MiB, 1024 frames)
+ *   kmin=N,kmax=N,pmax=P
+ *                  RED: ECN-capable frames that find more than kmin
+ *                  ahead of them are marked CE with a chance rising to
+ *                  pmax at kmax, every one beyond (no marking)
  */
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +46,8 @@ typedef int (*fault_arg_parse_t)(const char *key, const char *value,
 struct fault_arg {
 	const char *key;
 	fault_arg_parse_t parse;
-	int index;		/**< which probability, for fault_arg_prob */
+	int index;		/**< which probability, for fault_arg_prob
+				 *   (FAULT_KIND_MAX: pmax), rate or size */
 };
 
 static int
@@ -63,7 +78,11 @@ fault_arg_prob(const char *key, const char *value, struct fault_params *p,
 			  key, value);
 		return -EINVAL;
 	}
-	p->prob[index] = v;
+	/* (pmax= is a probability too, of RED's) */
+	if (index == FAULT_KIND_MAX)
+		p->pmax = v;
+	else
+		p->prob[index] = v;
 	return 0;
 }
 
@@ -137,6 +156,87 @@ fault_arg_dir(const char *key, const char *value, struct fault_params *p,
 	return 0;
 }
 
+static int
+fault_arg_switch(const char *key, const char *value, struct fault_params *p,
+		 int index __rte_unused)
+{
+	if (value[0] == '\0' || strlen(value) >= sizeof(p->sw)) {
+		FAULT_LOG(ERR, "%s='%s': want a name of 1 to %zu characters",
+			  key, value, sizeof(p->sw) - 1);
+		return -EINVAL;
+	}
+	rte_strlcpy(p->sw, value, sizeof(p->sw));
+	return 0;
+}
+
+static int
+fault_arg_rate(const char *key, const char *value, struct fault_params *p,
+	       int index)
+{
+	uint64_t max = index ? FAULT_RATE_PPS_MAX : FAULT_RATE_MBPS_MAX;
+
+	if (p->rate != 0) {
+		FAULT_LOG(ERR, "%s: rate_mbps= or rate_pps=, not both", key);
+		return -EINVAL;
+	}
+	if (fault_arg_u64(value, max, 10, &p->rate) != 0 || p->rate == 0) {
+		FAULT_LOG(ERR, "%s='%s': want 1 to %" PRIu64, key, value, max);
+		return -EINVAL;
+	}
+	p->rate_pps = index != 0;
+	return 0;
+}
+
+/* queue=, kmin=, kmax=: in the unit of the rate, checked once it is known */
+static int
+fault_arg_size(const char *key, const char *value, struct fault_params *p,
+	       int index)
+{
+	uint64_t *v = index == 0 ? &p->queue : index == 1 ? &p->kmin :
+		&p->kmax;
+
+	if (fault_arg_u64(value, FAULT_QUEUE_MAX, 10, v) != 0) {
+		FAULT_LOG(ERR, "%s='%s': want 0 to %u (bytes, or frames with "
+			  "rate_pps=)", key, value, FAULT_QUEUE_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* What switch=, rate and RED settings need of each other. */
+static int
+fault_check_switch(struct fault_params *p)
+{
+	bool shaped = p->queue != 0 || p->kmin != 0 || p->kmax != 0 ||
+		p->pmax != 0.0;
+
+	if (p->sw[0] == '\0' && (p->rate != 0 || shaped)) {
+		FAULT_LOG(ERR, "rate_mbps=, rate_pps=, queue=, kmin=, kmax= "
+			  "and pmax= shape a switch's port: they need switch=");
+		return -EINVAL;
+	}
+	if (p->rate == 0 && shaped) {
+		FAULT_LOG(ERR, "queue=, kmin=, kmax= and pmax= need a rate "
+			  "(rate_mbps= or rate_pps=)");
+		return -EINVAL;
+	}
+	if (p->rate == 0)
+		return 0;
+	if (p->queue == 0)
+		p->queue = p->rate_pps ? FAULT_QUEUE_FRAMES_DEFAULT :
+			FAULT_QUEUE_BYTES_DEFAULT;
+	if (p->kmax != 0 && (p->kmin > p->kmax || p->kmax > p->queue)) {
+		FAULT_LOG(ERR, "want kmin <= kmax <= queue (%" PRIu64 ", %"
+			  PRIu64 ", %" PRIu64 ")", p->kmin, p->kmax, p->queue);
+		return -EINVAL;
+	}
+	if (p->kmax == 0 && (p->kmin != 0 || p->pmax != 0.0)) {
+		FAULT_LOG(ERR, "kmin= and pmax= need kmax=");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static const struct fault_arg fault_args[] = {
 	{ "port", fault_arg_port, 0 },
 	{ "drop", fault_arg_prob, FAULT_DROP },
@@ -149,6 +249,13 @@ static const struct fault_arg fault_args[] = {
 	{ "ce", fault_arg_prob, FAULT_CE },
 	{ "seed", fault_arg_seed, 0 },
 	{ "dir", fault_arg_dir, 0 },
+	{ "switch", fault_arg_switch, 0 },
+	{ "rate_mbps", fault_arg_rate, 0 },
+	{ "rate_pps", fault_arg_rate, 1 },
+	{ "queue", fault_arg_size, 0 },
+	{ "kmin", fault_arg_size, 1 },
+	{ "kmax", fault_arg_size, 2 },
+	{ "pmax", fault_arg_prob, FAULT_KIND_MAX },
 };
 
 static const struct fault_arg *
@@ -211,5 +318,5 @@ droce_fault_parse_args(const char *args, struct fault_params *p)
 		FAULT_LOG(ERR, "delay= needs delay_us= greater than 0");
 		return -EINVAL;
 	}
-	return 0;
+	return fault_check_switch(p);
 }

@@ -22,6 +22,15 @@
  * (ECT(0) or ECT(1)), as a congested router's queue would. The xstats
  * count them per direction, followed by the wrapped port's own xstats
  * with a "wrapped_" prefix.
+ *
+ * With switch=NAME the port is one of a switch's (fault_switch.c): what
+ * it sends goes to the switch's other ports by destination address, and
+ * it receives what they send it, through a queue of its own that may be
+ * a bottleneck (rate_mbps=, queue=, RED's kmin=, kmax=, pmax=). The
+ * wrapped port then carries no frames; the fault port still takes its
+ * address, MTU, link and settings from it. The faults apply on the way
+ * into the switch (tx) and out of the queue (rx); the queue's counters
+ * are the xstats "rx_queue_*".
  */
 
 #include <errno.h>
@@ -54,6 +63,17 @@ static const char * const fault_stat_names[FAULT_STAT_MAX] = {
 	[FAULT_STAT_CORRUPTED] = "corrupted",
 	[FAULT_STAT_PASSED] = "passed",
 	[FAULT_STAT_CE_MARKED] = "ce_marked",
+};
+
+static const char * const fault_qstat_names[FAULT_QSTAT_MAX] = {
+	[FAULT_QSTAT_QUEUED] = "queued",
+	[FAULT_QSTAT_DROPPED] = "dropped",
+	[FAULT_QSTAT_MARKED] = "ce_marked",
+	[FAULT_QSTAT_SENT] = "sent",
+	[FAULT_QSTAT_SENT_BYTES] = "sent_bytes",
+	[FAULT_QSTAT_FLOODED] = "flooded",
+	[FAULT_QSTAT_BACKLOG_MAX] = "backlog_max",
+	[FAULT_QSTAT_BACKLOG_MEAN] = "backlog_mean",
 };
 
 #define FAULT_NB_XSTATS (FAULT_DIR_MAX * FAULT_STAT_MAX)
@@ -243,6 +263,7 @@ fault_dev_close(struct rte_eth_dev *dev)
 		fault_rx_queue_release(dev, i);
 	for (i = 0; i < data->nb_tx_queues; i++)
 		fault_tx_queue_release(dev, i);
+	droce_fault_switch_leave(fp);
 	/* should the close fail, the port is at least free again */
 	rte_eth_dev_owner_unset(fp->wrapped_port, fp->owner_id);
 	ret = rte_eth_dev_close(fp->wrapped_port);
@@ -282,6 +303,15 @@ fault_dev_set_link_down(struct rte_eth_dev *dev)
 	return ret == -ENOTSUP ? 0 : ret;
 }
 
+/* A switch's port with a line rate in Mb/s: its link is that fast. */
+static void
+fault_link_speed(const struct fault_port *fp, struct rte_eth_link *link)
+{
+	if (fp->swport != NULL && fp->params.rate != 0 &&
+	    !fp->params.rate_pps)
+		link->link_speed = (uint32_t)fp->params.rate;
+}
+
 /* Returns 0 if the link status changed, -1 if not (ethdev's convention). */
 static int
 fault_link_update(struct rte_eth_dev *dev, int wait_to_complete)
@@ -299,6 +329,7 @@ fault_link_update(struct rte_eth_dev *dev, int wait_to_complete)
 		return ret;
 	if (__atomic_load_n(&fp->cut, __ATOMIC_RELAXED))
 		link.link_status = RTE_ETH_LINK_DOWN;
+	fault_link_speed(fp, &link);
 	/* readers load dev_link as one 64-bit word */
 	__atomic_exchange(&dev->data->dev_link, &link, &old, __ATOMIC_SEQ_CST);
 	return old.link_status == link.link_status ? -1 : 0;
@@ -423,6 +454,13 @@ fault_stats_sum(const struct rte_eth_dev *dev,
 	}
 }
 
+/* Our own xstats: the faults', then a switch port's queue's. */
+static unsigned int
+fault_own_xstats(const struct fault_port *fp)
+{
+	return FAULT_NB_XSTATS + (fp->swport != NULL ? FAULT_QSTAT_MAX : 0);
+}
+
 /* The wrapped port's count of xstats, 0 if it has none to give. */
 static unsigned int
 fault_wrapped_xstats(const struct fault_port *fp)
@@ -438,10 +476,11 @@ fault_xstats_get_names(struct rte_eth_dev *dev,
 {
 	const size_t plen = sizeof(fault_wrapped_prefix) - 1;
 	struct fault_port *fp = fault_port(dev);
-	unsigned int total, d, s, i;
+	unsigned int total, own, d, s, i;
 	int got;
 
-	total = FAULT_NB_XSTATS + fault_wrapped_xstats(fp);
+	own = fault_own_xstats(fp);
+	total = own + fault_wrapped_xstats(fp);
 	if (names == NULL || size < total)
 		return (int)total;
 
@@ -450,20 +489,23 @@ fault_xstats_get_names(struct rte_eth_dev *dev,
 			snprintf(names[d * FAULT_STAT_MAX + s].name,
 				 sizeof(names[0].name), "%s_fault_%s",
 				 fault_dir_names[d], fault_stat_names[s]);
+	for (s = 0; s < own - FAULT_NB_XSTATS; s++)
+		snprintf(names[FAULT_NB_XSTATS + s].name,
+			 sizeof(names[0].name), "rx_queue_%s",
+			 fault_qstat_names[s]);
 
-	got = rte_eth_xstats_get_names(fp->wrapped_port,
-				       names + FAULT_NB_XSTATS,
-				       size - FAULT_NB_XSTATS);
-	if (got < 0 || (unsigned int)got > size - FAULT_NB_XSTATS)
+	got = rte_eth_xstats_get_names(fp->wrapped_port, names + own,
+				       size - own);
+	if (got < 0 || (unsigned int)got > size - own)
 		got = 0;	/* it grew meanwhile: leave it out this time */
-	for (i = FAULT_NB_XSTATS; i < FAULT_NB_XSTATS + (unsigned int)got; i++) {
+	for (i = own; i < own + (unsigned int)got; i++) {
 		char *name = names[i].name;
 
 		memmove(name + plen, name, sizeof(names[i].name) - plen - 1);
 		memcpy(name, fault_wrapped_prefix, plen);
 		name[sizeof(names[i].name) - 1] = '\0';
 	}
-	return (int)(FAULT_NB_XSTATS + (unsigned int)got);
+	return (int)(own + (unsigned int)got);
 }
 
 static int
@@ -471,11 +513,13 @@ fault_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 		 unsigned int n)
 {
 	uint64_t sum[FAULT_DIR_MAX][FAULT_STAT_MAX];
+	uint64_t qsum[FAULT_QSTAT_MAX];
 	struct fault_port *fp = fault_port(dev);
-	unsigned int total, d, s, i;
+	unsigned int total, own, d, s, i;
 	int got;
 
-	total = FAULT_NB_XSTATS + fault_wrapped_xstats(fp);
+	own = fault_own_xstats(fp);
+	total = own + fault_wrapped_xstats(fp);
 	if (xstats == NULL || n < total)
 		return (int)total;
 
@@ -487,14 +531,18 @@ fault_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 			xstats[i].value = sum[d][s];
 		}
 	}
+	droce_fault_switch_stats(fp, qsum);
+	for (s = 0; s < own - FAULT_NB_XSTATS; s++) {
+		xstats[FAULT_NB_XSTATS + s].id = FAULT_NB_XSTATS + s;
+		xstats[FAULT_NB_XSTATS + s].value = qsum[s];
+	}
 
-	got = rte_eth_xstats_get(fp->wrapped_port, xstats + FAULT_NB_XSTATS,
-				 n - FAULT_NB_XSTATS);
-	if (got < 0 || (unsigned int)got > n - FAULT_NB_XSTATS)
+	got = rte_eth_xstats_get(fp->wrapped_port, xstats + own, n - own);
+	if (got < 0 || (unsigned int)got > n - own)
 		got = 0;
-	for (i = FAULT_NB_XSTATS; i < FAULT_NB_XSTATS + (unsigned int)got; i++)
+	for (i = own; i < own + (unsigned int)got; i++)
 		xstats[i].id = i;
-	return (int)(FAULT_NB_XSTATS + (unsigned int)got);
+	return (int)(own + (unsigned int)got);
 }
 
 static int
@@ -506,6 +554,7 @@ fault_xstats_reset(struct rte_eth_dev *dev)
 	uint16_t i;
 
 	memset(fp->retired, 0, sizeof(fp->retired));
+	droce_fault_switch_stats_reset(fp);
 	for (i = 0; i < data->nb_rx_queues; i++) {
 		q = data->rx_queues[i];
 		if (q != NULL)
@@ -562,6 +611,15 @@ fault_log_params(const char *name, uint16_t port_id,
 		  p->prob[FAULT_DELAY], p->delay_us,
 		  p->prob[FAULT_CORRUPT], p->prob[FAULT_CE], p->seed,
 		  dirs[p->dir & 3]);
+	if (p->sw[0] != '\0' && p->rate == 0)
+		FAULT_LOG(INFO, "%s: a port of switch %s, its queue without "
+			  "a rate", name, p->sw);
+	else if (p->sw[0] != '\0')
+		FAULT_LOG(INFO, "%s: a port of switch %s, its queue: rate %"
+			  PRIu64 " %s, queue %" PRIu64 ", RED kmin %" PRIu64
+			  " kmax %" PRIu64 " pmax %g", name, p->sw, p->rate,
+			  p->rate_pps ? "frames/s" : "Mb/s", p->queue,
+			  p->kmin, p->kmax, p->pmax);
 }
 
 /* Set up a freshly allocated port as the face of the wrapped one. */
@@ -579,14 +637,16 @@ fault_dev_fill(struct rte_eth_dev *dev, struct rte_vdev_device *vdev,
 	data->numa_node = socket;
 	data->mtu = mtu;
 	rte_eth_link_get_nowait(wrapped, &data->dev_link);
+	fault_link_speed(fp, &data->dev_link);
 	data->promiscuous = rte_eth_promiscuous_get(wrapped) == 1;
 	data->all_multicast = rte_eth_allmulticast_get(wrapped) == 1;
 	dev->device = &vdev->device;
 	dev->dev_ops = &fault_ops;
-	dev->rx_pkt_burst = fp->params.dir & FAULT_DIR_BIT(FAULT_RX) ?
-		droce_fault_rx_burst : droce_fault_rx_pass;
-	dev->tx_pkt_burst = fp->params.dir & FAULT_DIR_BIT(FAULT_TX) ?
-		droce_fault_tx_burst : droce_fault_tx_pass;
+	/* (a switch's port always takes the way through the switch) */
+	dev->rx_pkt_burst = fp->params.dir & FAULT_DIR_BIT(FAULT_RX) ||
+		fp->swport != NULL ? droce_fault_rx_burst : droce_fault_rx_pass;
+	dev->tx_pkt_burst = fp->params.dir & FAULT_DIR_BIT(FAULT_TX) ||
+		fp->swport != NULL ? droce_fault_tx_burst : droce_fault_tx_pass;
 	dev->tx_pkt_prepare = droce_fault_tx_prepare;
 }
 
@@ -649,6 +709,11 @@ fault_probe(struct rte_vdev_device *vdev)
 	fp->params = params;
 	fp->wrapped_port = wrapped;
 	fp->owner_id = owner.id;
+	if (params.sw[0] != '\0') {
+		ret = droce_fault_switch_join(fp, socket);
+		if (ret != 0)
+			goto fail;
+	}
 
 	dev = rte_eth_dev_allocate(name);
 	if (dev == NULL) {
@@ -668,6 +733,7 @@ fault_probe(struct rte_vdev_device *vdev)
 	/* what was written above must read back through the public API */
 	ret = droce_fault_abi_check_port(fp->port_id);
 	if (ret != 0) {
+		droce_fault_switch_leave(fp);
 		rte_eth_dev_release_port(dev);
 		rte_eth_dev_owner_unset(wrapped, owner.id);
 		return ret;
@@ -676,6 +742,8 @@ fault_probe(struct rte_vdev_device *vdev)
 	return 0;
 
 fail:
+	if (fp != NULL)
+		droce_fault_switch_leave(fp);
 	rte_free(mac);
 	rte_free(fp);
 	rte_eth_dev_owner_unset(wrapped, owner.id);
@@ -728,4 +796,11 @@ RTE_PMD_REGISTER_PARAM_STRING(net_fault,
 	"corrupt=<0..1> "
 	"ce=<0..1> "
 	"seed=<uint64> "
-	"dir=rx|tx|both");
+	"dir=rx|tx|both "
+	"switch=<name> "
+	"rate_mbps=<int> "
+	"rate_pps=<int> "
+	"queue=<int> "
+	"kmin=<int> "
+	"kmax=<int> "
+	"pmax=<0..1>");

@@ -72,6 +72,24 @@ enum fault_dir {
 /** A frame and its duplicate travel together: at most two mbufs held. */
 #define FAULT_HELD_MAX 2
 
+/** Longest switch= name, with its NUL. */
+#define FAULT_SWITCH_NAMESIZE 17
+/** Ports one switch can have. */
+#define FAULT_SWITCH_PORTS 16
+/** Switches a process can have. */
+#define FAULT_SWITCHES 8
+/** Largest rate_mbps= (10 Tb/s) and rate_pps= accepted. */
+#define FAULT_RATE_MBPS_MAX 10000000
+#define FAULT_RATE_PPS_MAX 1000000000
+/** Default queue= of a port with a rate: bytes, or frames with rate_pps. */
+#define FAULT_QUEUE_BYTES_DEFAULT (1024 * 1024)
+#define FAULT_QUEUE_FRAMES_DEFAULT 1024
+/** Largest queue= (and kmin=, kmax=): 1 GiB, or that many frames. */
+#define FAULT_QUEUE_MAX (1u << 30)
+/** Bytes a frame takes on Ethernet besides itself: preamble, start
+ * delimiter, FCS and the gap before the next. */
+#define FAULT_WIRE_OVERHEAD 24
+
 /** What the devargs asked for, after parsing. */
 struct fault_params {
 	char port[RTE_ETH_NAME_MAX_LEN];	/**< name of the wrapped port */
@@ -80,6 +98,77 @@ struct fault_params {
 	uint64_t reorder_us;			/**< then a held frame goes alone */
 	uint64_t seed;
 	unsigned int dir;			/**< FAULT_DIR_BIT()s */
+	/* A port of a switch (fault_switch.c), and the queue in front of
+	 * it: what the other ports send it waits there for the line. */
+	char sw[FAULT_SWITCH_NAMESIZE];		/**< switch=, or "" */
+	uint64_t rate;				/**< Mb/s, or frames/s; 0 none */
+	bool rate_pps;				/**< rate counts frames */
+	uint64_t queue;				/**< bytes (frames) it holds */
+	uint64_t kmin;				/**< RED marks from here ... */
+	uint64_t kmax;				/**< ... to here; 0: no marking */
+	double pmax;				/**< marking probability at kmax */
+};
+
+/** A port's switch queue counters: xstats "rx_queue_<name>". */
+enum fault_qstat {
+	FAULT_QSTAT_QUEUED,	/**< frames that joined the queue */
+	FAULT_QSTAT_DROPPED,	/**< frames that found it full */
+	FAULT_QSTAT_MARKED,	/**< ECN-capable frames marked CE by RED */
+	FAULT_QSTAT_SENT,	/**< frames that left it to the port */
+	FAULT_QSTAT_SENT_BYTES,	/**< their bytes */
+	FAULT_QSTAT_FLOODED,	/**< copies sent to every port (broadcast,
+				 *   multicast, unknown destination) */
+	FAULT_QSTAT_BACKLOG_MAX,	/**< most a frame found ahead of it */
+	FAULT_QSTAT_BACKLOG_MEAN,	/**< mean of what each found */
+	FAULT_QSTAT_MAX,
+};
+
+/** A frame in a switch queue and the TSC cycle it has left the line at. */
+struct fault_slot {
+	struct rte_mbuf *m;
+	uint64_t due;
+};
+
+struct fault_switch;
+
+/**
+ * One port of a switch: its address as learnt from what it sends, and
+ * the queue in front of it, which every other port's tx fills (many
+ * producers) and its rx queue 0 empties (one consumer).
+ *
+ * With a rate, the queue is a virtual clock: each frame joining it is
+ * given the cycle it will have left the line at (tail, advanced by a
+ * compare-and-swap), so what is ahead of a frame is tail - now whenever
+ * the port's lcore polls, as on a switch whose line never waits for
+ * the receiver.
+ */
+struct fault_swport {
+	struct fault_switch *sw;
+	struct rte_ring *ring;		/**< of struct fault_slot */
+	unsigned int index;		/**< in sw->ports[] */
+	bool gone;			/**< closed: frames to it are dropped */
+	uint64_t mac;			/**< learnt address | FAULT_MAC_KNOWN */
+	double cycles_per_unit;		/**< per byte (per frame); 0: no rate */
+	bool per_frame;
+	uint64_t limit;			/**< in cycles of backlog */
+	uint64_t kmin;
+	uint64_t kmax;			/**< 0: no marking */
+	uint64_t pmax;			/**< in 2^-53 */
+	uint64_t tail __rte_cache_aligned;	/**< shared by the senders */
+	uint64_t stats[FAULT_QSTAT_MAX];	/**< atomic; backlogs in cycles */
+	/* its consumer's alone */
+	struct fault_slot head __rte_cache_aligned;
+	bool has_head;
+};
+
+#define FAULT_MAC_KNOWN (UINT64_C(1) << 48)
+
+/** A switch: ports that send to each other by destination address. */
+struct fault_switch {
+	char name[FAULT_SWITCH_NAMESIZE];
+	unsigned int refs;			/**< ports not yet closed */
+	unsigned int nb_ports;			/**< read with acquire */
+	struct fault_swport *ports[FAULT_SWITCH_PORTS];
 };
 
 /** A delayed frame and, if it was duplicated, its copy. */
@@ -103,6 +192,9 @@ struct fault_queue {
 	uint64_t delay_cycles;
 	uint64_t reorder_cycles;
 	const bool *cut;			/**< the port's link is down */
+	/** a switch's port: tx sends through the switch, rx queue 0
+	 * takes from the port's switch queue; else NULL */
+	struct fault_swport *swport;
 
 	/* Fast-path state. */
 	uint64_t rng;
@@ -128,6 +220,7 @@ struct fault_port {
 	 * cable pulled, until set link up (read by the queues). */
 	bool cut;
 	uint64_t retired[FAULT_DIR_MAX][FAULT_STAT_MAX];	/**< freed queues */
+	struct fault_swport *swport;		/**< with switch=, else NULL */
 };
 
 /**
@@ -155,6 +248,31 @@ struct fault_queue *droce_fault_queue_create(const struct fault_port *fp,
  * freed), rx queues free them. Freed frames count as dropped.
  */
 void droce_fault_queue_drain(struct fault_queue *q, enum fault_dir dir);
+
+/**
+ * Make @p fp a port of the switch its params name, creating the switch
+ * with its first port, and the queue in front of the port.
+ *
+ * @return 0, or -ENOSPC (too many switches or ports), -ENOMEM.
+ */
+int droce_fault_switch_join(struct fault_port *fp, int socket_id);
+
+/**
+ * The port leaves its switch: frames to it are dropped from now on and
+ * those in its queue freed. The last port to leave frees the switch;
+ * ports leave once no port of theirs sends any more (at close).
+ */
+void droce_fault_switch_leave(struct fault_port *fp);
+
+/** The switch queue's counters of @p fp, backlogs in bytes (frames). */
+void droce_fault_switch_stats(const struct fault_port *fp,
+			      uint64_t stats[FAULT_QSTAT_MAX]);
+
+/** Zero them. */
+void droce_fault_switch_stats_reset(struct fault_port *fp);
+
+/** Free the frames waiting in the switch queue of @p p (its consumer). */
+void droce_fault_swport_drain(struct fault_swport *p);
 
 uint16_t droce_fault_rx_burst(void *rxq, struct rte_mbuf **pkts,
 			      uint16_t nb_pkts);

@@ -207,11 +207,12 @@ fault_corrupt(struct fault_queue *q, struct rte_mbuf *m)
 /*
  * Mark Congestion Experienced on an ECN-capable IPv4 or IPv6 frame (on a
  * private copy if its data is shared), the IPv4 header checksum kept
- * right. Other frames pass as they are.
+ * right. Other frames pass as they are. @return whether it was marked.
  */
-static struct rte_mbuf *
-fault_ce(struct fault_queue *q, struct rte_mbuf *m)
+static bool
+fault_mark_ce(struct fault_queue *q, struct rte_mbuf **mp)
 {
+	struct rte_mbuf *m = *mp;
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t l3 = RTE_ETHER_HDR_LEN;
 	uint16_t type;
@@ -220,7 +221,7 @@ fault_ce(struct fault_queue *q, struct rte_mbuf *m)
 	/* (the IP header in the first segment: a sender's zero-copy chain
 	 * has its headers alone there) */
 	if (m->data_len < RTE_ETHER_HDR_LEN + 4 + sizeof(struct rte_ipv4_hdr))
-		return m;
+		return false;
 	type = rte_be_to_cpu_16(*(const uint16_t *)(f + 12));
 	if (type == RTE_ETHER_TYPE_VLAN) {
 		type = rte_be_to_cpu_16(*(const uint16_t *)(f + 16));
@@ -231,24 +232,23 @@ fault_ce(struct fault_queue *q, struct rte_mbuf *m)
 	    (ip[1] & 3) != 3 && (ip[0] & 0xf) * 4u <= m->data_len - l3) {
 		struct rte_ipv4_hdr *h;
 
-		if (!fault_own(q, &m))
-			return m;
-		ip = rte_pktmbuf_mtod_offset(m, uint8_t *, l3);
+		if (!fault_own(q, mp))
+			return false;
+		ip = rte_pktmbuf_mtod_offset(*mp, uint8_t *, l3);
 		h = (struct rte_ipv4_hdr *)ip;
 		ip[1] |= 3;
 		h->hdr_checksum = 0;
 		h->hdr_checksum = rte_ipv4_cksum(h);
 	} else if (type == RTE_ETHER_TYPE_IPV6 && (ip[1] & 0x30) != 0 &&
 		   (ip[1] & 0x30) != 0x30) {
-		if (!fault_own(q, &m))
-			return m;
-		ip = rte_pktmbuf_mtod_offset(m, uint8_t *, l3);
+		if (!fault_own(q, mp))
+			return false;
+		ip = rte_pktmbuf_mtod_offset(*mp, uint8_t *, l3);
 		ip[1] |= 0x30;          /* the class's low two bits */
 	} else {
-		return m;
+		return false;
 	}
-	q->stats[FAULT_STAT_CE_MARKED]++;
-	return m;
+	return true;
 }
 
 static inline struct rte_mbuf *
@@ -280,8 +280,8 @@ fault_frame(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
 	}
 	if (hit[FAULT_CORRUPT])
 		m = fault_corrupt(q, m);
-	if (hit[FAULT_CE])
-		m = fault_ce(q, m);
+	if (hit[FAULT_CE] && fault_mark_ce(q, &m))
+		q->stats[FAULT_STAT_CE_MARKED]++;
 	if (hit[FAULT_DUP])
 		copy = fault_dup(q, m);
 
@@ -304,6 +304,193 @@ fault_frame(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
 	}
 }
 
+/* ---- switch ------------------------------------------------------------ */
+
+static inline void
+fault_qstat_add(struct fault_swport *p, enum fault_qstat s, uint64_t n)
+{
+	__atomic_fetch_add(&p->stats[s], n, __ATOMIC_RELAXED);
+}
+
+/* RED: the chance of a CE mark grows from 0 at kmin to pmax at kmax,
+ * and is 1 beyond. */
+static inline bool
+fault_red_hit(struct fault_queue *q, const struct fault_swport *p,
+	      uint64_t backlog)
+{
+	uint64_t threshold;
+
+	if (p->kmax == 0 || backlog < p->kmin)
+		return false;
+	if (backlog >= p->kmax)
+		return true;
+	threshold = (uint64_t)((double)p->pmax *
+			       (double)(backlog - p->kmin) /
+			       (double)(p->kmax - p->kmin));
+	return (fault_rand(q) >> 11) < threshold;
+}
+
+/*
+ * Frame @p m joins the queue in front of port @p p, unless it is full
+ * (then it is freed), marked CE by RED on the way. @p q is the sending
+ * queue: its PRNG draws, its pool makes private copies.
+ */
+static void
+fault_switch_enqueue(struct fault_queue *q, struct fault_swport *p,
+		     struct rte_mbuf *m, uint64_t now)
+{
+	struct fault_slot slot = { .m = m, .due = 0 };
+	uint64_t backlog = 0, max;
+
+	if (unlikely(__atomic_load_n(&p->gone, __ATOMIC_RELAXED)))
+		goto drop;
+	if (p->cycles_per_unit != 0) {
+		uint64_t units = p->per_frame ? 1 :
+			rte_pktmbuf_pkt_len(m) + FAULT_WIRE_OVERHEAD;
+		uint64_t cost = (uint64_t)(units * p->cycles_per_unit);
+		uint64_t tail = __atomic_load_n(&p->tail, __ATOMIC_RELAXED);
+		uint64_t start;
+
+		do {
+			start = RTE_MAX(tail, now);
+			backlog = start - now;
+			if (backlog + cost > p->limit)
+				goto drop;
+		} while (!__atomic_compare_exchange_n(&p->tail, &tail,
+				start + cost, true, __ATOMIC_RELAXED,
+				__ATOMIC_RELAXED));
+		slot.due = start + cost;
+		if (fault_red_hit(q, p, backlog) && fault_mark_ce(q, &m)) {
+			slot.m = m;
+			fault_qstat_add(p, FAULT_QSTAT_MARKED, 1);
+		}
+	}
+	if (rte_ring_mp_enqueue_elem(p->ring, &slot, sizeof(slot)) != 0)
+		goto drop;
+	fault_qstat_add(p, FAULT_QSTAT_QUEUED, 1);
+	fault_qstat_add(p, FAULT_QSTAT_BACKLOG_MEAN, backlog);
+	max = __atomic_load_n(&p->stats[FAULT_QSTAT_BACKLOG_MAX],
+			      __ATOMIC_RELAXED);
+	while (backlog > max &&
+	       !__atomic_compare_exchange_n(&p->stats[FAULT_QSTAT_BACKLOG_MAX],
+			&max, backlog, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return;
+drop:
+	rte_pktmbuf_free(slot.m);
+	fault_qstat_add(p, FAULT_QSTAT_DROPPED, 1);
+}
+
+static inline uint64_t
+fault_mac64(const uint8_t *a)
+{
+	return (uint64_t)a[0] << 40 | (uint64_t)a[1] << 32 |
+	       (uint64_t)a[2] << 24 | (uint64_t)a[3] << 16 |
+	       (uint64_t)a[4] << 8 | a[5];
+}
+
+/*
+ * Send a frame from port @p from through its switch: to the port whose
+ * address is its destination, else (broadcast, multicast, an address
+ * not learnt yet) a copy to every other port. The sender's address is
+ * learnt on the way.
+ */
+static void
+fault_switch_send(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
+{
+	struct fault_swport *from = q->swport, *to = NULL, *p;
+	struct fault_switch *sw = from->sw;
+	const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *);
+	unsigned int i, n = __atomic_load_n(&sw->nb_ports, __ATOMIC_ACQUIRE);
+	uint64_t dst, src;
+
+	if (unlikely(m->data_len < RTE_ETHER_HDR_LEN)) {
+		rte_pktmbuf_free(m);
+		fault_qstat_add(from, FAULT_QSTAT_DROPPED, 1);
+		return;
+	}
+	dst = fault_mac64(eth) | FAULT_MAC_KNOWN;
+	src = fault_mac64(eth + RTE_ETHER_ADDR_LEN) | FAULT_MAC_KNOWN;
+	if (unlikely(__atomic_load_n(&from->mac, __ATOMIC_RELAXED) != src))
+		__atomic_store_n(&from->mac, src, __ATOMIC_RELAXED);
+	if ((eth[0] & 1) == 0) {
+		for (i = 0; i < n && to == NULL; i++) {
+			p = sw->ports[i];
+			if (p != from && __atomic_load_n(&p->mac,
+					__ATOMIC_RELAXED) == dst)
+				to = p;
+		}
+	}
+	if (to != NULL) {
+		fault_switch_enqueue(q, to, m, now);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *c;
+
+		p = sw->ports[i];
+		if (p == from || __atomic_load_n(&p->gone, __ATOMIC_RELAXED))
+			continue;
+		c = rte_pktmbuf_copy(m, fault_copy_pool(q, m), 0, UINT32_MAX);
+		if (c == NULL)
+			continue;
+		fault_qstat_add(from, FAULT_QSTAT_FLOODED, 1);
+		fault_switch_enqueue(q, p, c, now);
+	}
+	rte_pktmbuf_free(m);
+}
+
+/* Frames whose time on the line is over leave the port's switch queue. */
+static uint16_t
+fault_switch_take(struct fault_swport *p, struct rte_mbuf **pkts,
+		  uint16_t nb_pkts, uint64_t now)
+{
+	uint64_t bytes = 0;
+	uint16_t n = 0;
+
+	while (n < nb_pkts) {
+		if (!p->has_head) {
+			if (rte_ring_sc_dequeue_elem(p->ring, &p->head,
+						     sizeof(p->head)) != 0)
+				break;
+			p->has_head = true;
+		}
+		if (p->head.due > now)
+			break;
+		bytes += rte_pktmbuf_pkt_len(p->head.m);
+		pkts[n++] = p->head.m;
+		p->has_head = false;
+	}
+	if (n != 0) {
+		fault_qstat_add(p, FAULT_QSTAT_SENT, n);
+		fault_qstat_add(p, FAULT_QSTAT_SENT_BYTES, bytes);
+	}
+	return n;
+}
+
+void
+droce_fault_swport_drain(struct fault_swport *p)
+{
+	struct rte_mbuf *m;
+
+	if (p->has_head) {
+		rte_pktmbuf_free(p->head.m);
+		p->has_head = false;
+	}
+	while (fault_switch_take(p, &m, 1, UINT64_MAX) == 1)
+		rte_pktmbuf_free(m);
+}
+
+/* What the rx faults work on: the wrapped port's frames, or the switch's. */
+static inline uint16_t
+fault_rx_source(struct fault_queue *q, struct rte_mbuf **pkts,
+		uint16_t nb_pkts, uint64_t now)
+{
+	if (q->swport != NULL)
+		return fault_switch_take(q->swport, pkts, nb_pkts, now);
+	return rte_eth_rx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
+}
+
 /* Is the link down? Then the frames go nowhere. */
 static inline bool
 fault_cut(const struct fault_queue *q)
@@ -316,8 +503,7 @@ static uint16_t
 fault_rx_cut(struct fault_queue *q)
 {
 	struct rte_mbuf *in[FAULT_BURST_MAX];
-	uint16_t nb = rte_eth_rx_burst(q->port_id, q->queue_id, in,
-				       FAULT_BURST_MAX);
+	uint16_t nb = fault_rx_source(q, in, FAULT_BURST_MAX, rte_rdtsc());
 
 	rte_pktmbuf_free_bulk(in, nb);
 	q->stats[FAULT_STAT_DROPPED] += nb;
@@ -349,8 +535,7 @@ droce_fault_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	if (ready < nb_pkts) {
 		n = fault_intake(q, RTE_MIN(nb_pkts - ready,
 					    (uint32_t)FAULT_BURST_MAX));
-		nb = n != 0 ? rte_eth_rx_burst(q->port_id, q->queue_id,
-					       in, (uint16_t)n) : 0;
+		nb = n != 0 ? fault_rx_source(q, in, (uint16_t)n, now) : 0;
 		for (i = 0; i < nb; i++)
 			fault_frame(q, in[i], now);
 	}
@@ -363,10 +548,18 @@ droce_fault_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	return (uint16_t)n;
 }
 
-/* Hand the ready frames to the wrapped port, as many as it takes. */
+/* Hand the ready frames to the wrapped port, as many as it takes, or
+ * all of them to the switch. */
 static inline void
-fault_tx_flush(struct fault_queue *q)
+fault_tx_flush(struct fault_queue *q, uint64_t now)
 {
+	if (q->swport != NULL) {
+		q->stats[FAULT_STAT_PASSED] += fault_ready_count(q);
+		while (q->ready_head != q->ready_tail)
+			fault_switch_send(q, q->ready[q->ready_head++ &
+						      FAULT_READY_MASK], now);
+		return;
+	}
 	while (q->ready_head != q->ready_tail) {
 		uint32_t at = q->ready_head & FAULT_READY_MASK;
 		uint32_t n = RTE_MIN(fault_ready_count(q),
@@ -394,7 +587,7 @@ droce_fault_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	nb = fault_intake(q, nb_pkts);
 	for (i = 0; i < nb; i++)
 		fault_frame(q, pkts[i], now);
-	fault_tx_flush(q);
+	fault_tx_flush(q, now);
 	return (uint16_t)nb;
 }
 
@@ -456,6 +649,9 @@ droce_fault_queue_create(const struct fault_port *fp, enum fault_dir dir,
 	}
 	q->port_id = fp->wrapped_port;
 	q->cut = &fp->cut;
+	/* a switch's port takes what reaches it on rx queue 0 alone */
+	if (dir == FAULT_TX || queue_id == 0)
+		q->swport = fp->swport;
 	q->queue_id = queue_id;
 	q->mp = mp;
 	q->delay_mask = nb_delay != 0 ? nb_delay - 1 : 0;
@@ -476,7 +672,7 @@ fault_drain_one(struct fault_queue *q, struct rte_mbuf *m,
 {
 	if (m == NULL)
 		return;
-	if (dir == FAULT_TX &&
+	if (dir == FAULT_TX && q->swport == NULL &&
 	    rte_eth_tx_burst(q->port_id, q->queue_id, &m, 1) == 1) {
 		q->stats[FAULT_STAT_PASSED]++;
 		return;
