@@ -19,8 +19,10 @@ droce_dcqcn_defaults(struct droce_dcqcn_params *p, uint64_t rate_max)
 	*p = (struct droce_dcqcn_params){
 		.rate_max = rate_max,
 		.rate_min = 10000,              /* 10 Mb/s */
-		.rate_ai = 40000,               /* 40 Mb/s */
-		.rate_hai = 100000,             /* 100 Mb/s */
+		/* (a RoCE NIC's increases; the paper's 40 and 100 Mb/s are
+		 * for 40 Gb/s links, too coarse for slower ones) */
+		.rate_ai = 5000,                /* 5 Mb/s */
+		.rate_hai = 50000,              /* 50 Mb/s */
 		.g_shift = 8,                   /* 1/256 */
 		.alpha_init = DROCE_DCQCN_ALPHA_ONE,
 		.alpha_period_us = 55,

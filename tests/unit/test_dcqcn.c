@@ -6,8 +6,9 @@
  * DCQCN's reaction point (lib/engine/droce_dcqcn.c) against sequences
  * worked out from the rules in droce_dcqcn.h: a port of 10 Gb/s, the
  * default parameters (g = 1/256, alpha and the rate-increase timer every
- * 55 us, 10 MiB byte counter, F = 5, 40 and 100 Mb/s increases, 10 Mb/s
- * floor). Rates in kbit/s, alpha of 65536; the rate's halving and
+ * 55 us, 10 MiB byte counter, F = 5, 10 Mb/s floor) but the paper's
+ * increases of 40 and 100 Mb/s (the defaults, a NIC's 5 and 50 Mb/s,
+ * are checked apart). Rates in kbit/s, alpha of 65536; the rate's halving and
  * alpha's decrement are rounded up.
  */
 
@@ -15,6 +16,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -164,5 +166,12 @@ main(void)
 	};
 
 	droce_dcqcn_defaults(&p, GBPS10);
+	if (p.rate_ai != 5000 || p.rate_hai != 50000) {
+		fprintf(stderr, "test_dcqcn: default increases not 5 and "
+			"50 Mb/s\n");
+		return 1;
+	}
+	p.rate_ai = 40000;
+	p.rate_hai = 100000;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
