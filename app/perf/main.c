@@ -118,7 +118,7 @@ static int
 run_local(struct perf_opts *o)
 {
 	struct perf_side cl, sv;
-	struct perf_result r, raw;
+	struct perf_result r = { 0 }, raw;
 	int ret = -1;
 
 	if (perf_side_open(&cl, 0, o) < 0 || perf_side_open(&sv, 1, o) < 0)
@@ -147,6 +147,7 @@ run_local(struct perf_opts *o)
 			perf_report_ratio(o, &r, &raw);
 	}
 out:
+	free(r.qp_rate);
 	perf_side_close(&cl);
 	perf_side_close(&sv);
 	return ret;
@@ -157,7 +158,7 @@ static int
 run_remote(struct perf_opts *o)
 {
 	struct perf_side me;
-	struct perf_result r, raw;
+	struct perf_result r = { 0 }, raw;
 	int ret = -1;
 
 	if (perf_side_open(&me, o->dev, o) < 0 || perf_exchange(o, &me) < 0 ||
@@ -189,6 +190,7 @@ run_remote(struct perf_opts *o)
 			ret = -1;
 	}
 out:
+	free(r.qp_rate);
 	perf_sync_close();
 	perf_side_close(&me);
 	return ret;

@@ -89,6 +89,10 @@ struct perf_result {
 	uint64_t frames;           /* RoCE frames the requester's port sent */
 	double secs;
 	double peak_msg_rate;
+	/* bandwidth tests over several QPs: each one's share */
+	unsigned int nqp_rates;    /* QPs measured (0: one QP, none) */
+	double *qp_rate;           /* each one's MB/s (freed by the caller) */
+	double jain;               /* Jain's fairness index of qp_rate */
 	/* latency, microseconds */
 	double lat_min, lat_max, lat_typ, lat_avg, lat_stdev, lat_p99, lat_p999;
 };

@@ -138,6 +138,31 @@ server_poll(const struct perf_opts *o, struct perf_side *sv)
 	return n;
 }
 
+/*
+ * Each busy QP's rate, and Jain's fairness index over them: (sum x)^2 /
+ * (n sum x^2), 1 when all are equal, 1/n when one has it all.
+ */
+static void
+qp_shares(const struct perf_opts *o, const struct qp_state *st,
+	  unsigned int busy, struct perf_result *r)
+{
+	double sum = 0, sq = 0;
+	unsigned int q;
+
+	r->qp_rate = calloc(busy, sizeof(r->qp_rate[0]));
+	if (r->qp_rate == NULL)
+		return;
+	r->nqp_rates = busy;
+	for (q = 0; q < busy; q++) {
+		double x = (double)st[q].done * o->size / r->secs / (1 << 20);
+
+		r->qp_rate[q] = x;
+		sum += x;
+		sq += x * x;
+	}
+	r->jain = sq > 0 ? sum * sum / (busy * sq) : 0;
+}
+
 int
 perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 	struct perf_result *r)
@@ -250,6 +275,8 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 	r->secs = perf_now() - t0;
 	r->msgs = total_done;
 	r->bytes = total_done * o->size;
+	if (busy > 1)
+		qp_shares(o, st, busy, r);
 	if (o->progress)
 		fprintf(stderr, "\r%60s\r", "");
 	ret = 0;

@@ -68,6 +68,32 @@ perf_report_header(const struct perf_opts *o)
 		       "BW average[MB/sec]   MsgRate[Mpps]\n");
 }
 
+/* Several QPs: the least, mean and most each got, their fairness, and
+ * each one's rate where there are few. */
+static void
+report_shares(const struct perf_result *r)
+{
+	double lo, hi, sum = 0;
+	unsigned int q;
+
+	if (r->nqp_rates == 0)
+		return;
+	lo = hi = r->qp_rate[0];
+	for (q = 0; q < r->nqp_rates; q++) {
+		lo = r->qp_rate[q] < lo ? r->qp_rate[q] : lo;
+		hi = r->qp_rate[q] > hi ? r->qp_rate[q] : hi;
+		sum += r->qp_rate[q];
+	}
+	printf(" per QP [MB/sec]: min %.2f  mean %.2f  max %.2f  "
+	       "Jain's index %.4f\n", lo, sum / r->nqp_rates, hi, r->jain);
+	if (r->nqp_rates > 16)
+		return;
+	printf(" per QP [MB/sec]:");
+	for (q = 0; q < r->nqp_rates; q++)
+		printf(" %.2f", r->qp_rate[q]);
+	printf("\n");
+}
+
 void
 perf_report(const struct perf_opts *o, const struct perf_result *r)
 {
@@ -92,6 +118,7 @@ perf_report(const struct perf_opts *o, const struct perf_result *r)
 		printf(" %-10u %-14lu %-18.2f %-20.2f %-10.6f\n", o->size,
 		       (unsigned long)r->msgs, peak_mb > avg_mb ? peak_mb : avg_mb,
 		       avg_mb, (double)r->msgs / r->secs / 1e6);
+		report_shares(r);
 	}
 	if (!o->quiet)
 		printf(LINE);

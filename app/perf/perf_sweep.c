@@ -70,6 +70,7 @@ sweep_one(struct perf_opts *o, struct sweep_row *row)
 	if (perf_bw(o, &cl, &sv, &r) < 0)
 		goto out;
 	row->rate = (double)r.msgs / r.secs;
+	free(r.qp_rate);
 	ret = 0;
 out:
 	perf_side_close(&cl);
