@@ -46,6 +46,9 @@
  *  - a QP in RESET, INIT or ERR takes nothing;
  *  - floods of duplicate READs and of RNR NAKs hold no more mbufs than
  *    a burst's worth, and the QP goes on;
+ *  - CNPs to no QP or with a bad ICRC are dropped and cut nothing, a
+ *    flood of them leaves the rate at DCQCN's floor at worst and the
+ *    lcore answering; CE marks get one CNP per cnp_interval_us at most;
  *  - a storm of IPv6 neighbour solicitations fills the neighbour table
  *    no further than its size, each answered once, and the QP goes on;
  *  - soft-RoCE's requests of a recorded interop failure, replayed frame
@@ -67,6 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1357,6 +1361,127 @@ test_dup_read_flood(void **state)
 	assert_memory_equal(answer_payload(&x[0]), b.buf + LEN, 1024);
 }
 
+/* A CNP from droce0's PEER_QPN to @p dqpn. */
+static void
+cnp(struct droce_wire_pkt *p, uint32_t dqpn)
+{
+	request(p, DROCE_OPCODE_CNP, dqpn, 0);
+	p->bth.ackreq = 0;
+	p->bth.becn = 1;
+}
+
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * CNPs and CE marks that are not what they should be: a CNP to a QPN no
+ * QP has is dropped as not ours; one with a bad ICRC as such, cutting
+ * nothing; a flood of CNPs to a live QP, each counted, never takes its
+ * rate below DCQCN's floor nor holds up the lcore (a READ behind it is
+ * answered); WRITEs marked CE get the QP's peer a CNP, at most one each
+ * cnp_interval_us; a CE-marked frame to no QP gets none.
+ */
+static void
+test_cnp_abuse(void **state)
+{
+	enum { FLOOD = 4096, MARKED = 32 };
+	struct droce_wire_pkt p[TX_SLOTS];
+	struct droce_counters c0, c1;
+	struct droce_qp_counters q0, q1;
+	struct droce_qp_cc cc0, cc1;
+	struct answer x[RX_SLOTS];
+	uint8_t f[SLOT], data[64];
+	uint64_t t0, us;
+	unsigned int i, n, cnps;
+	int len;
+
+	(void)state;
+	assert_int_equal(droce_query_counters(b.ctx, &c0), 0);
+	assert_int_equal(droce_query_qp_counters(b.qp, &q0), 0);
+	assert_int_equal(droce_query_qp_cc(b.qp, &cc0), 0);
+
+	/* to no QP: not ours; with a bad ICRC: that, and no cut */
+	cnp(&p[0], b.qp->qp_num ^ 0x40);
+	inject(p, 1);
+	cnp(&p[0], b.qp->qp_num);
+	len = droce_wire_build(f, sizeof(f), &p[0]);
+	assert_true(len > 0);
+	f[len - 1] ^= 0x5a;
+	inject_raw(f, (uint32_t)len);
+	answers(x, RX_SLOTS);
+	assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
+	assert_int_equal(droce_query_qp_cc(b.qp, &cc1), 0);
+	assert_int_equal(c1.rx_not_ours - c0.rx_not_ours, 1);
+	assert_int_equal(c1.rx_icrc_err - c0.rx_icrc_err, 1);
+	assert_int_equal(c1.rx_cnps, c0.rx_cnps);
+	assert_int_equal(cc1.cuts, cc0.cuts);
+	assert_int_equal(cc1.rate_kbps, cc0.rate_kbps);
+
+	/* a flood: every CNP counted, the rate at its floor at worst */
+	for (i = 0; i < TX_SLOTS; i++)
+		cnp(&p[i], b.qp->qp_num);
+	t0 = now_us();
+	for (n = 0; n < FLOOD; n += TX_SLOTS)
+		inject(p, TX_SLOTS);
+	us = now_us() - t0;
+	answers(x, RX_SLOTS);
+	assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
+	assert_int_equal(droce_query_qp_counters(b.qp, &q1), 0);
+	assert_int_equal(droce_query_qp_cc(b.qp, &cc1), 0);
+	print_message("%u CNPs in %" PRIu64 " us: %" PRIu64 " counted, rate "
+		      "%" PRIu64 " kbit/s, %" PRIu64 " cuts\n", FLOOD, us,
+		      q1.cnps_rcvd - q0.cnps_rcvd, cc1.rate_kbps,
+		      cc1.cuts - cc0.cuts);
+	assert_int_equal(q1.cnps_rcvd - q0.cnps_rcvd, FLOOD);
+	assert_int_equal(c1.rx_cnps - c0.rx_cnps, FLOOD);
+	assert_true(cc1.cuts - cc0.cuts >= 1);
+	assert_true(cc1.rate_kbps >= 10000);     /* dcqcn_rate_min_mbps */
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+	/* the lcore goes on: a READ is answered (at the floor's pace) */
+	fill_pattern(b.buf, 64, 31);
+	read_req(&p[0], RQ_PSN, (uintptr_t)b.buf, 64, b.mr->rkey);
+	inject(p, 1);
+	n = answers(x, RX_SLOTS);
+	assert_int_equal(n, 1);
+	assert_int_equal(x[0].opcode, DROCE_TR_RC |
+			 DROCE_OP_READ_RESPONSE_ONLY);
+	assert_memory_equal(answer_payload(&x[0]), b.buf, 64);
+
+	/* WRITEs marked CE: CNPs to the peer's QP, not more than one each
+	 * 50 us; a marked frame to no QP: none */
+	assert_int_equal(droce_query_qp_counters(b.qp, &q0), 0);
+	memset(data, 7, sizeof(data));
+	for (i = 0; i < MARKED; i++) {
+		write_only(&p[i], RQ_PSN + 1 + i, data, sizeof(data));
+		p[i].tos = DROCE_ECN_CE;
+		p[i].bth.ackreq = 0;
+	}
+	p[MARKED] = p[0];
+	p[MARKED].bth.dqpn = b.qp->qp_num ^ 0x40;
+	t0 = now_us();
+	inject(p, MARKED + 1);
+	us = now_us() - t0;
+	n = answers(x, RX_SLOTS);
+	assert_int_equal(droce_query_qp_counters(b.qp, &q1), 0);
+	for (i = 0, cnps = 0; i < n; i++)
+		if (x[i].opcode == DROCE_OPCODE_CNP) {
+			assert_int_equal(x[i].dqpn, PEER_QPN);
+			cnps++;
+		}
+	print_message("%u WRITEs marked CE in %" PRIu64 " us: %u CNPs\n",
+		      MARKED, us, cnps);
+	assert_int_equal(q1.ce_rcvd - q0.ce_rcvd, MARKED);
+	assert_int_equal(q1.cnps_sent - q0.cnps_sent, cnps);
+	assert_true(cnps >= 1);
+	assert_true(cnps <= us / 50 + 1);
+}
+
 /*
  * The requester under a flood of RNR NAKs for the SEND it has sent
  * (RNR retries without end): it waits and sends again each time, holds
@@ -1836,6 +1961,7 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup(test_qp_not_ready, b_up),
 		cmocka_unit_test_setup(test_dup_read_flood, b_up),
 		cmocka_unit_test_setup(test_rnr_nak_flood, b_up),
+		cmocka_unit_test_setup(test_cnp_abuse, b_up),
 		cmocka_unit_test_setup(test_nd_storm, b_up),
 		cmocka_unit_test_setup(test_replay_softroce_resend_shift,
 				       b_up),
