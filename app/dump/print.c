@@ -50,6 +50,17 @@ format_syndrome(char *buf, size_t len, uint8_t syndrome)
 	}
 }
 
+/* The ECN field of a TOS or traffic class, as tshark names it. */
+static const char *
+ecn_name(uint8_t tos)
+{
+	static const char *const names[] = {
+		"Not-ECT", "ECT(1)", "ECT(0)", "CE",
+	};
+
+	return names[tos & DROCE_ECN_MASK];
+}
+
 void
 dump_text(FILE *out, const struct dump_frame *fr)
 {
@@ -67,8 +78,13 @@ dump_text(FILE *out, const struct dump_frame *fr)
 	f = p->op->flags;
 	format_ip(src, sizeof(src), p, p->src_gid);
 	format_ip(dst, sizeof(dst), p, p->dst_gid);
-	fprintf(out, "%s:%u > %s %s dqpn 0x%06x psn %u", src, p->udp_sport, dst,
-		p->op->name, b->dqpn, b->psn);
+	fprintf(out, "%s:%u > %s", src, p->udp_sport, dst);
+	/* the DSCP if any, and the ECN field unless Not-ECT */
+	if (p->tos >> 2 != 0)
+		fprintf(out, " dscp %u", p->tos >> 2);
+	if ((p->tos & DROCE_ECN_MASK) != DROCE_ECN_NOT_ECT)
+		fprintf(out, " %s", ecn_name(p->tos));
+	fprintf(out, " %s dqpn 0x%06x psn %u", p->op->name, b->dqpn, b->psn);
 	if (b->ackreq)
 		fprintf(out, " A");
 	if (b->se)
@@ -151,7 +167,9 @@ dump_json(FILE *out, const struct dump_frame *fr)
 	if (p->has_vlan)
 		fprintf(out, ",\"vlan\":%u", p->vlan_tci);
 	fprintf(out, ",\"ip_version\":%u,\"src\":\"%s\",\"dst\":\"%s\","
-		"\"tos\":%u,\"ttl\":%u", p->ip_version, src, dst, p->tos, p->ttl);
+		"\"tos\":%u,\"dscp\":%u,\"ecn\":%u,\"ecn_name\":\"%s\","
+		"\"ttl\":%u", p->ip_version, src, dst, p->tos, p->tos >> 2,
+		p->tos & DROCE_ECN_MASK, ecn_name(p->tos), p->ttl);
 	if (p->ip_version == 6)
 		fprintf(out, ",\"flow_label\":%u", p->flow_label);
 	fprintf(out, ",\"sport\":%u,\"dport\":%u", p->udp_sport, p->udp_dport);

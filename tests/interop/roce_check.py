@@ -50,6 +50,8 @@ def droce_dump(dump, pcap):
 
 TSHARK_FIELDS = [
     'frame.number', 'ip.src', 'ip.dst', 'ipv6.src', 'ipv6.dst',
+    'ip.dsfield.dscp', 'ip.dsfield.ecn', 'ipv6.tclass.dscp',
+    'ipv6.tclass.ecn',
     'udp.srcport', 'udp.dstport',
     'infiniband.bth.opcode', 'infiniband.bth.se', 'infiniband.bth.m',
     'infiniband.bth.padcnt', 'infiniband.bth.tver', 'infiniband.bth.p_key',
@@ -159,9 +161,13 @@ def compare(d, t, frame=None):
     if d['ip_version'] == 4:
         check('src', d['src'], t['ip.src'])
         check('dst', d['dst'], t['ip.dst'])
+        check('dscp', d['dscp'], _int(t['ip.dsfield.dscp']))
+        check('ecn', d['ecn'], _int(t['ip.dsfield.ecn']))
     else:
         check('src', d['src'], t['ipv6.src'])
         check('dst', d['dst'], t['ipv6.dst'])
+        check('dscp', d['dscp'], _int(t['ipv6.tclass.dscp']))
+        check('ecn', d['ecn'], _int(t['ipv6.tclass.ecn']))
     check('sport', d['sport'], _int(t['udp.srcport']))
     check('dport', d['dport'], _int(t['udp.dstport']))
 
