@@ -44,6 +44,8 @@
  *   lcores = 0,1           ; its engine lcores, indices into cores
  *                          ; (default: one; `lcore = 0` says the same)
  *   fault = drop=0.05,seed=7 ; put the port behind net_fault (its arguments)
+ *   dscp = 26              ; the DSCP of packets whose address (traffic
+ *                          ; class) gives none (default 0)
  *   dcqcn_rate_min_mbps = 10 ; DCQCN's parameters for its QPs (ecn = on):
  *                          ; dcqcn_rate_max_mbps (0: the port's speed),
  *                          ; _rate_min_mbps, _ai_mbps, _hai_mbps,
@@ -315,6 +317,15 @@ parse_device(struct rte_cfgfile *f, const char *section,
 			return -EINVAL;
 		}
 		d->mtu = (uint16_t)n;
+	}
+	v = rte_cfgfile_get_entry(f, section, "dscp");
+	if (v != NULL) {
+		if (parse_uint(v, 63, &n) < 0) {
+			DROCE_LOG(ERR, "[%s]: bad dscp '%s' (0 to 63)", section,
+				  v);
+			return -EINVAL;
+		}
+		d->dscp = (uint8_t)n;
 	}
 	if (parse_dcqcn(f, section, &d->cc) < 0)
 		return -EINVAL;

@@ -797,6 +797,7 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	dev->eth_mtu = c->mtu;
 	dev->cc = c->cc;
 	dev->cc_rate_max = c->cc.rate_max;
+	dev->dscp = c->dscp;
 	dev->key_rand = rte_rand();
 	/* (a switch's port receives on its queue 0 alone) */
 	nrxq = strncmp(c->port, "ring:", 5) == 0 ?

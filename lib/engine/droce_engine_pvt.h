@@ -89,6 +89,8 @@ struct droce_dev_cfg {
 	uint8_t ipv6[16];
 	uint8_t ipv6_prefix;
 	uint16_t mtu;
+	/** the DSCP of its packets whose address gives none */
+	uint8_t dscp;
 	/** DCQCN's parameters for its QPs; rate_max 0: the port's speed */
 	struct droce_dcqcn_params cc;
 	/** its engine lcores, indices into the engine cores; none: one,
@@ -303,6 +305,8 @@ struct droce_dev {
 	 * cc_rate_max as configured, 0: the port's speed */
 	struct droce_dcqcn_params cc;
 	uint64_t cc_rate_max;
+	/** the DSCP of packets whose traffic class gives none */
+	uint8_t dscp;
 	/** the port (before net_fault) reads frames at their virtual
 	 * address: a virtual device */
 	bool port_reads_va;

@@ -541,12 +541,16 @@ path_build_header(const struct droce_dev *dev, struct droce_path *path)
 	uint8_t *ip = h + 14;
 	uint8_t ttl = path->ah.grh.hop_limit > 1 ? path->ah.grh.hop_limit :
 		DEFAULT_TTL;
-	/* the traffic class as given, its ECN field ECT(0) if the path's
-	 * packets are ECN-capable */
-	uint8_t tclass = path->ect ?
-		(uint8_t)((path->ah.grh.traffic_class & ~3u) | DROCE_ECN_ECT0) :
-		path->ah.grh.traffic_class;
+	/* the traffic class as given (its DSCP the device's if it gives
+	 * none), its ECN field ECT(0) if the path's packets are
+	 * ECN-capable */
+	uint8_t tclass = path->ah.grh.traffic_class;
 	uint8_t *udp;
+
+	if ((tclass >> 2) == 0)
+		tclass = (uint8_t)(dev->dscp << 2 | (tclass & 3u));
+	if (path->ect)
+		tclass = (uint8_t)((tclass & ~3u) | DROCE_ECN_ECT0);
 
 	memcpy(h, &path->dmac, 6);
 	memcpy(h + 6, &dev->mac, 6);

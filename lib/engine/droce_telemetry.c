@@ -179,6 +179,7 @@ add_dcqcn(struct rte_tel_data *d, const struct droce_dev *dev)
 {
 	const struct droce_dcqcn_params *p = &dev->cc;
 
+	rte_tel_data_add_dict_u64(d, "dscp", dev->dscp);
 	rte_tel_data_add_dict_string(d, "ecn",
 				     droce_eng.cfg.ecn ? "on" : "off");
 	rte_tel_data_add_dict_u64(d, "cnp_interval_us",

@@ -160,6 +160,7 @@ ep_connect_remote(struct ep *a, uint32_t qpn, uint32_t psn,
 	attr.ah_attr.grh.dgid = *gid;
 	attr.ah_attr.grh.sgid_index = (uint8_t)o->gid_index;
 	attr.ah_attr.grh.hop_limit = 1;
+	attr.ah_attr.grh.traffic_class = o->traffic_class;
 	attr.ah_attr.port_num = 1;
 	ret = ibv_modify_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
 			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

@@ -49,6 +49,7 @@ struct ep_opts {
 	enum ibv_qp_type qp_type;   /* RC (default), UC, UD or raw packet */
 	uint16_t max_tso_header;    /* not 0: the QP from ibv_create_qp_ex */
 	uint32_t qkey;              /* UD: the Q_Key ep_pair_up() gives */
+	uint8_t traffic_class;      /* RC/UC: the address vector's */
 };
 
 /** Defaults for @p o. */

@@ -41,6 +41,9 @@
 #define MIN_MBPS 500                /* dcqcn_rate_min_mbps */
 #define MIN_MBPS_STR "500"
 #define BUF (2 * MSG)
+#define DEV_DSCP 26                 /* the devices' dscp = */
+#define DEV_DSCP_STR "26"
+#define QP_TCLASS 0x28              /* a QP's own: DSCP 10 */
 
 static struct ep_opts opts;
 static struct ep a, b;
@@ -51,6 +54,7 @@ static const char *workdir;
 
 struct seen {
 	unsigned int roce, ect0, ce, cnps, cnps_ok;
+	unsigned int dscp_dev;       /* non-CNPs with the device's DSCP */
 };
 
 /* Read @p path: what its RoCE frames from source @p src carried. */
@@ -71,6 +75,9 @@ read_capture(const char *path, uint32_t src, uint32_t cnp_dqpn,
 		    memcmp(pkt.src_gid + 12, &src, 4) != 0)
 			continue;
 		s->roce++;
+		if (pkt.tos >> 2 == DEV_DSCP &&
+		    pkt.bth.opcode != DROCE_OPCODE_CNP)
+			s->dscp_dev++;
 		if (pkt.bth.opcode == DROCE_OPCODE_CNP) {
 			static const uint8_t zero[DROCE_CNP_RESV_LEN];
 
@@ -183,6 +190,8 @@ test_cnps(void **state)
 		      sa.ect0, sa.cnps, sb.cnps, sb.cnps_ok);
 	assert_true(sa.ect0 >= MSG / 1024);
 	assert_int_equal(sa.ect0 + sa.cnps, sa.roce);
+	/* with the device's DSCP: the address vector gave none */
+	assert_int_equal(sa.dscp_dev, sa.ect0);
 	assert_int_equal(sb.cnps, qb1.cnps_sent - qb0.cnps_sent);
 	assert_int_equal(sb.cnps_ok, sb.cnps);
 	read_capture(pb, ip_a, b.qp->qp_num, &sb);
@@ -223,12 +232,64 @@ test_read_responses_paced(void **state)
 	assert_true(qb1.cc_held > qb0.cc_held);
 }
 
+/*
+ * A QP whose address vector gives a traffic class: its packets carry
+ * that DSCP, not the device's, and are still ECN-capable.
+ */
+static void
+test_qp_traffic_class(void **state)
+{
+	static uint8_t buf[DROCE_PCAP_SNAPLEN];
+	struct ep_opts o = opts;
+	struct droce_pcapfile pf;
+	struct droce_pcap_rec rec;
+	struct droce_wire_pkt pkt;
+	struct ep c, d;
+	struct ibv_wc wc;
+	unsigned int own = 0, other = 0;
+	char path[512];
+
+	(void)state;
+	o.traffic_class = QP_TCLASS;
+	assert_int_equal(ep_open(&c, 0, 4096, &o), 0);
+	assert_int_equal(ep_open(&d, 1, 4096, &o), 0);
+	assert_int_equal(ep_connect(&c, &d, &o), 0);
+	assert_int_equal(ep_connect(&d, &c, &o), 0);
+	snprintf(path, sizeof(path), "%s/ecn-tclass.pcap", workdir);
+	assert_int_equal(droce_mirror_start(c.ctx, path), 0);
+	assert_int_equal(ep_post(&c, IBV_WR_RDMA_WRITE, 3, 0, 3000, &d, 0,
+				 IBV_SEND_SIGNALED), 0);
+	assert_int_equal(ep_poll(c.scq, &wc, 1, 10000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(droce_mirror_stop(c.ctx), 0);
+	assert_int_equal(droce_pcap_open_read(&pf, path), 0);
+	while (droce_pcap_read(&pf, &rec, buf, sizeof(buf)) == 1) {
+		if (droce_wire_parse(buf, rec.caplen, 0, &pkt) != 0 ||
+		    pkt.bth.opcode == DROCE_OPCODE_CNP ||
+		    memcmp(pkt.src_gid, c.gid.raw, 16) != 0)
+			continue;
+		if ((pkt.tos & ~DROCE_ECN_MASK) == QP_TCLASS &&
+		    (pkt.tos & DROCE_ECN_MASK) == DROCE_ECN_ECT0)
+			own++;
+		else
+			other++;
+	}
+	droce_pcap_close(&pf);
+	print_message("%u packets with the QP's traffic class, %u other\n",
+		      own, other);
+	assert_true(own >= 3);
+	assert_int_equal(other, 0);
+	ep_close(&c);
+	ep_close(&d);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cnps),
 		cmocka_unit_test(test_read_responses_paced),
+		cmocka_unit_test(test_qp_traffic_class),
 	};
 
 	if (argc < 3) {
@@ -239,7 +300,8 @@ main(int argc, char **argv)
 	/* (a floor of DCQCN's above the default 10 Mb/s: the rate never
 	 * goes below it) */
 	if (ep_config(argv[1], "ecn", 11, NULL,
-		      "dcqcn_rate_min_mbps = " MIN_MBPS_STR "\n", argv[2],
+		      "dcqcn_rate_min_mbps = " MIN_MBPS_STR "\n"
+		      "dscp = " DEV_DSCP_STR "\n", argv[2],
 		      21) != 0) {
 		perror("test_ecn: config");
 		return 1;
