@@ -25,7 +25,14 @@ as server and one as client:
     look at the data);
   - the bandwidth tools and rdma_check with droce's port behind
     net_fault dropping frames, so both implementations' retransmissions
-    meet.
+    meet;
+  - ib_write_bw and ib_read_bw with traffic class ECT(0) (--tclass=2)
+    on both sides and droce's port behind net_fault marking every
+    ECN-capable frame Congestion Experienced both ways: droce's packets
+    reach soft-RoCE marked (it ignores the marks), soft-RoCE's reach
+    droce marked and droce answers them with CNPs (which soft-RoCE
+    ignores): both sides finish, and the capture holds the CNPs, laid
+    out as RoCEv2 says, and the marked frames.
 
 Every step must finish with both sides reporting; every frame droce sent
 or received (soft-RoCE's included) is mirrored to pcap, decodes in tshark
@@ -48,6 +55,7 @@ import time
 
 import netns
 import test_capture
+import test_tshark
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # (the test runs in a network namespace of its own, netns.py: the tap's
@@ -77,9 +85,13 @@ ipv4 = {ip}/24
 """
 
 LOSS = 'fault = drop=0.03,seed=11'
+CE = 'fault = ce=1'
+FAULTS = {False: '', True: LOSS, 'ce': CE}
+SUFFIX = {False: '', True: '-loss', 'ce': '-ce'}
 
-# (tool, arguments for both sides, loss). No pingpong under loss: a
-# pingpong exits once it has its last message, and if its ACK of that
+# (tool, arguments for both sides, fault: False, True for loss, 'ce' for
+# CE marks). No pingpong under loss: a pingpong exits once it has its
+# last message, and if its ACK of that
 # message is lost the peer, resending to a QP that is gone, ends in
 # retry exhaustion, whatever the implementations. The tools under loss
 # finish with a barrier over TCP after their own WRs completed.
@@ -108,6 +120,8 @@ RUNS = [
     ('ib_send_bw', ['-s', '8192', '-n', '300'], True),
     ('ib_atomic_bw', ['-n', '300'], True),
     ('rdma_check', ['-s', '5000', '-n', '100'], True),
+    ('ib_write_bw', ['--tclass=2', '-s', '8192', '-n', '300'], 'ce'),
+    ('ib_read_bw', ['--tclass=2', '-s', '8192', '-n', '300'], 'ce'),
 ]
 
 # Both sides writing 64 KiB messages at once (the run of the recorded
@@ -141,7 +155,7 @@ def steps(only, repeat, bidirectional=False):
         for tool, args, loss in runs:
             for server in ('guest', 'droce'):
                 name = '%s%s%s-%s-server' % (tool, ''.join(args),
-                                             '-loss' if loss else '', server)
+                                             SUFFIX[loss], server)
                 name = re.sub(r'[^A-Za-z0-9_.-]', '_', name)
                 if not any(o in name for o in only.split(',')):
                     continue
@@ -254,7 +268,7 @@ def host_env(args, name, loss):
     with open(ini, 'w') as f:
         f.write(HOST_INI.format(pid=os.getpid(), name=name, tap=TAP,
                                 mac=DROCE_MAC, ip=DROCE_IP,
-                                fault=LOSS if loss else '',
+                                fault=FAULTS[loss],
                                 pcap=os.path.join(args.workdir,
                                                   name + '.pcap')))
     env = dict(os.environ, DROCE_CONFIG=ini,
@@ -368,7 +382,7 @@ def run_step(args, guest, i, step):
 def check_captures(args, plan):
     opcodes = collections.Counter()
     frames = 0
-    for name, *_ in plan:
+    for name, _, _, fault, _ in plan:
         pcap = os.path.join(args.workdir, name + '-droce0.pcap')
         if not os.path.exists(pcap):
             check(False, '%s: no capture' % name)
@@ -377,6 +391,12 @@ def check_captures(args, plan):
         bad = test_capture.check_capture(args, pcap, opcodes, others=False)
         check(not bad, '%s: capture valid%s' %
               (name, '' if not bad else ': ' + '; '.join(bad[:3])))
+        if fault == 'ce':
+            bad, cnps, ce = test_tshark.check_cnps(args.dump, args.tshark,
+                                                   [pcap])
+            check(not bad, '%s: %d CNPs from droce, %d frames marked CE%s'
+                  % (name, cnps, ce, '' if not bad else
+                     ': ' + '; '.join(bad[:3])))
     print('%d frames captured; opcodes: %s' %
           (frames, ', '.join('%s %d' % kv for kv in sorted(opcodes.items()))))
 
