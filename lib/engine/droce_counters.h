@@ -70,6 +70,8 @@
 	  "were copied: the port takes no segments, or IPv6, or a window") \
 	X(rx_segmented, "RoCEv2 frames received in segments and taken so, " \
 	  "their payload read where it lay") \
+	X(rx_copy_checked, "RoCEv2 frames whose ICRC was checked as their " \
+	  "payload was copied to its place: one pass over the bytes") \
 	X(rx_ce, "RoCEv2 frames received marked Congestion Experienced") \
 	X(tx_cnps, "CNPs sent: a QP's packet arrived marked CE (ecn)") \
 	X(rx_cnps, "CNPs received for a QP of the device")

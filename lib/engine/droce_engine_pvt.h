@@ -407,6 +407,31 @@ void droce_ipoib_csum(uint8_t *p, uint32_t len);
 uint16_t droce_ipoib_csum_ok(const uint8_t *p, uint32_t len);
 
 
+/** Payloads from this size on may have their ICRC checked as they are
+ * copied to their place (lib/engine/droce_rx.c). */
+#define DROCE_RX_COPY_CHECKED_MIN 2048
+
+/** Is the ICRC of received frame @p m right (whole or in segments)? */
+bool droce_rx_icrc_ok(const struct rte_mbuf *m,
+		      const struct droce_wire_meta *meta);
+
+/**
+ * Check the ICRC of @p m now if it is still unchecked (counting it in
+ * rx_roce, or in rx_icrc_err if wrong). @return false if it is wrong.
+ */
+bool droce_rx_icrc_late(struct droce_dev *dev, const struct rte_mbuf *m,
+			struct droce_wire_meta *meta);
+
+/**
+ * Copy the payload of @p m to @p dst while its ICRC is checked, one
+ * pass over the bytes; counted in rx_roce, or rx_icrc_err if the ICRC is
+ * wrong. @return false then: the bytes at @p dst are the frame's all the
+ * same (the caller's place for them must be undefined until a right
+ * frame has come).
+ */
+bool droce_rx_copy_checked(struct droce_dev *dev, const struct rte_mbuf *m,
+			   const struct droce_wire_meta *meta, void *dst);
+
 /**
  * Handle a burst of @p n received frames (lib/engine/droce_rx.c):
  * from the port, or @p handed over by another shard of the device.
@@ -945,9 +970,14 @@ void droce_comp_flush(struct droce_qp_eng *qp);
  * completions (lib/engine/droce_resp.c).
  */
 
-/** One request packet. */
+/**
+ * One request packet. If its ICRC is still unchecked
+ * (meta->icrc_unchecked), it is checked before the packet does anything,
+ * or as its payload is copied to its place when the packet is a WRITE's
+ * the QP expects (droce_rx_copy_checked()).
+ */
 void droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
-		   const struct droce_wire_meta *meta, uint64_t now);
+		   struct droce_wire_meta *meta, uint64_t now);
 
 /** Send pending READ responses, atomic ACKs and ACKs. */
 void droce_resp_run(struct droce_qp_eng *qp, uint64_t now);

@@ -450,8 +450,8 @@ do_send(struct droce_qp_eng *qp, const uint8_t *bth,
 }
 
 static void
-do_write(struct droce_qp_eng *qp, const uint8_t *bth,
-	 const struct droce_wire_meta *meta, uint32_t psn)
+do_write(struct droce_qp_eng *qp, const struct rte_mbuf *m,
+	 const uint8_t *bth, const struct droce_wire_meta *meta, uint32_t psn)
 {
 	const struct droce_opcode_info *op = meta->op;
 	uint32_t len = meta->payload_len;
@@ -493,7 +493,14 @@ do_write(struct droce_qp_eng *qp, const uint8_t *bth,
 			refuse(qp, DROCE_NAK_REM_ACCESS_ERR);
 			return;
 		}
-		rte_memcpy((void *)(uintptr_t)addr, meta->payload, len);
+		/* (checked as it is copied: nothing more happens if wrong) */
+		if (unlikely(meta->icrc_unchecked)) {
+			if (!droce_rx_copy_checked(qp->dev, m, meta,
+						   (void *)(uintptr_t)addr))
+				return;
+		} else {
+			rte_memcpy((void *)(uintptr_t)addr, meta->payload, len);
+		}
 	}
 	qp->resp.va += len;
 	qp->resp.remaining -= len;
@@ -808,7 +815,7 @@ uc_rx(struct droce_qp_eng *qp, const uint8_t *bth,
 	if (flags & DROCE_OPF_SEND)
 		do_send(qp, bth, meta, psn);
 	else if (flags & DROCE_OPF_WRITE)
-		do_write(qp, bth, meta, psn);
+		do_write(qp, NULL, bth, meta, psn);
 	else
 		uc_drop(qp);
 }
@@ -935,9 +942,37 @@ xrc_target(struct droce_qp_eng *qp, const uint8_t *bth,
 	return true;
 }
 
+/*
+ * Does a WRITE MIDDLE or LAST whose ICRC is unchecked go straight to its
+ * place, and nothing else happen on its account: an RC QP that knows its
+ * path, expects this PSN in this WRITE (no NAK out for a gap), takes
+ * WRITEs, and whose WRITE under way has room for the payload in a region
+ * that grants it (droce_resp_rx() down to do_write()'s copy, in order).
+ * Only such a packet is placed as its ICRC is checked.
+ */
+static bool
+write_in_place(const struct droce_qp_eng *qp, const uint8_t *bth,
+	       const struct droce_wire_meta *meta, uint32_t psn)
+{
+	uint32_t flags = meta->op->flags;
+	uint32_t len = meta->payload_len;
+	uint64_t addr;
+
+	return qp->tr == DROCE_TR_RC && qp->state != IBV_QPS_ERR &&
+		(droce_bth_opcode(bth) & DROCE_TR_MASK) == DROCE_TR_RC &&
+		qp->path.mac_ok && psn == qp->resp.psn &&
+		!qp->resp.nak_sent && sequence_ok(qp, flags) &&
+		length_ok(qp, flags, len) &&
+		(qp->access & IBV_ACCESS_REMOTE_WRITE) &&
+		len <= qp->resp.remaining &&
+		(!(flags & DROCE_OPF_LAST) || len == qp->resp.remaining) &&
+		droce_rkey_check(qp, qp->resp.rkey, qp->resp.va, len,
+				 IBV_ACCESS_REMOTE_WRITE, &addr);
+}
+
 void
 droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
-	      const struct droce_wire_meta *meta, uint64_t now)
+	      struct droce_wire_meta *meta, uint64_t now)
 {
 	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
 						     meta->bth_off);
@@ -945,6 +980,12 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	uint32_t psn = droce_bth_psn(bth);
 	int32_t diff;
 
+	/* an unchecked ICRC is checked first, unless the packet is placed
+	 * as it is checked */
+	if (unlikely(meta->icrc_unchecked) &&
+	    !write_in_place(qp, bth, meta, psn) &&
+	    !droce_rx_icrc_late(qp->dev, m, meta))
+		return;
 	droce_qp_activate(qp);
 
 	if (qp->state == IBV_QPS_ERR) {
@@ -1014,7 +1055,7 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	if (flags & DROCE_OPF_SEND)
 		do_send(qp, bth, meta, psn);
 	else if (flags & DROCE_OPF_WRITE)
-		do_write(qp, bth, meta, psn);
+		do_write(qp, m, bth, meta, psn);
 	else if (flags & DROCE_OPF_READ)
 		do_read(qp, bth, meta, psn);
 	else if (flags & DROCE_OPF_ATOMIC)

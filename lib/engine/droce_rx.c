@@ -58,7 +58,7 @@ our_ip(struct droce_dev *dev, const uint8_t *frame,
 /* A datagram to a group: each attached QP gets it. */
 static void
 rx_group(struct droce_dev *dev, struct droce_mcast *g, struct rte_mbuf *m,
-	 const struct droce_wire_meta *meta, uint64_t now)
+	 struct droce_wire_meta *meta, uint64_t now)
 {
 	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
 						     meta->bth_off);
@@ -340,29 +340,36 @@ rx_ce(struct droce_dev *dev, struct droce_qp_eng *qp, uint64_t now)
 /* A RoCE frame with a good ICRC: to the QP (or group) it is for. */
 static void
 rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
-	const struct droce_wire_meta *meta, uint64_t now)
+	struct droce_wire_meta *meta, uint64_t now)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct droce_mcast *group;
 	uint8_t src_gid[16];
 	struct droce_qp_eng *qp;
 
-	dev->stats.rx_roce++;
+	/* (a frame whose ICRC is still unchecked counts once it is) */
+	dev->stats.rx_roce += !meta->icrc_unchecked;
+	/* (what is dropped here was a RoCE frame only if its ICRC is
+	 * right: an unchecked one is checked before it counts) */
 	if (unlikely(header_refused(frame, meta))) {
-		dev->stats.rx_bad_header++;
+		if (droce_rx_icrc_late(dev, m, meta))
+			dev->stats.rx_bad_header++;
 		return;
 	}
 	if (!our_ip(dev, frame, meta, src_gid, &group)) {
-		dev->stats.rx_not_ours++;
+		if (droce_rx_icrc_late(dev, m, meta))
+			dev->stats.rx_not_ours++;
 		return;
 	}
 	if (unlikely(group != NULL)) {
-		rx_group(dev, group, m, meta, now);
+		if (droce_rx_icrc_late(dev, m, meta))
+			rx_group(dev, group, m, meta, now);
 		return;
 	}
 	qp = rx_qp(dev, frame + meta->bth_off, src_gid);
 	if (qp == NULL) {
-		dev->stats.rx_not_ours++;
+		if (droce_rx_icrc_late(dev, m, meta))
+			dev->stats.rx_not_ours++;
 		return;
 	}
 	qp->stats.rx_pkts++;
@@ -397,6 +404,81 @@ icrc_verify_segs(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
 		droce_icrc_get(icrc);
 }
 
+bool
+droce_rx_icrc_ok(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
+{
+	if (likely(m->nb_segs == 1))
+		return droce_icrc_verify_frame(
+			rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						meta->l3_off),
+			meta->frame_len - meta->l3_off);
+	return icrc_verify_segs(m, meta);
+}
+
+bool
+droce_rx_copy_checked(struct droce_dev *dev, const struct rte_mbuf *m,
+		      const struct droce_wire_meta *meta, void *dst)
+{
+	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						    meta->l3_off);
+	uint32_t at = meta->bth_off + meta->op->hdr_len;
+	uint8_t tail[3 + DROCE_ICRC_LEN];
+	const uint8_t *t;
+	uint32_t crc;
+
+	/* the headers in place (the first segment holds them), the
+	 * payload as it is copied, then the pad */
+	crc = droce_icrc_calc_frame(l3, at - meta->l3_off);
+	crc = droce_crc32_copy(crc, dst, meta->payload, meta->payload_len);
+	t = rte_pktmbuf_read(m, at + meta->payload_len,
+			     meta->padcnt + DROCE_ICRC_LEN, tail);
+	if (t == NULL ||
+	    droce_crc32(crc, t, meta->padcnt) !=
+	    droce_icrc_get(t + meta->padcnt)) {
+		dev->stats.rx_icrc_err++;
+		return false;
+	}
+	dev->stats.rx_roce++;
+	dev->stats.rx_copy_checked++;
+	return true;
+}
+
+bool
+droce_rx_icrc_late(struct droce_dev *dev, const struct rte_mbuf *m,
+		   struct droce_wire_meta *meta)
+{
+	if (!meta->icrc_unchecked)
+		return true;
+	meta->icrc_unchecked = false;
+	if (!droce_rx_icrc_ok(m, meta)) {
+		dev->stats.rx_icrc_err++;
+		return false;
+	}
+	dev->stats.rx_roce++;
+	return true;
+}
+
+/*
+ * Whether the ICRC of a frame may wait to be checked as its payload is
+ * copied to its place (droce_rx_copy_checked()), one pass over the bytes
+ * instead of two: an RC WRITE's MIDDLE or LAST packet without immediate
+ * data, of some size, not marked CE. Its place comes from the QP's state
+ * alone, within the WRITE under way, whose bytes are undefined until it
+ * ends; the responder still checks the ICRC first unless the packet is
+ * the one it expects (droce_resp_rx()).
+ */
+static inline bool
+rx_icrc_later(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
+{
+	unsigned int op = (unsigned int)(meta->op - droce_opcode_table);
+
+	return (op == (DROCE_TR_RC | DROCE_OP_WRITE_MIDDLE) ||
+		op == (DROCE_TR_RC | DROCE_OP_WRITE_LAST)) &&
+		meta->payload_len >= DROCE_RX_COPY_CHECKED_MIN &&
+		rx_ecn(rte_pktmbuf_mtod(m, const uint8_t *), meta) !=
+		DROCE_ECN_CE;
+}
+
 void
 droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 		   unsigned int n, uint64_t now, bool handed)
@@ -415,14 +497,11 @@ droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 		if (rx_first(dev, pkts[i], &meta[k], handed))
 			roce[k++] = pkts[i];
 	}
-	for (i = 0; i < k; i++)
-		ok[i] = likely(roce[i]->nb_segs == 1) ?
-			droce_icrc_verify_frame(
-				rte_pktmbuf_mtod_offset(roce[i],
-							const uint8_t *,
-							meta[i].l3_off),
-				meta[i].frame_len - meta[i].l3_off) :
-			icrc_verify_segs(roce[i], &meta[i]);
+	for (i = 0; i < k; i++) {
+		meta[i].icrc_unchecked = rx_icrc_later(roce[i], &meta[i]);
+		ok[i] = meta[i].icrc_unchecked ||
+			droce_rx_icrc_ok(roce[i], &meta[i]);
+	}
 	for (i = 0; i < k; i++) {
 		if (ok[i])
 			rx_roce(dev, roce[i], &meta[i], now);

@@ -256,14 +256,31 @@ k512(uint64_t k_hi, uint64_t k_lo)
 						     (long long)k_hi));
 }
 
+/* 64 bytes at @p p, and the same at @p d unless it is NULL. */
+static inline __attribute__((always_inline,
+			     target("avx512f,avx512vl,vpclmulqdq")))
+__m512i
+load512(const uint8_t *p, uint8_t *d)
+{
+	__m512i z = _mm512_loadu_si512(p);
+
+	if (d != NULL)
+		_mm512_storeu_si512(d, z);
+	return z;
+}
+
 /*
  * The CRC of z0 (the first 64 bytes, the seed in) followed by the
  * @p len bytes at @p p: four registers 256 bytes a step while there is
- * that much, then one, then 128-bit lanes.
+ * that much, then one, then 128-bit lanes. With @p d, the bytes are
+ * also copied there as they are read: @p len must then be a multiple of
+ * 64 (no lane is left for the 128-bit steps). Inlined, so that d NULL
+ * costs nothing.
  */
-static inline __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1")))
+static inline __attribute__((always_inline,
+			     target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1")))
 uint32_t
-vclmul_from(__m512i z0, const uint8_t *p, size_t len)
+vclmul_from(__m512i z0, const uint8_t *p, size_t len, uint8_t *d)
 {
 	const __m512i k2048 = k512(CRC32_FOLD2048_HI, CRC32_FOLD2048_LO);
 	const __m512i k4 = k512(CRC32_FOLD512_HI, CRC32_FOLD512_LO);
@@ -277,17 +294,22 @@ vclmul_from(__m512i z0, const uint8_t *p, size_t len)
 	__m128i x;
 
 	if (len >= 192 + 256) {
-		z1 = _mm512_loadu_si512(p);
-		z2 = _mm512_loadu_si512(p + 64);
-		z3 = _mm512_loadu_si512(p + 128);
+		z1 = load512(p, d);
+		z2 = load512(p + 64, d != NULL ? d + 64 : NULL);
+		z3 = load512(p + 128, d != NULL ? d + 128 : NULL);
 		p += 192;
+		d = d != NULL ? d + 192 : NULL;
 		len -= 192;
 		while (len >= 256) {
-			z0 = fold512(z0, k2048, _mm512_loadu_si512(p));
-			z1 = fold512(z1, k2048, _mm512_loadu_si512(p + 64));
-			z2 = fold512(z2, k2048, _mm512_loadu_si512(p + 128));
-			z3 = fold512(z3, k2048, _mm512_loadu_si512(p + 192));
+			z0 = fold512(z0, k2048, load512(p, d));
+			z1 = fold512(z1, k2048, load512(p + 64,
+					d != NULL ? d + 64 : NULL));
+			z2 = fold512(z2, k2048, load512(p + 128,
+					d != NULL ? d + 128 : NULL));
+			z3 = fold512(z3, k2048, load512(p + 192,
+					d != NULL ? d + 192 : NULL));
 			p += 256;
+			d = d != NULL ? d + 256 : NULL;
 			len -= 256;
 		}
 		/* four registers into one, 512 bits apart */
@@ -296,8 +318,9 @@ vclmul_from(__m512i z0, const uint8_t *p, size_t len)
 		z0 = fold512(z0, k4, z3);
 	}
 	while (len >= 64) {
-		z0 = fold512(z0, k4, _mm512_loadu_si512(p));
+		z0 = fold512(z0, k4, load512(p, d));
 		p += 64;
+		d = d != NULL ? d + 64 : NULL;
 		len -= 64;
 	}
 	/* its four lanes into one, 384, 256 and 128 bits before the last:
@@ -328,7 +351,18 @@ droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len)
 	/* the seed enters as an XOR into the first four bytes */
 	return vclmul_from(_mm512_xor_si512(_mm512_loadu_si512(p),
 			   _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg))),
-			   p + 64, len - 64);
+			   p + 64, len - 64, NULL);
+}
+
+__attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) uint32_t
+droce_crc32_vclmul_copy(uint32_t reg, void *dst, const void *src, size_t len)
+{
+	const uint8_t *p = src;
+	uint8_t *d = dst;
+
+	return vclmul_from(_mm512_xor_si512(load512(p, d),
+			   _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg))),
+			   p + 64, len - 64, d + 64);
 }
 
 __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) uint32_t
@@ -341,7 +375,7 @@ droce_crc32_vclmul_masked64(uint32_t reg, const void *buf, size_t len,
 
 	return vclmul_from(_mm512_xor_si512(z0,
 			   _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg))),
-			   p + 64, len - 64);
+			   p + 64, len - 64, NULL);
 }
 
 /* Byte i is i: where a byte permutation starts from. */
@@ -375,7 +409,7 @@ droce_crc32_vbmi_masked_short(uint32_t reg, const void *buf, size_t len,
 	to = _mm512_sub_epi8(_mm512_loadu_si512(iota64),
 			     _mm512_set1_epi8((char)off));
 	z = _mm512_maskz_permutexvar_epi8(~0ULL << off, to, z);
-	return vclmul_from(z, p + len, 0);
+	return vclmul_from(z, p + len, 0, NULL);
 }
 
 static bool have_clmul;
@@ -432,6 +466,13 @@ droce_crc32_vclmul_masked64(uint32_t reg, const void *buf, size_t len,
 			    const uint8_t set[64])
 {
 	return droce_crc32_sw_masked64(reg, buf, len, set);
+}
+
+uint32_t
+droce_crc32_vclmul_copy(uint32_t reg, void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	return droce_crc32_sw(reg, src, len);
 }
 
 uint32_t
@@ -493,6 +534,23 @@ droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
 	else
 		reg = droce_crc32_sw_masked64(reg, buf, len, set);
 	return ~reg;
+}
+
+uint32_t
+droce_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	/* 512-bit registers copy and fold whole 64-byte blocks in one
+	 * pass; the rest, and every other CPU, copy then CRC */
+	size_t bulk = len & ~(size_t)63;
+
+	if (len >= VCLMUL_MIN_LEN && droce_crc32_have_vclmul()) {
+		crc = ~droce_crc32_vclmul_copy(~crc, dst, src, bulk);
+		dst = (uint8_t *)dst + bulk;
+		src = (const uint8_t *)src + bulk;
+		len -= bulk;
+	}
+	memcpy(dst, src, len);
+	return droce_crc32(crc, src, len);
 }
 
 uint32_t

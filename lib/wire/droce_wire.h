@@ -637,6 +637,18 @@ droce_atomicacketh_encode(void *p, const struct droce_atomicacketh *h)
 uint32_t droce_crc32(uint32_t crc, const void *buf, size_t len);
 
 /**
+ * droce_crc32() of the @p len bytes at @p src, copied to @p dst as they
+ * are read: one pass over them where the CPU has 512-bit carry-less
+ * multiplication, a copy and then a CRC elsewhere. The two areas must
+ * not overlap.
+ *
+ * @return
+ *   CRC of everything so far, as droce_crc32(crc, src, len).
+ */
+uint32_t droce_crc32_copy(uint32_t crc, void *dst, const void *src,
+			  size_t len);
+
+/**
  * droce_crc32() of @p buf with its first 64 bytes taken OR @p set: the
  * bytes where @p set has ones count as ones, without writing them.
  *
@@ -886,6 +898,9 @@ struct droce_wire_meta {
 	 * within the bytes parsed (a frame in segments: see
 	 * droce_wire_parse_meta_seg()) */
 	const uint8_t *payload;
+	/** the receive path's: the ICRC is still to be checked, by whoever
+	 * takes the payload (as it copies it) or before anything else */
+	bool icrc_unchecked;
 };
 
 /**

@@ -28,6 +28,11 @@ bool droce_crc32_have_clmul(void);
  * droce_crc32_have_vclmul() required. */
 uint32_t droce_crc32_vclmul(uint32_t reg, const void *buf, size_t len);
 
+/* droce_crc32_vclmul() of the @p len bytes at @p src, copied to @p dst
+ * as they are read; len a multiple of 64, at least 64. */
+uint32_t droce_crc32_vclmul_copy(uint32_t reg, void *dst, const void *src,
+				 size_t len);
+
 /* true if this CPU can run droce_crc32_vclmul(). */
 bool droce_crc32_have_vclmul(void);
 

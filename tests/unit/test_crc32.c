@@ -6,7 +6,7 @@
  * droce_crc32(): known answers of the Ethernet CRC-32, agreement with
  * DPDK's rte_net_crc and with a bit-at-a-time reference, seeded chaining,
  * and the table and carry-less multiplication paths against each other at
- * every length and alignment.
+ * every length and alignment; the CRC taken as the bytes are copied.
  */
 
 #include <setjmp.h>
@@ -199,6 +199,53 @@ test_vclmul_matches_tables(void **state)
 }
 
 /*
+ * droce_crc32_copy(): the CRC of droce_crc32() and the bytes of memcpy(),
+ * at lengths either side of where the one-pass path starts and of each
+ * 64-byte block, at several alignments of either side, nothing written
+ * past the end; and the one-pass path itself against the tables.
+ */
+static void
+test_copy(void **state)
+{
+	static uint8_t dst[BUF_LEN + 128];
+	static const size_t lens[] = {
+		0, 1, 15, 63, 64, 65, 255, 256, 511, 512, 513, 575, 576, 577,
+		1024, 1087, 4096, 4097, 4159, BUF_LEN,
+	};
+	size_t i, sa, da;
+
+	(void)state;
+	fill(buf, sizeof(buf), 9);
+	for (i = 0; i < RTE_DIM(lens); i++) {
+		for (sa = 0; sa < 64; sa += 21) {
+			for (da = 0; da < 64; da += 13) {
+				size_t len = lens[i];
+
+				memset(dst, 0xa5, sizeof(dst));
+				assert_int_equal(droce_crc32_copy(0x12345678u,
+						dst + da, buf + sa, len),
+					droce_crc32(0x12345678u, buf + sa,
+						    len));
+				assert_memory_equal(dst + da, buf + sa, len);
+				assert_int_equal(dst[da + len], 0xa5);
+				if (da > 0)
+					assert_int_equal(dst[da - 1], 0xa5);
+			}
+		}
+	}
+	if (!droce_crc32_have_vclmul())
+		return;
+	for (i = 64; i <= BUF_LEN; i += 64) {
+		memset(dst, 0, sizeof(dst));
+		assert_int_equal(droce_crc32_vclmul_copy(0x9abcdef0u, dst + 3,
+							 buf + 5, i),
+				 droce_crc32_sw(0x9abcdef0u, buf + 5, i));
+		assert_memory_equal(dst + 3, buf + 5, i);
+		assert_int_equal(dst[3 + i], 0);
+	}
+}
+
+/*
  * The masked first block: each implementation equals the tables run over
  * a copy whose first 64 bytes were ORed with the set bytes, and leaves
  * the buffer as it was.
@@ -294,6 +341,7 @@ main(void)
 		cmocka_unit_test(test_vclmul_matches_tables),
 		cmocka_unit_test(test_masked64),
 		cmocka_unit_test(test_masked_short),
+		cmocka_unit_test(test_copy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
