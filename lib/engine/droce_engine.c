@@ -528,9 +528,8 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq)
 		 RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO |
 		 RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = dev->tx_offloads;
-	dev->zero_copy_min = dev->port_reads_va &&
-		(dev->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) ?
-		droce_eng.cfg.zero_copy_min : 0;
+	dev->zero_copy = dev->port_reads_va &&
+		(dev->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	if (info.max_mtu < dev->eth_mtu) {
 		DROCE_LOG(WARNING, "%s: port MTU at most %u", dev->name,
 			  info.max_mtu);
@@ -942,6 +941,7 @@ engine_init(void)
 		return ret;
 	}
 	droce_eng.hz = rte_get_tsc_hz();
+	droce_eng.us_cycles = RTE_MAX(droce_eng.hz / 1000000, (uint64_t)1);
 
 	i = 0;
 	RTE_LCORE_FOREACH(lcore) {

@@ -310,11 +310,11 @@ struct droce_dev {
 	/** the port (before net_fault) reads frames at their virtual
 	 * address: a virtual device */
 	bool port_reads_va;
-	/** RC payloads of at least this many bytes go from the registered
-	 * memory itself (droce_pkt_alloc_zc()); 0: the port cannot take
-	 * them (no MULTI_SEGS, or a NIC), or zero_copy = off. The
-	 * primary's counts for every shard. */
-	uint32_t zero_copy_min;
+	/** The port can send RC payloads from the registered memory itself
+	 * (droce_pkt_alloc_zc(), those of [engine] zero_copy_min bytes and
+	 * more): it reads at virtual addresses and takes chains (not a
+	 * NIC, MULTI_SEGS). The primary's counts for every shard. */
+	bool zero_copy;
 	uint64_t link_check_at;       /**< next look at the link */
 	bool link_up;                 /**< as last seen */
 	/** Stopped by droce_dev_port_stop(): neither polled nor sent to
@@ -355,6 +355,8 @@ struct droce_engine {
 	 * under the CQ's lock (its QPs may be on several) */
 	bool cq_shared;
 	uint64_t hz;
+	/** TSC cycles a microsecond: DCQCN's clock runs in microseconds */
+	uint64_t us_cycles;
 	/** Told of port state changes (droce_port_event_hook()) */
 	void (*port_event)(struct droce_dev *dev, enum ibv_event_type type);
 };
@@ -803,6 +805,14 @@ droce_tr_reliable(uint8_t tr)
 	return tr == DROCE_TR_RC || tr == DROCE_TR_XRC;
 }
 
+/** RC, UC and XRC QPs each have one peer QP: the flows ECN and DCQCN act
+ * on (a UD QP's packets go anywhere, a raw packet QP's are not RoCE). */
+static inline bool
+droce_tr_connected(uint8_t tr)
+{
+	return tr == DROCE_TR_RC || tr == DROCE_TR_UC || tr == DROCE_TR_XRC;
+}
+
 /** What a message to a TM SRQ turned out to be. */
 enum droce_tm_msg {
 	DROCE_TM_NONE,         /**< not a TM SRQ's */
@@ -1035,7 +1045,7 @@ struct rte_mbuf *droce_pkt_alloc_to(struct droce_qp_eng *qp,
  * if @p remote an rkey), are sent from in place by @p qp, or NULL: they
  * are copied. Zero copy takes RC and XRC packets of at least
  * zero_copy_min bytes (those alone complete once the peer has them),
- * over IPv4, on a port that can (droce_dev.zero_copy_min), from a region
+ * over IPv4, on a port that can (droce_dev.zero_copy), from a region
  * (not a window); the packets it could have taken but for the port, the
  * path or a window are counted (tx_zero_copy_fallback).
  */
@@ -1080,7 +1090,7 @@ droce_cc_may_send(struct droce_qp_eng *qp, uint64_t now)
 
 	if (likely(qp->cc.rate == 0))
 		return true;
-	droce_dcqcn_tick(&qp->cc, p, now / (droce_eng.hz / 1000000));
+	droce_dcqcn_tick(&qp->cc, p, now / droce_eng.us_cycles);
 	return qp->cc.rate >= p->rate_max || (int64_t)(now - qp->cc_next) >= 0;
 }
 

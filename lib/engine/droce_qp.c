@@ -703,9 +703,7 @@ qp_modify(struct droce_dev *dev, void *arg)
 	if (mask & IBV_QP_AV) {
 		/* a connected QP's packets are ECN-capable (the flows
 		 * DCQCN acts on); UD's, QP1's CM MADs among them, are not */
-		qp->path.ect = droce_eng.cfg.ecn &&
-			(qp->tr == DROCE_TR_RC || qp->tr == DROCE_TR_UC ||
-			 qp->tr == DROCE_TR_XRC);
+		qp->path.ect = droce_eng.cfg.ecn && droce_tr_connected(qp->tr);
 		ret = droce_path_set(dev, &qp->path, &attr->ah_attr, now);
 		if (ret != 0)
 			return ret;

@@ -327,13 +327,13 @@ rx_ce(struct droce_dev *dev, struct droce_qp_eng *qp, uint64_t now)
 {
 	dev->stats.rx_ce++;
 	qp->stats.ce_rcvd++;
-	if (!droce_eng.cfg.ecn || qp->tr == DROCE_TR_UD ||
-	    qp->tr == DROCE_TR_NONE || (int64_t)(now - qp->cnp_next) < 0 ||
+	if (!droce_eng.cfg.ecn || !droce_tr_connected(qp->tr) ||
+	    (int64_t)(now - qp->cnp_next) < 0 ||
 	    qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR ||
 	    !droce_qp_path_ready(qp, now))
 		return;
 	qp->cnp_next = now + (uint64_t)droce_eng.cfg.cnp_interval_us *
-		rte_get_tsc_hz() / 1000000;
+		droce_eng.us_cycles;
 	droce_pkt_send_cnp(qp);
 }
 
@@ -376,8 +376,7 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 	if (unlikely(meta->op->flags & DROCE_OPF_CNP)) {
 		qp->stats.cnps_rcvd++;
 		dev->stats.rx_cnps++;
-		if (droce_eng.cfg.ecn && qp->tr != DROCE_TR_UD &&
-		    qp->tr != DROCE_TR_NONE)
+		if (droce_eng.cfg.ecn && droce_tr_connected(qp->tr))
 			droce_cc_cnp(qp, now);
 		return;
 	}

@@ -78,14 +78,13 @@ struct droce_mr_eng *
 droce_zc_region(struct droce_qp_eng *qp, uint32_t key, bool remote,
 		uint64_t addr, uint32_t len)
 {
-	uint32_t min = qp->dev->primary->zero_copy_min;
 	struct droce_mr_eng *mr;
 
 	if (droce_eng.cfg.zero_copy_min == 0 ||
 	    len < droce_eng.cfg.zero_copy_min || !droce_tr_reliable(qp->tr))
 		return NULL;
 	/* (IPv4: over IPv6 the UDP checksum would read the payload again) */
-	if (min == 0 || len < min ||
+	if (!qp->dev->primary->zero_copy ||
 	    (qp->path.hdr[RTE_ETHER_HDR_LEN] >> 4) != 4)
 		goto copy;
 	mr = droce_mr_lookup(qp->dev, key, remote);
@@ -169,7 +168,7 @@ void
 droce_cc_cnp(struct droce_qp_eng *qp, uint64_t now)
 {
 	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
-	uint64_t us = now / (droce_eng.hz / 1000000);
+	uint64_t us = now / droce_eng.us_cycles;
 
 	if (qp->cc.rate == 0)
 		droce_dcqcn_init(&qp->cc, p, us);
