@@ -113,6 +113,11 @@ droce_dcqcn_tick(struct droce_dcqcn *st, const struct droce_dcqcn_params *p,
 		st->cnp_in_period = false;
 		st->alpha_at += p->alpha_period_us;
 	}
+	/* (a tick many periods late: the QP could not send meanwhile, its
+	 * lcore held up; one period passed for it) */
+	if (now > st->increase_at &&
+	    now - st->increase_at >= 4ull * p->increase_period_us)
+		st->increase_at = now;
 	while (now >= st->increase_at) {
 		if (st->rate == p->rate_max) {
 			/* at the port's rate: nothing to raise until a CNP */

@@ -83,7 +83,12 @@ void droce_dcqcn_cnp(struct droce_dcqcn *st,
 void droce_dcqcn_sent(struct droce_dcqcn *st,
 		      const struct droce_dcqcn_params *p, uint64_t bytes);
 
-/** Time is @p now: alpha updates and timer events that fell due. */
+/**
+ * Time is @p now: alpha updates and timer events that fell due. A tick
+ * four or more rate-increase periods late counts as one period: the QP
+ * could not send meanwhile (its lcore was held up), and a burst of
+ * increases at once would send it well past what its path takes.
+ */
 void droce_dcqcn_tick(struct droce_dcqcn *st,
 		      const struct droce_dcqcn_params *p, uint64_t now);
 

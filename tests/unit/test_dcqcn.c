@@ -155,6 +155,30 @@ test_bounds(void **state)
 	assert_true(st.increase_at > 3600ull * 1000000);
 }
 
+/*
+ * A tick ten periods late (the engine lcore held up, the QP sending
+ * nothing meanwhile): one rate-increase period passed for the QP, not
+ * ten at once.
+ */
+static void
+test_late_tick(void **state)
+{
+	struct droce_dcqcn st;
+
+	(void)state;
+	droce_dcqcn_init(&st, &p, 0);
+	droce_dcqcn_cnp(&st, &p, 0);
+	expect(&st, GBPS10 / 2, GBPS10);
+	droce_dcqcn_tick(&st, &p, 10 * 55);
+	/* one step of fast recovery: half way to the target */
+	expect(&st, GBPS10 / 4 * 3, GBPS10);
+	assert_int_equal(st.timer_events, 1);
+	assert_int_equal(st.increase_at, 11 * 55);
+	/* and on time from there */
+	droce_dcqcn_tick(&st, &p, 11 * 55);
+	assert_int_equal(st.timer_events, 2);
+}
+
 int
 main(void)
 {
@@ -163,6 +187,7 @@ main(void)
 		cmocka_unit_test(test_recovery),
 		cmocka_unit_test(test_byte_counter_and_hyper),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_late_tick),
 	};
 
 	droce_dcqcn_defaults(&p, GBPS10);
