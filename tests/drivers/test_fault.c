@@ -33,6 +33,8 @@
 #include <rte_ip.h>
 #include <rte_ring.h>
 
+#include "fault_pvt.h"	/* droce_fault_rss_hash() */
+
 #define NB_FRAMES 10000
 #define BURST 32
 #define RING_SIZE 8192
@@ -1118,7 +1120,7 @@ static void
 sw_open(struct swrig *s, unsigned int n, const char * const *args)
 {
 	char name[RTE_RING_NAMESIZE], fargs[256];
-	struct rte_ring *r[1];
+	struct rte_ring *r[4];
 	unsigned int k;
 	int a;
 
@@ -1130,9 +1132,10 @@ sw_open(struct swrig *s, unsigned int n, const char * const *args)
 		s->ring[k] = rte_ring_create(name, 64, SOCKET_ID_ANY,
 					     RING_F_SP_ENQ | RING_F_SC_DEQ);
 		assert_non_null(s->ring[k]);
-		r[0] = s->ring[k];
+		/* (four queues, for RSS: the ring is never written) */
+		r[0] = r[1] = r[2] = r[3] = s->ring[k];
 		snprintf(name, sizeof(name), "swa%u.%u", s->id, k);
-		a = rte_eth_from_rings(name, r, 1, r, 1, SOCKET_ID_ANY);
+		a = rte_eth_from_rings(name, r, 4, r, 4, SOCKET_ID_ANY);
 		assert_true(a >= 0);
 		assert_int_equal(rte_eth_dev_get_name_by_port((uint16_t)a,
 			s->a_name[k]), 0);
@@ -1352,6 +1355,176 @@ test_switch_red_marks_between_kmin_and_kmax(void **state __rte_unused)
 
 /* ---- main -------------------------------------------------------------- */
 
+/*
+ * Toeplitz, bit by bit, as the RSS specification defines it: for each
+ * set bit of the input, the 32 key bits starting at that bit's place
+ * are XORed into the hash. (Written apart from DPDK's rte_softrss(),
+ * which net_fault and droce use, so that both are checked.)
+ */
+static uint32_t
+toeplitz(const uint8_t *key, const uint8_t *in, unsigned int len)
+{
+	uint32_t hash = 0;
+	unsigned int i, b;
+
+	for (i = 0; i < len; i++)
+		for (b = 0; b < 8; b++) {
+			unsigned int at = i * 8 + b, k;
+			uint32_t w = 0;
+
+			if (!(in[i] & (0x80 >> b)))
+				continue;
+			for (k = 0; k < 32; k++)
+				if (key[(at + k) / 8] & (0x80 >> ((at + k) % 8)))
+					w |= 1u << (31 - k);
+			hash ^= w;
+		}
+	return hash;
+}
+
+static const uint8_t rss_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+	0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+	0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+/*
+ * The verification values of the RSS specification for that key:
+ * 66.9.149.187:2794 to 161.142.100.80:1766 hashes to 0x51ccc178 with its
+ * ports, 0x323e8fc2 without. This test's Toeplitz gives them, and so
+ * does net_fault's hash of the frame (UDP here, as TCP there: the same
+ * tuple).
+ */
+static void
+test_rss_hash_matches_the_specification(void **state __rte_unused)
+{
+	static const uint8_t tuple[12] = {
+		66, 9, 149, 187, 161, 142, 100, 80,
+		2794 >> 8, 2794 & 0xff, 1766 >> 8, 1766 & 0xff,
+	};
+	static const uint8_t v6[36] = {
+		0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x1f, 0xff,
+		0, 0, 0, 0, 0, 0, 0, 7,
+		0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x00, 0x03,
+		0, 0, 0, 0, 0, 0, 0, 1,
+		2794 >> 8, 2794 & 0xff, 1766 >> 8, 1766 & 0xff,
+	};
+	uint8_t f[14 + 40 + 8];
+	uint32_t h;
+
+	assert_int_equal(toeplitz(rss_key, tuple, 12), 0x51ccc178);
+	assert_int_equal(toeplitz(rss_key, tuple, 8), 0x323e8fc2);
+	assert_int_equal(toeplitz(rss_key, v6, 36), 0x40207d3d);
+
+	memset(f, 0, sizeof(f));
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[14 + 9] = IPPROTO_UDP;
+	memcpy(f + 14 + 12, tuple, 8);
+	memcpy(f + 14 + 20, tuple + 8, 4);
+	assert_true(droce_fault_rss_hash(f, 14 + 20 + 8, rss_key,
+					 RTE_ETH_RSS_NONFRAG_IPV4_UDP, &h));
+	assert_int_equal(h, 0x51ccc178);
+	/* not a function asked for, not UDP, a fragment: no hash */
+	assert_false(droce_fault_rss_hash(f, 14 + 20 + 8, rss_key,
+					  RTE_ETH_RSS_NONFRAG_IPV6_UDP, &h));
+	f[14 + 6] = 0x20;	/* more fragments */
+	assert_false(droce_fault_rss_hash(f, 14 + 20 + 8, rss_key,
+					  RTE_ETH_RSS_NONFRAG_IPV4_UDP, &h));
+	f[14 + 6] = 0;
+	f[14 + 9] = IPPROTO_TCP;
+	assert_false(droce_fault_rss_hash(f, 14 + 20 + 8, rss_key,
+					  RTE_ETH_RSS_NONFRAG_IPV4_UDP, &h));
+
+	memset(f, 0, sizeof(f));
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	f[14] = 0x60;
+	f[14 + 6] = IPPROTO_UDP;
+	memcpy(f + 14 + 8, v6, 32);
+	memcpy(f + 14 + 40, v6 + 32, 4);
+	assert_true(droce_fault_rss_hash(f, sizeof(f), rss_key,
+					 RTE_ETH_RSS_NONFRAG_IPV6_UDP, &h));
+	assert_int_equal(h, 0x40207d3d);
+}
+
+/*
+ * A switch port configured for RSS over four receive queues puts each
+ * UDP frame on the queue its hash picks from the default redirection
+ * table (entry hash % 128, queue entry % 4), and frames that are not
+ * UDP on queue 0. Without RSS every frame goes to queue 0.
+ */
+static void
+test_switch_rss_spreads_by_toeplitz(void **state __rte_unused)
+{
+	static const char * const args[SW_MAX] = { "", "" };
+	struct rte_eth_conf conf;
+	struct capture *c[4];
+	struct swrig s;
+	unsigned int got[4] = { 0 }, q, i, nb = 256;
+	uint16_t k;
+
+	sw_open(&s, 2, args);
+	assert_int_equal(rte_eth_dev_stop(s.f[1]), 0);
+	memset(&conf, 0, sizeof(conf));
+	conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+	conf.rx_adv_conf.rss_conf.rss_key = (uint8_t *)(uintptr_t)rss_key;
+	conf.rx_adv_conf.rss_conf.rss_key_len = sizeof(rss_key);
+	conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_NONFRAG_IPV4_UDP;
+	assert_int_equal(rte_eth_dev_configure(s.f[1], 4, 1, &conf), 0);
+	for (k = 0; k < 4; k++)
+		assert_int_equal(rte_eth_rx_queue_setup(s.f[1], k, 512,
+			rte_eth_dev_socket_id(s.f[1]), NULL, pool), 0);
+	assert_int_equal(rte_eth_tx_queue_setup(s.f[1], 0, 512,
+		rte_eth_dev_socket_id(s.f[1]), NULL), 0);
+	assert_int_equal(rte_eth_dev_start(s.f[1]), 0);
+	for (q = 0; q < 4; q++)
+		c[q] = capture_new();
+
+	/* 1 makes its address known; then 0 sends it frames whose UDP
+	 * ports are their sequence numbers, 10.0.0.1 to 10.0.0.2 */
+	sw_send(&s, 1, sw_frame(1, 0, 0, 64, 0));
+	assert_int_equal(sw_recv(&s, 0, c[0], 1000), 1);
+	c[0]->n = 0;
+	for (i = 0; i < nb; i++) {
+		struct rte_mbuf *m = sw_frame(0, 1, 0xc0001000u + i * 7919,
+					      64, 0);
+		uint8_t *ip = rte_pktmbuf_mtod_offset(m, uint8_t *,
+						      SW_IP_OFF);
+		static const uint8_t addrs[8] = { 10, 0, 0, 1, 10, 0, 0, 2 };
+
+		memcpy(ip + 12, addrs, 8);
+		if (i == nb - 1)
+			ip[9] = IPPROTO_TCP;	/* not hashed: queue 0 */
+		sw_send(&s, 0, m);
+	}
+	for (i = 0; i < 100; i++)
+		for (q = 0; q < 4; q++)
+			got[q] += poll_rx_q(s.f[1], (uint16_t)q, c[q]);
+	assert_int_equal(got[0] + got[1] + got[2] + got[3], nb);
+	for (q = 0; q < 4; q++) {
+		/* a quarter each, give or take */
+		assert_true(got[q] > nb / 8);
+		for (i = 0; i < c[q]->n; i++) {
+			const uint8_t *ip = c[q]->r[i].data + SW_IP_OFF;
+			uint8_t tuple[12];
+
+			if (ip[9] != IPPROTO_UDP) {
+				assert_int_equal(q, 0);
+				continue;
+			}
+			memcpy(tuple, ip + 12, 8);
+			memcpy(tuple + 8, ip + 20, 4);
+			assert_int_equal(toeplitz(rss_key, tuple, 12) % 128 % 4,
+					 q);
+		}
+		capture_free(c[q]);
+	}
+	sw_close(&s);
+}
+
 static int
 test_setup(void **state __rte_unused)
 {
@@ -1448,6 +1621,8 @@ main(void)
 		FAULT_TEST(test_switch_forwards_by_learnt_address),
 		FAULT_TEST(test_switch_queue_paces_and_drops_at_tail),
 		FAULT_TEST(test_switch_red_marks_between_kmin_and_kmax),
+		FAULT_TEST(test_rss_hash_matches_the_specification),
+		FAULT_TEST(test_switch_rss_spreads_by_toeplitz),
 	};
 
 	return cmocka_run_group_tests(tests, eal_setup, eal_teardown);

@@ -131,6 +131,11 @@ fault_rx_queue_setup(struct rte_eth_dev *dev, uint16_t queue_id,
 	struct fault_queue *q;
 	int ret;
 
+	if (fp->swport != NULL) {
+		ret = droce_fault_switch_rxq(fp, queue_id, (int)socket_id);
+		if (ret != 0)
+			return ret;
+	}
 	q = droce_fault_queue_create(fp, FAULT_RX, queue_id, mp,
 				     (int)socket_id);
 	if (q == NULL)
@@ -185,10 +190,28 @@ fault_dev_configure(struct rte_eth_dev *dev)
 {
 	struct rte_eth_dev_data *data = dev->data;
 	struct fault_port *fp = fault_port(dev);
+	struct rte_eth_conf conf = data->dev_conf;
 	int ret;
 
+	/* a switch's port spreads what it receives over its queues itself
+	 * (RSS); what it wraps carries nothing */
+	if (fp->swport != NULL) {
+		ret = droce_fault_switch_rss(fp, &conf.rx_adv_conf.rss_conf,
+					     conf.rxmode.mq_mode,
+					     data->nb_rx_queues);
+		if (ret != 0) {
+			FAULT_LOG(ERR, "%s: RSS functions %#" PRIx64
+				  " or key of %u bytes not had",
+				  data->name, conf.rx_adv_conf.rss_conf.rss_hf,
+				  conf.rx_adv_conf.rss_conf.rss_key_len);
+			return ret;
+		}
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
+		memset(&conf.rx_adv_conf.rss_conf, 0,
+		       sizeof(conf.rx_adv_conf.rss_conf));
+	}
 	ret = rte_eth_dev_configure(fp->wrapped_port, data->nb_rx_queues,
-				    data->nb_tx_queues, &data->dev_conf);
+				    data->nb_tx_queues, &conf);
 	if (ret != 0)
 		FAULT_LOG(ERR, "%s: configuring %s: %s", data->name,
 			  fp->params.port, rte_strerror(-ret));
@@ -406,6 +429,14 @@ fault_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->reta_size = w.reta_size;
 	info->hash_key_size = w.hash_key_size;
 	info->flow_type_rss_offloads = w.flow_type_rss_offloads;
+	if (fp->swport != NULL) {
+		/* a switch's port has RSS of its own (fault_switch.c) */
+		info->max_rx_queues = RTE_MIN(info->max_rx_queues,
+					      FAULT_SWITCH_RXQ);
+		info->reta_size = FAULT_RETA_SIZE;
+		info->hash_key_size = FAULT_RSS_KEY_LEN;
+		info->flow_type_rss_offloads = FAULT_RSS_OFFLOADS;
+	}
 	info->default_rxconf = w.default_rxconf;
 	info->default_txconf = w.default_txconf;
 	info->rx_desc_lim = w.rx_desc_lim;

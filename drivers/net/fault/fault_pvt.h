@@ -131,10 +131,34 @@ struct fault_slot {
 
 struct fault_switch;
 
+/** Receive queues a switch port spreads frames over (RSS). */
+#define FAULT_SWITCH_RXQ 16
+/** Its RSS redirection table's entries, and its Toeplitz key's bytes. */
+#define FAULT_RETA_SIZE 128
+#define FAULT_RSS_KEY_LEN 40
+/** The hash functions it has: on IPv4 and IPv6 addresses and UDP ports. */
+#define FAULT_RSS_OFFLOADS (RTE_ETH_RSS_NONFRAG_IPV4_UDP | \
+			    RTE_ETH_RSS_NONFRAG_IPV6_UDP)
+
+/** What one of a switch port's receive queues takes frames from. */
+struct fault_swq {
+	struct rte_ring *ring;		/**< of struct fault_slot */
+	/* its consumer's alone */
+	struct fault_slot head;
+	bool has_head;
+} __rte_cache_aligned;
+
 /**
  * One port of a switch: its address as learnt from what it sends, and
  * the queue in front of it, which every other port's tx fills (many
- * producers) and its rx queue 0 empties (one consumer).
+ * producers) and its rx queues empty (one consumer each).
+ *
+ * The queue is one line with a ring of frames per receive queue. Where
+ * the port was configured for RSS, a UDP frame over IP goes to the ring
+ * a NIC would put it on: the Toeplitz hash of its addresses and ports
+ * under the port's key, looked up in the redirection table (entry i is
+ * queue i modulo the receive queues, as NICs set it by default). Any
+ * other frame, and every frame without RSS, goes to queue 0.
  *
  * With a rate, the queue is a virtual clock: each frame joining it is
  * given the cycle it will have left the line at (tail, advanced by a
@@ -144,7 +168,6 @@ struct fault_switch;
  */
 struct fault_swport {
 	struct fault_switch *sw;
-	struct rte_ring *ring;		/**< of struct fault_slot */
 	unsigned int index;		/**< in sw->ports[] */
 	bool gone;			/**< closed: frames to it are dropped */
 	uint64_t mac;			/**< learnt address | FAULT_MAC_KNOWN */
@@ -156,10 +179,21 @@ struct fault_swport {
 	uint64_t pmax;			/**< in 2^-53 */
 	uint64_t tail __rte_cache_aligned;	/**< shared by the senders */
 	uint64_t stats[FAULT_QSTAT_MAX];	/**< atomic; backlogs in cycles */
-	/* its consumer's alone */
-	struct fault_slot head __rte_cache_aligned;
-	bool has_head;
+	/* set while the port is stopped */
+	uint64_t rss_hf;		/**< RTE_ETH_RSS_*: 0, no RSS */
+	uint8_t rss_key[FAULT_RSS_KEY_LEN];
+	uint16_t nb_rxq;		/**< queues the table spreads over */
+	struct fault_swq rxq[FAULT_SWITCH_RXQ];	/**< ring: read with acquire */
 };
+
+/**
+ * The Toeplitz hash a NIC's RSS gives an IPv4 or IPv6 frame @p eth with
+ * UDP in it (of @p len bytes), under @p key; @return false for any
+ * other frame.
+ */
+bool droce_fault_rss_hash(const uint8_t *eth, uint32_t len,
+			  const uint8_t key[FAULT_RSS_KEY_LEN], uint64_t hf,
+			  uint32_t *hash);
 
 #define FAULT_MAC_KNOWN (UINT64_C(1) << 48)
 
@@ -270,6 +304,22 @@ void droce_fault_switch_stats(const struct fault_port *fp,
 
 /** Zero them. */
 void droce_fault_switch_stats_reset(struct fault_port *fp);
+
+/**
+ * Make sure the switch port of @p fp has a ring for its receive queue
+ * @p queue_id (the port stopped). @return 0, or -ENOMEM, -EINVAL.
+ */
+int droce_fault_switch_rxq(struct fault_port *fp, uint16_t queue_id,
+			   int socket_id);
+
+/**
+ * Take the RSS settings of @p conf for the switch port of @p fp, with
+ * @p nb_rxq receive queues (the port stopped). @return 0, or -EINVAL
+ * for hash functions it does not have.
+ */
+int droce_fault_switch_rss(struct fault_port *fp,
+			   const struct rte_eth_rss_conf *conf, uint64_t mq,
+			   uint16_t nb_rxq);
 
 /** Free the frames waiting in the switch queue of @p p (its consumer). */
 void droce_fault_swport_drain(struct fault_swport *p);

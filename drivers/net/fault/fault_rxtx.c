@@ -33,6 +33,7 @@
 #include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_thash.h>
 
 #include "fault_pvt.h"
 
@@ -330,6 +331,73 @@ fault_red_hit(struct fault_queue *q, const struct fault_swport *p,
 	return (fault_rand(q) >> 11) < threshold;
 }
 
+bool
+droce_fault_rss_hash(const uint8_t *eth, uint32_t len,
+		     const uint8_t key[FAULT_RSS_KEY_LEN], uint64_t hf,
+		     uint32_t *hash)
+{
+	/* the tuple in 32-bit words of host order, as rte_softrss() has
+	 * it: source address, destination address, source port << 16 |
+	 * destination port */
+	uint32_t t[RTE_THASH_V6_L4_LEN];
+	const uint8_t *ip = eth + RTE_ETHER_HDR_LEN, *udp;
+	uint16_t type;
+	unsigned int i, n;
+
+	if (len < RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + 8)
+		return false;
+	type = (uint16_t)(eth[12] << 8 | eth[13]);
+	if (type == RTE_ETHER_TYPE_IPV4 &&
+	    (hf & RTE_ETH_RSS_NONFRAG_IPV4_UDP)) {
+		const struct rte_ipv4_hdr *h = (const void *)ip;
+
+		if (h->next_proto_id != IPPROTO_UDP ||
+		    (rte_be_to_cpu_16(h->fragment_offset) &
+		     (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) ||
+		    len < RTE_ETHER_HDR_LEN + rte_ipv4_hdr_len(h) + 8u)
+			return false;
+		udp = ip + rte_ipv4_hdr_len(h);
+		t[0] = rte_be_to_cpu_32(h->src_addr);
+		t[1] = rte_be_to_cpu_32(h->dst_addr);
+		n = RTE_THASH_V4_L4_LEN;
+	} else if (type == RTE_ETHER_TYPE_IPV6 &&
+		   (hf & RTE_ETH_RSS_NONFRAG_IPV6_UDP)) {
+		if (ip[6] != IPPROTO_UDP ||
+		    len < RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + 8)
+			return false;
+		udp = ip + sizeof(struct rte_ipv6_hdr);
+		for (i = 0; i < 8; i++)
+			t[i] = (uint32_t)ip[8 + 4 * i] << 24 |
+			       (uint32_t)ip[9 + 4 * i] << 16 |
+			       (uint32_t)ip[10 + 4 * i] << 8 | ip[11 + 4 * i];
+		n = RTE_THASH_V6_L4_LEN;
+	} else {
+		return false;
+	}
+	t[n - 1] = (uint32_t)udp[0] << 24 | (uint32_t)udp[1] << 16 |
+		   (uint32_t)udp[2] << 8 | udp[3];
+	*hash = rte_softrss(t, n, key);
+	return true;
+}
+
+/* The ring of @p p a frame @p m goes to: by RSS, else queue 0's. */
+static inline struct rte_ring *
+fault_swq_pick(const struct fault_swport *p, const struct rte_mbuf *m)
+{
+	uint64_t hf = __atomic_load_n(&p->rss_hf, __ATOMIC_ACQUIRE);
+	struct rte_ring *r;
+	uint32_t h;
+
+	if (hf == 0 ||
+	    !droce_fault_rss_hash(rte_pktmbuf_mtod(m, const uint8_t *),
+				  m->data_len, p->rss_key, hf, &h))
+		return p->rxq[0].ring;
+	/* the redirection table NICs start with: entry i, queue i % n */
+	r = __atomic_load_n(&p->rxq[(h % FAULT_RETA_SIZE) % p->nb_rxq].ring,
+			    __ATOMIC_ACQUIRE);
+	return r != NULL ? r : p->rxq[0].ring;
+}
+
 /*
  * Frame @p m joins the queue in front of port @p p, unless it is full
  * (then it is freed), marked CE by RED on the way. @p q is the sending
@@ -365,7 +433,8 @@ fault_switch_enqueue(struct fault_queue *q, struct fault_swport *p,
 			fault_qstat_add(p, FAULT_QSTAT_MARKED, 1);
 		}
 	}
-	if (rte_ring_mp_enqueue_elem(p->ring, &slot, sizeof(slot)) != 0)
+	if (rte_ring_mp_enqueue_elem(fault_swq_pick(p, m), &slot,
+				     sizeof(slot)) != 0)
 		goto drop;
 	fault_qstat_add(p, FAULT_QSTAT_QUEUED, 1);
 	fault_qstat_add(p, FAULT_QSTAT_BACKLOG_MEAN, backlog);
@@ -440,26 +509,30 @@ fault_switch_send(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
 	rte_pktmbuf_free(m);
 }
 
-/* Frames whose time on the line is over leave the port's switch queue. */
+/* Frames whose time on the line is over leave the port's switch queue
+ * for its receive queue @p qid. */
 static uint16_t
-fault_switch_take(struct fault_swport *p, struct rte_mbuf **pkts,
-		  uint16_t nb_pkts, uint64_t now)
+fault_switch_take(struct fault_swport *p, uint16_t qid,
+		  struct rte_mbuf **pkts, uint16_t nb_pkts, uint64_t now)
 {
+	struct fault_swq *q = &p->rxq[qid];
 	uint64_t bytes = 0;
 	uint16_t n = 0;
 
+	if (q->ring == NULL)
+		return 0;
 	while (n < nb_pkts) {
-		if (!p->has_head) {
-			if (rte_ring_sc_dequeue_elem(p->ring, &p->head,
-						     sizeof(p->head)) != 0)
+		if (!q->has_head) {
+			if (rte_ring_sc_dequeue_elem(q->ring, &q->head,
+						     sizeof(q->head)) != 0)
 				break;
-			p->has_head = true;
+			q->has_head = true;
 		}
-		if (p->head.due > now)
+		if (q->head.due > now)
 			break;
-		bytes += rte_pktmbuf_pkt_len(p->head.m);
-		pkts[n++] = p->head.m;
-		p->has_head = false;
+		bytes += rte_pktmbuf_pkt_len(q->head.m);
+		pkts[n++] = q->head.m;
+		q->has_head = false;
 	}
 	if (n != 0) {
 		fault_qstat_add(p, FAULT_QSTAT_SENT, n);
@@ -472,13 +545,16 @@ void
 droce_fault_swport_drain(struct fault_swport *p)
 {
 	struct rte_mbuf *m;
+	uint16_t q;
 
-	if (p->has_head) {
-		rte_pktmbuf_free(p->head.m);
-		p->has_head = false;
+	for (q = 0; q < FAULT_SWITCH_RXQ; q++) {
+		if (p->rxq[q].has_head) {
+			rte_pktmbuf_free(p->rxq[q].head.m);
+			p->rxq[q].has_head = false;
+		}
+		while (fault_switch_take(p, q, &m, 1, UINT64_MAX) == 1)
+			rte_pktmbuf_free(m);
 	}
-	while (fault_switch_take(p, &m, 1, UINT64_MAX) == 1)
-		rte_pktmbuf_free(m);
 }
 
 /* What the rx faults work on: the wrapped port's frames, or the switch's. */
@@ -487,7 +563,8 @@ fault_rx_source(struct fault_queue *q, struct rte_mbuf **pkts,
 		uint16_t nb_pkts, uint64_t now)
 {
 	if (q->swport != NULL)
-		return fault_switch_take(q->swport, pkts, nb_pkts, now);
+		return fault_switch_take(q->swport, q->queue_id, pkts,
+					 nb_pkts, now);
 	return rte_eth_rx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
 }
 
@@ -649,9 +726,8 @@ droce_fault_queue_create(const struct fault_port *fp, enum fault_dir dir,
 	}
 	q->port_id = fp->wrapped_port;
 	q->cut = &fp->cut;
-	/* a switch's port takes what reaches it on rx queue 0 alone */
-	if (dir == FAULT_TX || queue_id == 0)
-		q->swport = fp->swport;
+	/* each rx queue of a switch's port takes its own ring's frames */
+	q->swport = fp->swport;
 	q->queue_id = queue_id;
 	q->mp = mp;
 	q->delay_mask = nb_delay != 0 ? nb_delay - 1 : 0;

@@ -92,39 +92,100 @@ fault_swport_line(struct fault_swport *sp, const struct fault_params *p)
 	sp->pmax = (uint64_t)(p->pmax * 0x1p53);
 }
 
+/* The ring of receive queue @p q of switch port @p sp. */
+static struct rte_ring *
+fault_swq_ring(const struct fault_swport *sp, const struct fault_params *p,
+	       unsigned int q, int socket_id)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "fsw_%s_%u_%u", sp->sw->name, sp->index,
+		 q);
+	return rte_ring_create_elem(name, sizeof(struct fault_slot),
+				    fault_swport_slots(p), socket_id,
+				    RING_F_SC_DEQ);
+}
+
 static struct fault_swport *
 fault_swport_create(struct fault_switch *sw, const struct fault_params *p,
 		    int socket_id)
 {
-	char name[RTE_RING_NAMESIZE];
 	struct fault_swport *sp;
 
 	sp = rte_zmalloc_socket("net_fault_swport", sizeof(*sp),
 				RTE_CACHE_LINE_SIZE, socket_id);
 	if (sp == NULL)
 		return NULL;
-	snprintf(name, sizeof(name), "fsw_%s_%u", sw->name, sw->nb_ports);
-	sp->ring = rte_ring_create_elem(name, sizeof(struct fault_slot),
-					fault_swport_slots(p), socket_id,
-					RING_F_SC_DEQ);
-	if (sp->ring == NULL) {
+	sp->sw = sw;
+	sp->index = sw->nb_ports;
+	sp->nb_rxq = 1;
+	sp->rxq[0].ring = fault_swq_ring(sp, p, 0, socket_id);
+	if (sp->rxq[0].ring == NULL) {
 		rte_free(sp);
 		return NULL;
 	}
-	sp->sw = sw;
-	sp->index = sw->nb_ports;
 	fault_swport_line(sp, p);
 	return sp;
+}
+
+int
+droce_fault_switch_rxq(struct fault_port *fp, uint16_t queue_id,
+		       int socket_id)
+{
+	struct fault_swport *sp = fp->swport;
+	struct rte_ring *r;
+
+	if (queue_id >= FAULT_SWITCH_RXQ)
+		return -EINVAL;
+	if (sp->rxq[queue_id].ring != NULL)
+		return 0;
+	r = fault_swq_ring(sp, &fp->params, queue_id, socket_id);
+	if (r == NULL)
+		return -ENOMEM;
+	/* the other ports' tx reads it from now on */
+	__atomic_store_n(&sp->rxq[queue_id].ring, r, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+droce_fault_switch_rss(struct fault_port *fp,
+		       const struct rte_eth_rss_conf *conf, uint64_t mq,
+		       uint16_t nb_rxq)
+{
+	/* what NICs have as their default key: any other is as good */
+	static const uint8_t default_key[FAULT_RSS_KEY_LEN] = {
+		0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+		0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+		0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+		0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+		0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+	};
+	struct fault_swport *sp = fp->swport;
+	uint64_t hf = (mq & RTE_ETH_MQ_RX_RSS_FLAG) ? conf->rss_hf : 0;
+
+	if (hf & ~(uint64_t)FAULT_RSS_OFFLOADS)
+		return -EINVAL;
+	if (conf->rss_key != NULL && conf->rss_key_len != FAULT_RSS_KEY_LEN)
+		return -EINVAL;
+	memcpy(sp->rss_key, conf->rss_key != NULL ? conf->rss_key :
+	       default_key, FAULT_RSS_KEY_LEN);
+	if (nb_rxq == 0)
+		nb_rxq = 1;
+	__atomic_store_n(&sp->nb_rxq, RTE_MIN(nb_rxq, FAULT_SWITCH_RXQ),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&sp->rss_hf, hf, __ATOMIC_RELEASE);
+	return 0;
 }
 
 static void
 fault_switch_free(struct fault_switch *sw)
 {
-	unsigned int i;
+	unsigned int i, q;
 
 	for (i = 0; i < sw->nb_ports; i++) {
 		droce_fault_swport_drain(sw->ports[i]);
-		rte_ring_free(sw->ports[i]->ring);
+		for (q = 0; q < FAULT_SWITCH_RXQ; q++)
+			rte_ring_free(sw->ports[i]->rxq[q].ring);
 		rte_free(sw->ports[i]);
 	}
 	for (i = 0; i < FAULT_SWITCHES; i++)
