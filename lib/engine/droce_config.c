@@ -46,6 +46,10 @@
  *   fault = drop=0.05,seed=7 ; put the port behind net_fault (its arguments)
  *   dscp = 26              ; the DSCP of packets whose address (traffic
  *                          ; class) gives none (default 0)
+ *   rss = auto             ; with several lcores on a port with RSS: the
+ *                          ; port spreads frames by droce's key, and QPs
+ *                          ; choose UDP source ports that land on their
+ *                          ; peer's lcore; off
  *   dcqcn_rate_min_mbps = 10 ; DCQCN's parameters for its QPs (ecn = on):
  *                          ; dcqcn_rate_max_mbps (0: the port's speed),
  *                          ; _rate_min_mbps, _ai_mbps, _hai_mbps,
@@ -329,6 +333,15 @@ parse_device(struct rte_cfgfile *f, const char *section,
 	}
 	if (parse_dcqcn(f, section, &d->cc) < 0)
 		return -EINVAL;
+	v = rte_cfgfile_get_entry(f, section, "rss");
+	if (v != NULL) {
+		if (strcmp(v, "auto") != 0 && strcmp(v, "off") != 0) {
+			DROCE_LOG(ERR, "[%s]: bad rss '%s' (auto or off)",
+				  section, v);
+			return -EINVAL;
+		}
+		d->no_rss = strcmp(v, "off") == 0;
+	}
 	v = rte_cfgfile_get_entry(f, section, "lcores");
 	if (v == NULL)
 		v = rte_cfgfile_get_entry(f, section, "lcore");

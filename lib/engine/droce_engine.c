@@ -501,14 +501,78 @@ cc_params(struct droce_dev *dev)
 }
 
 /*
+ * RSS for a device of @p nshards shards, each polling one of @p nrxq
+ * queues, where the port hashes UDP over IP with a key of droce's
+ * length or more and a redirection table at least as long as the
+ * shards (lib/engine/droce_rss.c): @p conf asks for it under droce's
+ * key, padded with zeros into @p key, and dev->rss says so.
+ */
+static void
+rss_conf(struct droce_dev *dev, const struct rte_eth_dev_info *info,
+	 struct rte_eth_conf *conf, uint8_t *key, uint32_t nshards,
+	 uint16_t nrxq, bool no_rss)
+{
+	uint64_t hf = info->flow_type_rss_offloads &
+		(RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP);
+
+	dev->rss = false;
+	if (no_rss || nshards < 2 || nrxq != nshards ||
+	    !(hf & RTE_ETH_RSS_NONFRAG_IPV4_UDP) ||
+	    info->hash_key_size < DROCE_RSS_KEY_LEN ||
+	    info->reta_size < nshards)
+		return;
+	memset(key, 0, info->hash_key_size);
+	memcpy(key, droce_rss_key, DROCE_RSS_KEY_LEN);
+	conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+	conf->rx_adv_conf.rss_conf.rss_key = key;
+	conf->rx_adv_conf.rss_conf.rss_key_len = info->hash_key_size;
+	conf->rx_adv_conf.rss_conf.rss_hf = hf;
+	dev->rss = true;
+	dev->rss_reta_size = info->reta_size;
+}
+
+/*
+ * Entry i of the port's redirection table, the queue of shard i modulo
+ * the shards: what NICs set by default, set here where the port lets it
+ * be (where it does not, its default is taken for that).
+ */
+static void
+rss_reta(struct droce_dev *dev, uint32_t nshards)
+{
+	struct rte_eth_rss_reta_entry64
+		reta[RTE_ETH_RSS_RETA_SIZE_512 / RTE_ETH_RETA_GROUP_SIZE];
+	unsigned int i;
+	int ret;
+
+	if (dev->rss_reta_size > RTE_ETH_RSS_RETA_SIZE_512)
+		return;		/* (then NICs have the default already) */
+	memset(reta, 0, sizeof(reta));
+	for (i = 0; i < dev->rss_reta_size; i++) {
+		struct rte_eth_rss_reta_entry64 *g =
+			&reta[i / RTE_ETH_RETA_GROUP_SIZE];
+
+		g->mask |= UINT64_C(1) << (i % RTE_ETH_RETA_GROUP_SIZE);
+		g->reta[i % RTE_ETH_RETA_GROUP_SIZE] = (uint16_t)(i % nshards);
+	}
+	ret = rte_eth_dev_rss_reta_update(dev->port_id, reta,
+					  dev->rss_reta_size);
+	if (ret != 0 && ret != -ENOTSUP)
+		DROCE_LOG(WARNING, "%s: port %u's RSS table not set (%s): "
+			  "its default taken", dev->name, dev->port_id,
+			  strerror(-ret));
+}
+
+/*
  * Configure and start the port of @p dev: a send queue for each of its
  * *nshards shards (fewer if the port has fewer: *nshards says how many),
  * and as many receive queues, or *nrxq if that is more (a ring pair's
  * other end's send queues).
  */
 static int
-port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq)
+port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq,
+	   bool no_rss)
 {
+	uint8_t rss_key[UINT8_MAX + 1];
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr port_mac;
@@ -546,6 +610,7 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq)
 		*nshards = maxq;
 	}
 	*nrxq = (uint16_t)RTE_MAX(*nrxq, *nshards);
+	rss_conf(dev, &info, &conf, rss_key, *nshards, *nrxq, no_rss);
 	ret = rte_eth_dev_configure(dev->port_id, *nrxq, (uint16_t)*nshards,
 				    &conf);
 	if (ret < 0)
@@ -586,6 +651,8 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq)
 	    rte_eth_dev_default_mac_addr_set(dev->port_id, &dev->mac) != 0)
 		rte_eth_promiscuous_enable(dev->port_id);
 	rte_eth_allmulticast_enable(dev->port_id);
+	if (dev->rss)
+		rss_reta(dev, *nshards);
 	cc_params(dev);
 	return 0;
 }
@@ -802,7 +869,7 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	nrxq = strncmp(c->port, "ring:", 5) == 0 ?
 		(uint16_t)ring_queues(c->port + 5, strcspn(c->port + 5, ":")) :
 		1;
-	ret = port_start(dev, &nshards, &nrxq);
+	ret = port_start(dev, &nshards, &nrxq, c->no_rss);
 	if (ret < 0) {
 		DROCE_LOG(ERR, "%s: cannot start port %u: %s", dev->name,
 			  dev->port_id, strerror(-ret));

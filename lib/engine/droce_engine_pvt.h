@@ -91,6 +91,8 @@ struct droce_dev_cfg {
 	uint16_t mtu;
 	/** the DSCP of its packets whose address gives none */
 	uint8_t dscp;
+	/** rss = off: its port's RSS not used (droce_dev.rss) */
+	bool no_rss;
 	/** DCQCN's parameters for its QPs; rate_max 0: the port's speed */
 	struct droce_dcqcn_params cc;
 	/** its engine lcores, indices into the engine cores; none: one,
@@ -234,6 +236,13 @@ struct droce_dev {
 	/** frames for it that another shard received (multi-producer);
 	 * NULL with a single shard */
 	struct rte_ring *handoff;
+	/** the primary's: the port spreads frames over the shards' queues
+	 * by RSS under droce_rss_key (entry i of its redirection table,
+	 * of rss_reta_size, the queue of shard i % nshards), and connected
+	 * QPs choose their UDP source ports to land on their peer's shard
+	 * (droce_rss_sport()) */
+	bool rss;
+	uint16_t rss_reta_size;
 	/** the primary's: held by a shard at its neighbour table */
 	rte_spinlock_t neigh_lock;
 	/** the primary's: held by a shard that binds, invalidates or
@@ -794,6 +803,28 @@ droce_dev_owner(const struct droce_dev *dev, uint32_t qpn)
 		return p->shards[0];
 	return p->shards[DROCE_QPN_SLOT(qpn) % p->nshards];
 }
+
+/** The bytes of droce_rss_key, the Toeplitz key droce's ports use. */
+#define DROCE_RSS_KEY_LEN 40
+extern const uint8_t droce_rss_key[DROCE_RSS_KEY_LEN];
+
+/**
+ * The RSS hash (Toeplitz, droce_rss_key) a port gives a RoCEv2 packet
+ * from @p sgid to @p dgid (IPv4-mapped GIDs where @p ipv4) from UDP port
+ * @p sport.
+ */
+uint32_t droce_rss_hash(const uint8_t sgid[16], const uint8_t dgid[16],
+			bool ipv4, uint16_t sport);
+
+/**
+ * The UDP source port for packets of QP @p src_qpn of @p dev to QP
+ * @p dst_qpn over @p path: droce_udp_sport(), or with RSS on the device
+ * (droce_dev.rss) the nearest port whose hash lands on the shard that
+ * has @p dst_qpn at a like device (lib/engine/droce_rss.c).
+ */
+uint16_t droce_rss_sport(const struct droce_dev *dev,
+			 const struct droce_path *path,
+			 uint32_t src_qpn, uint32_t dst_qpn);
 
 /** qp->tr of a raw packet QP: no RoCE transport. */
 #define DROCE_TR_NONE 0xff

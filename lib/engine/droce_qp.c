@@ -721,11 +721,12 @@ qp_modify(struct droce_dev *dev, void *arg)
 		qp->path_mtu = attr->path_mtu;
 		qp->mtu = droce_mtu_bytes(attr->path_mtu);
 	}
-	if (mask & IBV_QP_DEST_QPN) {
+	if (mask & IBV_QP_DEST_QPN)
 		qp->dest_qpn = attr->dest_qp_num & DROCE_PSN_MASK;
-		qp->path.sport = droce_udp_sport(qp->cfg.qp_num,
-						 qp->dest_qpn);
-	}
+	if ((mask & (IBV_QP_DEST_QPN | IBV_QP_AV)) &&
+	    droce_tr_connected(qp->tr))
+		qp->path.sport = droce_rss_sport(dev, &qp->path,
+						 qp->cfg.qp_num, qp->dest_qpn);
 	if (mask & IBV_QP_RQ_PSN)
 		qp->rq_psn = attr->rq_psn & DROCE_PSN_MASK;
 	if (mask & IBV_QP_SQ_PSN)

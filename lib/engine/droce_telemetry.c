@@ -227,6 +227,11 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "lcore", (int)a.lcore);
 	lcores_str(dev, buf, sizeof(buf));
 	rte_tel_data_add_dict_string(d, "lcores", buf);
+	/* frames spread over the lcores by the port's RSS: "rss", or the
+	 * software hand-off alone: "handoff" (one lcore: "none") */
+	rte_tel_data_add_dict_string(d, "rx_spread",
+		dev->primary->nshards < 2 ? "none" :
+		dev->primary->rss ? "rss" : "handoff");
 	rte_tel_data_add_dict_int(d, "eth_mtu", a.eth_mtu);
 	rte_tel_data_add_dict_int(d, "active_mtu",
 				  (int)droce_mtu_bytes(a.active_mtu));

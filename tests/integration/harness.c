@@ -609,12 +609,13 @@ ep_config(const char *dir, const char *name, unsigned int subnet,
 	  const char *engine, const char *device, const char *fault,
 	  unsigned int seed)
 {
-	char path[512], lcores[128];
+	char path[512], lcores[128], port[128];
+	bool sw = strncmp(name, "switch:", 7) == 0;
 	FILE *f;
 	unsigned int i;
 
 	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/%s.ini", dir, name);
+	snprintf(path, sizeof(path), "%s/%s.ini", dir, sw ? name + 7 : name);
 	f = fopen(path, "w");
 	if (f == NULL)
 		return -1;
@@ -625,9 +626,13 @@ ep_config(const char *dir, const char *name, unsigned int subnet,
 		fprintf(f, "pcap = %s/%s.pcap\n", dir, name);
 	lcores_config(f, lcores, sizeof(lcores));
 	for (i = 0; i < 2; i++) {
-		fprintf(f, "[device droce%u]\nport = ring:%s:%u\n"
+		if (sw)
+			snprintf(port, sizeof(port), "%s", name);
+		else
+			snprintf(port, sizeof(port), "ring:%s:%u", name, i);
+		fprintf(f, "[device droce%u]\nport = %s\n"
 			"mac = 02:d7:0c:e0:%02x:%02x\nipv4 = 10.0.%u.%u/24\n"
-			"ipv6 = fd00:0:0:%x::%u/64\n%s%s", i, name, i, subnet,
+			"ipv6 = fd00:0:0:%x::%u/64\n%s%s", i, port, subnet,
 			i + 1, subnet, i + 1, subnet, i + 1, lcores,
 			device != NULL ? device : "");
 		if (fault != NULL)

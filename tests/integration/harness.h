@@ -224,7 +224,9 @@ int ep_fault_config(const char *dir, const char *name, unsigned int subnet,
 /**
  * ep_fault_config() with @p engine and @p device (lines, "" or NULL)
  * added to the [engine] section and to each [device] section, and the
- * ports behind net_fault only if @p fault is not NULL.
+ * ports behind net_fault only if @p fault is not NULL. A @p name of
+ * "switch:NAME" makes both ports of net_fault's switch NAME instead of
+ * a net_ring pair (DIR/NAME.ini).
  */
 int ep_config(const char *dir, const char *name, unsigned int subnet,
 	      const char *engine, const char *device, const char *fault,

@@ -11,12 +11,20 @@
  * arrive whole, and the completions of QPs on all the lcores reach the
  * CQs they share. A region registered while the QPs live is reached
  * through every lcore; deregistered, through none.
+ *
+ * test_lcores WORKDIR rss|handoff puts both devices on net_fault's
+ * switch instead, whose ports spread frames over their queues by RSS as
+ * a NIC does. With rss (droce's default there) every QP sends from a
+ * UDP port whose hash lands on the peer QP's lcore: no frame is handed
+ * between lcores. With handoff (rss = off) the port puts every frame on
+ * queue 0, and the frames for the other lcores are handed on.
  */
 
 #include <endian.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +42,9 @@
 #define BUF (4 * PAIRS * SLOT)
 
 static struct ep_opts opts;
+/* the devices on net_fault's switch; frames should reach their QP's
+ * lcore by the port's RSS */
+static bool on_switch, by_rss;
 static struct ep a, b;
 static struct ibv_qp *qa[PAIRS], *qb[PAIRS];
 /* made on droce1 before the pairs: the QPs of each pair on two lcores */
@@ -152,8 +163,19 @@ test_every_pair_across_lcores(void **state)
 	print_message("handed on: droce0 %" PRIu64 ", droce1 %" PRIu64
 		      " frames\n", ca1.rx_handoff - ca0.rx_handoff,
 		      cb1.rx_handoff - cb0.rx_handoff);
-	assert_true(cb1.rx_handoff - cb0.rx_handoff >= 3 * PAIRS);
-	assert_true(ca1.rx_handoff - ca0.rx_handoff >= 3 * PAIRS);
+	if (by_rss) {
+		assert_int_equal(cb1.rx_handoff, cb0.rx_handoff);
+		assert_int_equal(ca1.rx_handoff, ca0.rx_handoff);
+	} else if (on_switch) {
+		/* all on the first lcore: the frames of the QPs of the
+		 * other three (three pairs in four, two frames each at
+		 * least) are handed on */
+		assert_true(cb1.rx_handoff - cb0.rx_handoff >= PAIRS);
+		assert_true(ca1.rx_handoff - ca0.rx_handoff >= PAIRS);
+	} else {
+		assert_true(cb1.rx_handoff - cb0.rx_handoff >= 3 * PAIRS);
+		assert_true(ca1.rx_handoff - ca0.rx_handoff >= 3 * PAIRS);
+	}
 	assert_int_equal(ca1.rx_handoff_drop, ca0.rx_handoff_drop);
 	assert_int_equal(cb1.rx_handoff_drop, cb0.rx_handoff_drop);
 	/* every lcore's QPs counted as the device's */
@@ -247,12 +269,22 @@ static struct ep_pair_fixture pair = {
 };
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_pair_across_lcores),
 		cmocka_unit_test(test_region_on_every_lcore),
 	};
+
+	if (argc == 3) {
+		on_switch = true;
+		by_rss = strcmp(argv[2], "rss") == 0;
+		if (ep_config(argv[1], "switch:lcores", 40, NULL,
+			      by_rss ? NULL : "rss = off\n", NULL, 0) != 0) {
+			perror(argv[1]);
+			return 1;
+		}
+	}
 
 	return pair_run_group_tests(tests, &pair);
 }
