@@ -11,6 +11,11 @@
 #      0,1: two lcores per device);
 #   shared: one engine lcore for both devices (the default: the last
 #      CPU), the application's thread alone on the other CPU;
+#   rss: as 2, the devices on net_fault's switch instead, whose ports
+#      spread frames over their queues by RSS: each QP's UDP source port
+#      lands its frames on its peer's lcore;
+#   handoff: as rss with rss = off: every frame reaches the first lcore,
+#      which hands those of the other lcore's QPs on through a ring;
 # in turns, ROUNDS rounds of SECS seconds, the order changed every round;
 # and raw 64-byte frames, the yardstick. Medians, and each rate as a
 # ratio of the raw frames'. This virtual machine has two CPUs: in 1 and
@@ -27,18 +32,24 @@ qps=${3:-8}
 perf=build/app/droce-perf
 work=$(mktemp -d /tmp/droce-lcores.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-for c in 1 2 shared; do
+configs="1 2 shared rss handoff"
+for c in $configs; do
 	{
 		if [ "$c" != shared ]; then
 			printf '[engine]\ncores = 0,1\n'
 		fi
 		for d in 0 1; do
-			echo "[device droce$d]
-port = ring:bench:$d
-ipv4 = 10.0.0.$((d + 1))/24"
+			case $c in
+			rss | handoff) echo "[device droce$d]
+port = switch:bench" ;;
+			*) echo "[device droce$d]
+port = ring:bench:$d" ;;
+			esac
+			echo "ipv4 = 10.0.0.$((d + 1))/24"
 			case $c in
 			1) echo "lcores = $d" ;;
-			2) echo "lcores = 0,1" ;;
+			2 | rss) echo "lcores = 0,1" ;;
+			handoff) printf 'lcores = 0,1\nrss = off\n' ;;
 			esac
 		done
 	} >"$work/$c.ini"
@@ -62,16 +73,15 @@ median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-: >"$work/1.r"
-: >"$work/2.r"
-: >"$work/shared.r"
-: >"$work/raw.r"
+for c in $configs raw; do
+	: >"$work/$c.r"
+done
 r=1
 while [ "$r" -le "$rounds" ]; do
 	case $((r % 3)) in
-	1) order="1 2 shared" ;;
-	2) order="2 shared 1" ;;
-	*) order="shared 1 2" ;;
+	1) order="1 2 shared rss handoff" ;;
+	2) order="handoff rss 2 shared 1" ;;
+	*) order="shared handoff 1 rss 2" ;;
 	esac
 	for c in $order; do
 		v=$(rate "$work/$c.ini")
@@ -86,12 +96,18 @@ done
 m1=$(median <"$work/1.r")
 m2=$(median <"$work/2.r")
 ms=$(median <"$work/shared.r")
+mrss=$(median <"$work/rss.r")
+mh=$(median <"$work/handoff.r")
 mr=$(median <"$work/raw.r")
 echo
 echo "medians of $rounds rounds, write_bw -s 64, $qps QPs (Mpps, ratio to raw):"
-awk -v a="$m1" -v b="$m2" -v s="$ms" -v f="$mr" 'BEGIN {
+awk -v a="$m1" -v b="$m2" -v s="$ms" -v f="$mr" -v x="$mrss" -v h="$mh" \
+    'BEGIN {
 	printf "  1 lcore per device (2 lcores):     %6.3f  %.3f\n", a, a / f
 	printf "  2 lcores per device (2 lcores):    %6.3f  %.3f\n", b, b / f
 	printf "  one lcore for both devices:        %6.3f  %.3f\n", s, s / f
+	printf "  2 per device, switch, RSS:         %6.3f  %.3f\n", x, x / f
+	printf "  2 per device, switch, hand-off:    %6.3f  %.3f\n", h, h / f
 	printf "  raw 64-byte frames:                %6.3f\n", f
-	printf "  2 lcores per device / 1:           %6.2f\n", b / a }'
+	printf "  2 lcores per device / 1:           %6.2f\n", b / a
+	printf "  RSS / hand-off:                    %6.2f\n", x / h }'
