@@ -26,10 +26,12 @@
 
 #include <rte_bus_vdev.h>
 #include <rte_cycles.h>
+#include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_memory.h>
 #include <rte_ip.h>
 #include <rte_ring.h>
 
@@ -1173,17 +1175,24 @@ sw_send(struct swrig *s, unsigned int from, struct rte_mbuf *m)
 	assert_int_equal(rte_eth_tx_burst(s->f[from], 0, &m, 1), 1);
 }
 
-/* Frames port @p k receives within @p us, into @p c. */
+/* Frames @p port receives within @p us, into @p c. */
 static unsigned int
-sw_recv(struct swrig *s, unsigned int k, struct capture *c, uint64_t us)
+sw_recv_port(uint16_t port, struct capture *c, uint64_t us)
 {
 	uint64_t end = rte_rdtsc() + us * rte_get_tsc_hz() / US_PER_S;
 	unsigned int n = 0;
 
 	do
-		n += poll_rx(s->f[k], c);
+		n += poll_rx(port, c);
 	while (rte_rdtsc() < end);
 	return n;
+}
+
+/* Frames port @p k receives within @p us, into @p c. */
+static unsigned int
+sw_recv(struct swrig *s, unsigned int k, struct capture *c, uint64_t us)
+{
+	return sw_recv_port(s->f[k], c, us);
 }
 
 static uint32_t
@@ -1525,6 +1534,104 @@ test_switch_rss_spreads_by_toeplitz(void **state __rte_unused)
 	sw_close(&s);
 }
 
+static void
+ext_free(void *addr __rte_unused, void *opaque __rte_unused)
+{
+}
+
+/* (frames of 64 + PL bytes: the capture takes up to FRAME_MAX) */
+#define PL 60
+
+/* One frame on F: its first 64 bytes from the pool, then @p len from
+ * @p ext at IO address @p iova. @return how many B received. */
+static unsigned int
+dma_send(struct rig *r, struct rte_mbuf_ext_shared_info *sh, uint8_t *ext,
+	 uint64_t iova, uint16_t len, struct capture *c)
+{
+	struct rte_mbuf *h = rte_pktmbuf_alloc(pool);
+	struct rte_mbuf *p = rte_pktmbuf_alloc(pool);
+	uint8_t *d;
+
+	assert_non_null(h);
+	assert_non_null(p);
+	d = (uint8_t *)rte_pktmbuf_append(h, 64);
+	memset(d, 0, 64);
+	memset(d, 0xff, 12);
+	rte_mbuf_ext_refcnt_update(sh, 1);
+	rte_pktmbuf_attach_extbuf(p, ext, iova, len, sh);
+	p->data_len = len;
+	h->next = p;
+	h->nb_segs = 2;
+	h->pkt_len = 64u + len;
+	assert_int_equal(rte_eth_tx_burst(r->f, 0, &h, 1), 1);
+	rte_eth_tx_burst(r->f, 0, NULL, 0);
+	return sw_recv_port(r->b, c, 2000);
+}
+
+/*
+ * dma=1: F sends what a NIC behind an IOMMU could read. Bytes from the
+ * mbuf pool (DPDK's memory) pass; bytes of memory of the test's own
+ * pass only once registered with rte_extmem_register() and mapped for
+ * F with rte_dev_dma_map(), at the IO address they were mapped at, and
+ * no longer once unmapped. Each frame that could not be read is counted
+ * and freed. Without dma=1 any memory passes.
+ */
+static void
+test_dma_sends_mapped_memory_only(void **state __rte_unused)
+{
+	struct rte_mbuf_ext_shared_info sh = { .free_cb = ext_free };
+	struct capture *c = capture_new();
+	struct rte_eth_dev_info info;
+	size_t pg = 4096, len = 4 * pg;
+	uint8_t *mem = aligned_alloc(pg, len);
+	uint64_t iova;
+	struct rig r;
+
+	assert_non_null(mem);
+	memset(mem, 0x5a, len);
+	iova = (uint64_t)(uintptr_t)mem;
+	rte_mbuf_ext_refcnt_set(&sh, 1);
+
+	rig_open(&r, "dma=1");
+	assert_int_equal(rte_eth_dev_info_get(r.f, &info), 0);
+	/* not mapped: lost */
+	assert_int_equal(dma_send(&r, &sh, mem + 100, iova + 100, PL, c),
+			 0);
+	assert_int_equal(xstat(r.f, "tx_fault_unmapped"), 1);
+	/* mapped */
+	assert_int_equal(rte_extmem_register(mem, len, NULL, 0, pg), 0);
+	assert_int_equal(rte_dev_dma_map(info.device, mem, iova, len), 0);
+	assert_int_equal(dma_send(&r, &sh, mem + 100, iova + 100, PL, c),
+			 1);
+	assert_int_equal(dma_send(&r, &sh, mem + len - PL,
+				  iova + len - PL, PL, c), 1);
+	/* at another IO address than mapped, or beyond the range: lost */
+	assert_int_equal(dma_send(&r, &sh, mem + 100, iova + 100 + pg, PL,
+				  c), 0);
+	assert_int_equal(dma_send(&r, &sh, mem + len - PL / 2,
+				  iova + len - PL / 2,
+				  PL, c), 0);
+	assert_int_equal(xstat(r.f, "tx_fault_unmapped"), 3);
+	/* unmapped: lost again */
+	assert_int_equal(rte_dev_dma_unmap(info.device, mem, iova, len), 0);
+	assert_int_equal(dma_send(&r, &sh, mem + 100, iova + 100, PL, c),
+			 0);
+	assert_int_equal(xstat(r.f, "tx_fault_unmapped"), 4);
+	assert_int_equal(rte_extmem_unregister(mem, len), 0);
+	rig_close(&r);
+
+	/* a port without dma=1 reads any memory */
+	rig_open(&r, "");
+	assert_int_equal(dma_send(&r, &sh, mem + 100, iova + 100, PL, c),
+			 1);
+	assert_int_equal(xstat(r.f, "tx_fault_unmapped"), 0);
+	rig_close(&r);
+	/* every frame let go of the memory */
+	assert_int_equal(rte_mbuf_ext_refcnt_read(&sh), 1);
+	free(mem);
+	capture_free(c);
+}
+
 static int
 test_setup(void **state __rte_unused)
 {
@@ -1623,6 +1730,7 @@ main(void)
 		FAULT_TEST(test_switch_red_marks_between_kmin_and_kmax),
 		FAULT_TEST(test_rss_hash_matches_the_specification),
 		FAULT_TEST(test_switch_rss_spreads_by_toeplitz),
+		FAULT_TEST(test_dma_sends_mapped_memory_only),
 	};
 
 	return cmocka_run_group_tests(tests, eal_setup, eal_teardown);

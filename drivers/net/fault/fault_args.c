@@ -27,6 +27,11 @@
  *                  RED: ECN-capable frames that find more than kmin
  *                  ahead of them are marked CE with a chance rising to
  *                  pmax at kmax, every one beyond (no marking)
+ *
+ *   dma=0|1        the port sends only from memory mapped for its DMA,
+ *                  as a NIC behind an IOMMU does: DPDK's own memory and
+ *                  what rte_dev_dma_map() mapped for it (fault_dma.c);
+ *                  a frame with bytes anywhere else is dropped (0)
  */
 
 #include <ctype.h>
@@ -237,6 +242,18 @@ fault_check_switch(struct fault_params *p)
 	return 0;
 }
 
+static int
+fault_arg_dma(const char *key, const char *value, struct fault_params *p,
+	      int index __rte_unused)
+{
+	if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
+		FAULT_LOG(ERR, "%s='%s': want 0 or 1", key, value);
+		return -EINVAL;
+	}
+	p->dma = value[0] == '1';
+	return 0;
+}
+
 static const struct fault_arg fault_args[] = {
 	{ "port", fault_arg_port, 0 },
 	{ "drop", fault_arg_prob, FAULT_DROP },
@@ -256,6 +273,7 @@ static const struct fault_arg fault_args[] = {
 	{ "kmin", fault_arg_size, 1 },
 	{ "kmax", fault_arg_size, 2 },
 	{ "pmax", fault_arg_prob, FAULT_KIND_MAX },
+	{ "dma", fault_arg_dma, 0 },
 };
 
 static const struct fault_arg *

@@ -63,6 +63,7 @@ static const char * const fault_stat_names[FAULT_STAT_MAX] = {
 	[FAULT_STAT_CORRUPTED] = "corrupted",
 	[FAULT_STAT_PASSED] = "passed",
 	[FAULT_STAT_CE_MARKED] = "ce_marked",
+	[FAULT_STAT_UNMAPPED] = "unmapped",
 };
 
 static const char * const fault_qstat_names[FAULT_QSTAT_MAX] = {
@@ -677,7 +678,8 @@ fault_dev_fill(struct rte_eth_dev *dev, struct rte_vdev_device *vdev,
 	dev->rx_pkt_burst = fp->params.dir & FAULT_DIR_BIT(FAULT_RX) ||
 		fp->swport != NULL ? droce_fault_rx_burst : droce_fault_rx_pass;
 	dev->tx_pkt_burst = fp->params.dir & FAULT_DIR_BIT(FAULT_TX) ||
-		fp->swport != NULL ? droce_fault_tx_burst : droce_fault_tx_pass;
+		fp->swport != NULL || fp->params.dma ?
+		droce_fault_tx_burst : droce_fault_tx_pass;
 	dev->tx_pkt_prepare = droce_fault_tx_prepare;
 }
 
@@ -738,6 +740,7 @@ fault_probe(struct rte_vdev_device *vdev)
 	if (ret != 0)
 		goto fail;
 	fp->params = params;
+	rte_rwlock_init(&fp->dma.lock);
 	fp->wrapped_port = wrapped;
 	fp->owner_id = owner.id;
 	if (params.sw[0] != '\0') {
@@ -808,6 +811,8 @@ static struct rte_vdev_driver fault_vdev_driver = {
 	},
 	.probe = fault_probe,
 	.remove = fault_remove,
+	.dma_map = droce_fault_dma_map,
+	.dma_unmap = droce_fault_dma_unmap,
 };
 
 /* What RTE_PMD_REGISTER_VDEV() does: fault_abi.h has no such macro. */
@@ -826,6 +831,7 @@ RTE_PMD_REGISTER_PARAM_STRING(net_fault,
 	"reorder_us=<int> "
 	"corrupt=<0..1> "
 	"ce=<0..1> "
+	"dma=<0|1> "
 	"seed=<uint64> "
 	"dir=rx|tx|both "
 	"switch=<name> "

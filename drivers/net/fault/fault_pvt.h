@@ -17,6 +17,7 @@
 #include <rte_ethdev.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_rwlock.h>
 
 #include "fault_drv.h"
 
@@ -47,6 +48,8 @@ enum fault_stat {
 	FAULT_STAT_CORRUPTED,	/**< frames with one bit flipped */
 	FAULT_STAT_PASSED,	/**< mbufs handed on, copies included */
 	FAULT_STAT_CE_MARKED,	/**< ECN-capable IP frames marked CE */
+	FAULT_STAT_UNMAPPED,	/**< tx frames freed, with dma=1, for bytes
+				 *   in memory not mapped for the port */
 	FAULT_STAT_MAX,
 };
 
@@ -107,7 +110,39 @@ struct fault_params {
 	uint64_t kmin;				/**< RED marks from here ... */
 	uint64_t kmax;				/**< ... to here; 0: no marking */
 	double pmax;				/**< marking probability at kmax */
+	bool dma;				/**< sends mapped memory only */
 };
+
+/** Ranges rte_dev_dma_map() can map for a port at once. */
+#define FAULT_DMA_MAPS 256
+
+/**
+ * What was mapped for a dma=1 port's DMA (fault_dma.c): read by its tx
+ * queues, written by rte_dev_dma_map() and rte_dev_dma_unmap().
+ */
+struct fault_dma {
+	rte_rwlock_t lock;
+	unsigned int n;
+	struct {
+		uintptr_t va;
+		uint64_t iova;
+		size_t len;
+	} map[FAULT_DMA_MAPS];
+};
+
+/**
+ * May a dma=1 port read every segment of @p m: in DPDK's own memory, or
+ * in a range of @p dma at the IO address the segment gives?
+ */
+bool droce_fault_dma_ok(struct fault_dma *dma, const struct rte_mbuf *m);
+
+struct rte_vdev_device;
+
+/** The vdev driver's dma_map and dma_unmap: ranges of a dma=1 port. */
+int droce_fault_dma_map(struct rte_vdev_device *vdev, void *addr,
+			uint64_t iova, size_t len);
+int droce_fault_dma_unmap(struct rte_vdev_device *vdev, void *addr,
+			  uint64_t iova, size_t len);
 
 /** A port's switch queue counters: xstats "rx_queue_<name>". */
 enum fault_qstat {
@@ -226,6 +261,8 @@ struct fault_queue {
 	uint64_t delay_cycles;
 	uint64_t reorder_cycles;
 	const bool *cut;			/**< the port's link is down */
+	/** tx of a dma=1 port: what it may read; else NULL */
+	struct fault_dma *dma;
 	/** a switch's port: tx sends through the switch, rx queue 0
 	 * takes from the port's switch queue; else NULL */
 	struct fault_swport *swport;
@@ -255,6 +292,7 @@ struct fault_port {
 	bool cut;
 	uint64_t retired[FAULT_DIR_MAX][FAULT_STAT_MAX];	/**< freed queues */
 	struct fault_swport *swport;		/**< with switch=, else NULL */
+	struct fault_dma dma;			/**< with dma=1 */
 };
 
 /**

@@ -80,9 +80,16 @@ fault_ready_room(const struct fault_queue *q)
 	return FAULT_READY_SIZE - fault_ready_count(q);
 }
 
+/* A frame may leave; with dma=1 a tx frame is read now, as a NIC's DMA
+ * reads it when it sends, and one it may not read is dropped. */
 static inline void
 fault_ready_push(struct fault_queue *q, struct rte_mbuf *m)
 {
+	if (unlikely(q->dma != NULL) && !droce_fault_dma_ok(q->dma, m)) {
+		rte_pktmbuf_free(m);
+		q->stats[FAULT_STAT_UNMAPPED]++;
+		return;
+	}
 	q->ready[q->ready_tail++ & FAULT_READY_MASK] = m;
 }
 
@@ -726,6 +733,8 @@ droce_fault_queue_create(const struct fault_port *fp, enum fault_dir dir,
 	}
 	q->port_id = fp->wrapped_port;
 	q->cut = &fp->cut;
+	if (dir == FAULT_TX && p->dma)
+		q->dma = (struct fault_dma *)(uintptr_t)&fp->dma;
 	/* each rx queue of a switch's port takes its own ring's frames */
 	q->swport = fp->swport;
 	q->queue_id = queue_id;
