@@ -479,6 +479,21 @@ port_reads_va(uint16_t port)
 	return bus != NULL && strcmp(rte_bus_name(bus), "vdev") == 0;
 }
 
+/* Do net_fault arguments @p args say dma=1? */
+static bool
+fault_has_dma(const char *args)
+{
+	const char *p = args;
+
+	while ((p = strstr(p, "dma=1")) != NULL) {
+		if ((p == args || p[-1] == ',') &&
+		    (p[5] == '\0' || p[5] == ','))
+			return true;
+		p++;
+	}
+	return false;
+}
+
 /*
  * DCQCN's parameters for the port's QPs: as configured, the highest rate
  * the port's speed unless set (100 Gb/s where the port says none).
@@ -592,7 +607,12 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq,
 		 RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO |
 		 RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = dev->tx_offloads;
-	dev->zero_copy = dev->port_reads_va &&
+	/* a port that reads only mapped memory sends from regions mapped
+	 * for it, at their virtual addresses as IO addresses */
+	dev->dma_map = !dev->port_reads_va;
+	dev->dma_dev = info.device;
+	dev->zero_copy = (dev->port_reads_va ||
+			  rte_eal_iova_mode() == RTE_IOVA_VA) &&
 		(dev->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	if (info.max_mtu < dev->eth_mtu) {
 		DROCE_LOG(WARNING, "%s: port MTU at most %u", dev->name,
@@ -831,7 +851,9 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 		rte_free(dev);
 		return port;
 	}
-	dev->port_reads_va = port_reads_va((uint16_t)port);
+	/* (net_fault with dma=1 reads as a NIC behind an IOMMU does) */
+	dev->port_reads_va = port_reads_va((uint16_t)port) &&
+		!fault_has_dma(c->fault);
 	if (sw)
 		snprintf(fault, sizeof(fault), "switch=%s%s%s", c->port + 7,
 			 c->fault[0] != '\0' ? "," : "", c->fault);

@@ -594,6 +594,10 @@ struct droce_mr_eng {
 	 * (zero copy), each holding one while a port has it, over a base
 	 * of DROCE_MR_ZC_BASE the region holds itself */
 	struct rte_mbuf_ext_shared_info zc;
+	/** a region the port may send from in place: one that reads any
+	 * memory, or mapped for its DMA (by droce: dma_mapped) */
+	bool dma_ok;
+	bool dma_mapped;
 };
 
 /** What a region's zero-copy count is while no packet holds it: 2, so

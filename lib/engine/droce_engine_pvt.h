@@ -324,6 +324,11 @@ struct droce_dev {
 	 * more): it reads at virtual addresses and takes chains (not a
 	 * NIC, MULTI_SEGS). The primary's counts for every shard. */
 	bool zero_copy;
+	/** the port reads only memory mapped for its DMA (a PCI NIC, or
+	 * net_fault with dma=1): zero copy sends from a region only once
+	 * it is mapped for it (droce_dma_map(), droce_mr_eng.dma_ok) */
+	bool dma_map;
+	struct rte_device *dma_dev;   /**< the port's device, to map for */
 	uint64_t link_check_at;       /**< next look at the link */
 	bool link_up;                 /**< as last seen */
 	/** Stopped by droce_dev_port_stop(): neither polled nor sent to
@@ -803,6 +808,16 @@ droce_dev_owner(const struct droce_dev *dev, uint32_t qpn)
 		return p->shards[0];
 	return p->shards[DROCE_QPN_SLOT(qpn) % p->nshards];
 }
+
+/**
+ * Map [addr, addr + len) for the DMA of the port of @p dev (the primary),
+ * DPDK's own memory excepted (lib/engine/droce_dmamap.c).
+ * @return 0, or a negative errno: then nothing was mapped.
+ */
+int droce_dma_map(struct droce_dev *dev, uint64_t addr, uint64_t len);
+
+/** Let go of what droce_dma_map() of the same range mapped. */
+void droce_dma_unmap(struct droce_dev *dev, uint64_t addr, uint64_t len);
 
 /** The bytes of droce_rss_key, the Toeplitz key droce's ports use. */
 #define DROCE_RSS_KEY_LEN 40

@@ -82,10 +82,23 @@ zc_free(void *addr, void *opaque)
 int
 droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr)
 {
+	struct droce_dev *p = dev->primary;
+	int ret;
+
 	mr->zc.free_cb = zc_free;
 	mr->zc.fcb_opaque = mr;
 	rte_mbuf_ext_refcnt_set(&mr->zc, DROCE_MR_ZC_BASE);
-	return droce_dev_call_shards(dev, mr_insert, mr_place, mr);
+	/* where zero copy needs the region mapped for the port's DMA */
+	mr->dma_ok = !p->dma_map;
+	mr->dma_mapped = false;
+	if (mr->mw_type == 0 && p->zero_copy && p->dma_map &&
+	    droce_eng.cfg.zero_copy_min != 0 &&
+	    droce_dma_map(p, mr->addr, mr->length) == 0)
+		mr->dma_ok = mr->dma_mapped = true;
+	ret = droce_dev_call_shards(dev, mr_insert, mr_place, mr);
+	if (ret != 0 && mr->dma_mapped)
+		droce_dma_unmap(p, mr->addr, mr->length);
+	return ret;
 }
 
 /* A window lets go of its region. */
@@ -140,6 +153,11 @@ droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr)
 			return -EBUSY;
 		droce_dev_drive(dev);
 		rte_delay_us_sleep(10);
+	}
+	/* the port holds nothing of it: its DMA may lose sight of it */
+	if (mr->dma_mapped) {
+		droce_dma_unmap(dev->primary, mr->addr, mr->length);
+		mr->dma_mapped = false;
 	}
 	return 0;
 }

@@ -232,6 +232,11 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "rx_spread",
 		dev->primary->nshards < 2 ? "none" :
 		dev->primary->rss ? "rss" : "handoff");
+	/* payloads sent in place from any memory ("va"), from regions
+	 * mapped for the port's DMA ("dma_map"), or copied ("off") */
+	rte_tel_data_add_dict_string(d, "zero_copy",
+		!dev->primary->zero_copy || droce_eng.cfg.zero_copy_min == 0 ?
+		"off" : dev->primary->dma_map ? "dma_map" : "va");
 	rte_tel_data_add_dict_int(d, "eth_mtu", a.eth_mtu);
 	rte_tel_data_add_dict_int(d, "active_mtu",
 				  (int)droce_mtu_bytes(a.active_mtu));

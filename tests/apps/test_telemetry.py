@@ -10,9 +10,10 @@ telemetry socket (the one whose greeting names its pid: several DPDK
 processes may share the runtime directory), and checks:
 
 - /droce/devices lists droce0 and droce1;
-- /droce/dev_stats has the addresses and link, its engine lcores, every
-  counter, traffic, and the same counters droce-pmd printed (nothing
-  moves during the sleep), one port's tx equal to the other's rx;
+- /droce/dev_stats has the addresses and link, its engine lcores (and
+  rx_spread, zero_copy), every counter, traffic, and the same counters
+  droce-pmd printed (nothing moves during the sleep), one port's tx
+  equal to the other's rx;
 - /droce/qps lists the QPN of the QP droce-pmd made on each device;
 - /droce/qp_stats has the state, the peer and every counter, equal to
   `show qp`'s;
@@ -156,6 +157,10 @@ def check_devices(t, shown, counters):
         # one engine lcore, the default: its list is it
         check(s.get('lcores') == str(s.get('lcore')),
               '%s: its engine lcores (%s)' % (name, s.get('lcores')))
+        # one lcore: no spreading; a ring pair reads any memory
+        check(s.get('rx_spread') == 'none' and s.get('zero_copy') == 'va',
+              '%s: rx_spread none, zero_copy va (%s, %s)' %
+              (name, s.get('rx_spread'), s.get('zero_copy')))
         missing = [c for c in counters if c not in s]
         check(not missing, '%s: every counter (missing %s)' % (name,
                                                               missing))

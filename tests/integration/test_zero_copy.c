@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include <droce.h>
+#include <rte_ethdev.h>
 
 #include "harness.h"
 
@@ -40,6 +41,33 @@ static bool faults;         /* behind net_fault: packets are sent again */
 static struct ep_pair_fixture pair = {
 	.a = &a, .b = &b, .opts = &opts, .len = BUF,
 };
+
+/*
+ * With dma=1 among FAULT_ARGS, the ports send only memory mapped for
+ * their DMA, as NICs behind an IOMMU: the frames they could not read,
+ * of both (net_fault's xstat tx_fault_unmapped), else 0.
+ */
+static uint64_t
+unmapped(void)
+{
+	uint64_t sum = 0, id, v;
+	unsigned int i;
+	uint16_t port;
+
+	for (i = 0; i < 2; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "net_fault_droce%u", i);
+		if (rte_eth_dev_get_port_by_name(name, &port) != 0)
+			continue;
+		assert_int_equal(rte_eth_xstats_get_id_by_name(port,
+			"tx_fault_unmapped", &id), 0);
+		assert_int_equal(rte_eth_xstats_get_by_id(port, &id, &v, 1),
+				 1);
+		sum += v;
+	}
+	return sum;
+}
 
 static void
 counters(struct droce_counters *ca, struct droce_counters *cb)
@@ -121,6 +149,8 @@ test_in_place(void **state)
 		assert_int_equal(cb1.rx_icrc_err, cb0.rx_icrc_err);
 		assert_int_equal(ca1.rx_icrc_err, ca0.rx_icrc_err);
 	}
+	/* (with dma=1: every region was mapped for the port's DMA) */
+	assert_int_equal(unmapped(), 0);
 }
 
 /* A WRITE from three SGEs: the packets within one leave in place, those
@@ -224,6 +254,8 @@ test_dereg_in_flight(void **state)
 		assert_memory_equal(b.buf, want, BUF);
 		free(want);
 	}
+	/* (with dma=1 the region stayed mapped until the ports let go) */
+	assert_int_equal(unmapped(), 0);
 }
 
 /*
@@ -232,7 +264,8 @@ test_dereg_in_flight(void **state)
  * (the default, 4096, takes only a jumbo path's); with FAULT_ARGS both
  * ports behind net_fault (delay=1,delay_us=N holds every frame a while,
  * so that the region deregistered in flight has packets in the ports'
- * hands).
+ * hands; dma=1 makes the ports send only memory mapped for their DMA,
+ * as a NIC behind an IOMMU does, so that droce must map each region).
  */
 int
 main(int argc, char **argv)
