@@ -200,6 +200,66 @@ test_sges(void **state)
 }
 
 /*
+ * Regions that share pages: three over one buffer, the second's pages
+ * overlapping both others'. Each sends a WRITE in place; deregistering
+ * the first and the third leaves the second's pages mapped (with dma=1
+ * its WRITE still leaves in place and arrives), and the second gone, a
+ * region over the same pages maps them again.
+ */
+static void
+test_shared_pages(void **state)
+{
+	size_t len = 6 * 4096;
+	uint8_t *mem = aligned_alloc(4096, len);
+	struct ibv_mr *mr[3];
+	struct droce_counters c0, c1, cb;
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(mem);
+	fill_pattern(mem, len, 23);
+	mr[0] = ibv_reg_mr(a.pd, mem, 2 * 4096 + 100, IBV_ACCESS_LOCAL_WRITE);
+	mr[1] = ibv_reg_mr(a.pd, mem + 2 * 4096 - 100, 2 * 4096 + 200,
+			   IBV_ACCESS_LOCAL_WRITE);
+	mr[2] = ibv_reg_mr(a.pd, mem + 4 * 4096 - 50, 2 * 4096 + 50,
+			   IBV_ACCESS_LOCAL_WRITE);
+	for (i = 0; i < 3; i++)
+		assert_non_null(mr[i]);
+	for (i = 0; i < 4; i++) {
+		/* 0, 1, 2; then 1 alone, the others gone */
+		unsigned int k = i < 3 ? i : 1;
+		struct ibv_sge sge = { (uintptr_t)mr[k]->addr, 4096,
+				       mr[k]->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)b.buf,
+				     .rkey = b.mr->rkey },
+		}, *bad;
+
+		if (i == 3) {
+			assert_int_equal(ibv_dereg_mr(mr[0]), 0);
+			assert_int_equal(ibv_dereg_mr(mr[2]), 0);
+		}
+		memset(b.buf, 0, 4096);
+		counters(&c0, &cb);
+		assert_int_equal(ibv_post_send(a.qp, &wr, &bad), 0);
+		one_ok(a.scq, IBV_WC_RDMA_WRITE);
+		counters(&c1, &cb);
+		assert_memory_equal(b.buf, mr[k]->addr, 4096);
+		assert_true(c1.tx_zero_copy - c0.tx_zero_copy >= 2);
+	}
+	assert_int_equal(ibv_dereg_mr(mr[1]), 0);
+	/* the pages again, all three runs gone by now */
+	mr[0] = ibv_reg_mr(a.pd, mem, len, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr[0]);
+	assert_int_equal(ibv_dereg_mr(mr[0]), 0);
+	assert_int_equal(unmapped(), 0);
+	free(mem);
+}
+
+/*
  * A 1 MiB WRITE from a region of its own, deregistered right after it is
  * posted and the memory freed at once: deregistration returns once no
  * port holds a packet that points into it, and the requester reads no
@@ -273,6 +333,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_place),
 		cmocka_unit_test(test_sges),
+		cmocka_unit_test(test_shared_pages),
 		cmocka_unit_test(test_dereg_in_flight),
 	};
 
