@@ -31,10 +31,6 @@ mpps() { # config
 		END { if (r == "") exit 1; printf "%.3f\n", r }'
 }
 
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
-
 r=1
 while [ "$r" -le "$rounds" ]; do
 	if [ $((r % 2)) = 1 ]; then order="on off"; else order="off on"; fi

@@ -30,6 +30,7 @@ rounds=${1:-3}
 secs=${2:-3}
 qps=${3:-8}
 perf=build/app/droce-perf
+. devtools/ring_configs.sh	# (median)
 work=$(mktemp -d /tmp/droce-lcores.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 configs="1 2 shared rss handoff"
@@ -67,10 +68,6 @@ raw() {
 	DROCE_CONFIG=$work/shared.ini "$perf" raw -s 64 -D "$secs" \
 		--no-progress 2>&1 | awk '$1 ~ /^[0-9]+$/ && NF == 4 { r = $3 }
 		END { if (r == "") exit 1; print r }'
-}
-
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
 for c in $configs raw; do

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The droce authors
 #
-# Sourced by bench.sh and ab.sh: the one-process benchmark configurations.
-# ring_configs DIR writes DIR/ring.ini, droce0 and droce1 over a net_ring
-# pair with busy-polling engines (no idle sleeps in a benchmark), and
-# DIR/ring9k.ini, the same with a jumbo MTU (9000: path MTU 4096) for
-# large messages.
+# Sourced by the benchmark scripts: the one-process benchmark
+# configurations, and median. ring_configs DIR writes DIR/ring.ini,
+# droce0 and droce1 over a net_ring pair with busy-polling engines (no
+# idle sleeps in a benchmark), and DIR/ring9k.ini, the same with a jumbo
+# MTU (9000: path MTU 4096) for large messages.
 
 ring_configs() {
 	cat >"$1/ring.ini" <<INI
@@ -19,4 +19,10 @@ port = ring:bench:1
 ipv4 = 10.0.0.2/24
 INI
 	sed -e 's/^\(ipv4 = .*\)/\1\nmtu = 9000/' "$1/ring.ini" >"$1/ring9k.ini"
+}
+
+# The median of the numbers on stdin, one a line (the upper one of an
+# even count's middle two).
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }

@@ -37,10 +37,6 @@ gbs() { # config test size
 		END { if (r == "") exit 1; printf "%.2f\n", r }'
 }
 
-median() {
-	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
-
 r=1
 while [ "$r" -le "$rounds" ]; do
 	if [ $((r % 2)) = 1 ]; then order="auto off"; else order="off auto"; fi
