@@ -594,9 +594,8 @@ struct droce_mr_eng {
 	 * (zero copy), each holding one while a port has it, over a base
 	 * of DROCE_MR_ZC_BASE the region holds itself */
 	struct rte_mbuf_ext_shared_info zc;
-	/** a region the port may send from in place: one that reads any
-	 * memory, or mapped for its DMA (by droce: dma_mapped) */
-	bool dma_ok;
+	/** mapped for the DMA of a port that reads only mapped memory
+	 * (droce_dev.dma_map): zero copy may send from it there */
 	bool dma_mapped;
 };
 

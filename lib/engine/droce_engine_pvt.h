@@ -326,7 +326,7 @@ struct droce_dev {
 	bool zero_copy;
 	/** the port reads only memory mapped for its DMA (a PCI NIC, or
 	 * net_fault with dma=1): zero copy sends from a region only once
-	 * it is mapped for it (droce_dma_map(), droce_mr_eng.dma_ok) */
+	 * it is mapped for it (droce_dma_map(), droce_mr_eng.dma_mapped) */
 	bool dma_map;
 	struct rte_device *dma_dev;   /**< the port's device, to map for */
 	uint64_t link_check_at;       /**< next look at the link */

@@ -89,12 +89,9 @@ droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr)
 	mr->zc.fcb_opaque = mr;
 	rte_mbuf_ext_refcnt_set(&mr->zc, DROCE_MR_ZC_BASE);
 	/* where zero copy needs the region mapped for the port's DMA */
-	mr->dma_ok = !p->dma_map;
-	mr->dma_mapped = false;
-	if (mr->mw_type == 0 && p->zero_copy && p->dma_map &&
-	    droce_eng.cfg.zero_copy_min != 0 &&
-	    droce_dma_map(p, mr->addr, mr->length) == 0)
-		mr->dma_ok = mr->dma_mapped = true;
+	mr->dma_mapped = mr->mw_type == 0 && p->zero_copy && p->dma_map &&
+		droce_eng.cfg.zero_copy_min != 0 &&
+		droce_dma_map(p, mr->addr, mr->length) == 0;
 	ret = droce_dev_call_shards(dev, mr_insert, mr_place, mr);
 	if (ret != 0 && mr->dma_mapped)
 		droce_dma_unmap(p, mr->addr, mr->length);

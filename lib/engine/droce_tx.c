@@ -88,7 +88,8 @@ droce_zc_region(struct droce_qp_eng *qp, uint32_t key, bool remote,
 	    (qp->path.hdr[RTE_ETHER_HDR_LEN] >> 4) != 4)
 		goto copy;
 	mr = droce_mr_lookup(qp->dev, key, remote);
-	if (mr == NULL || mr->mw_type != 0 || !mr->dma_ok || addr < mr->addr ||
+	if (mr == NULL || mr->mw_type != 0 ||
+	    (qp->dev->primary->dma_map && !mr->dma_mapped) || addr < mr->addr ||
 	    addr - mr->addr > mr->length || len > mr->length - (addr - mr->addr))
 		goto copy;
 	return mr;
