@@ -170,10 +170,12 @@ static unsigned int
 poll_rx_q(uint16_t port, uint16_t queue, struct capture *c)
 {
 	struct rte_mbuf *pkts[BURST];
-	uint64_t now = rte_rdtsc();
 	uint16_t nb, i;
+	uint64_t now;
 
 	nb = rte_eth_rx_burst(port, queue, pkts, BURST);
+	/* after: a frame due at t was let out by a burst that began after t */
+	now = rte_rdtsc();
 	for (i = 0; i < nb; i++) {
 		struct rec *r;
 		const void *d;
@@ -1175,16 +1177,23 @@ sw_send(struct swrig *s, unsigned int from, struct rte_mbuf *m)
 	assert_int_equal(rte_eth_tx_burst(s->f[from], 0, &m, 1), 1);
 }
 
-/* Frames @p port receives within @p us, into @p c. */
+/*
+ * Frames @p port receives within @p us, into @p c. The switch's queues
+ * keep virtual time, so a frame due within @p us is due however late
+ * this thread runs: a last poll after the end, until the port is
+ * empty, takes the frames due while it was not running.
+ */
 static unsigned int
 sw_recv_port(uint16_t port, struct capture *c, uint64_t us)
 {
 	uint64_t end = rte_rdtsc() + us * rte_get_tsc_hz() / US_PER_S;
-	unsigned int n = 0;
+	unsigned int n = 0, k;
 
 	do
 		n += poll_rx(port, c);
 	while (rte_rdtsc() < end);
+	while ((k = poll_rx(port, c)) != 0)
+		n += k;
 	return n;
 }
 

@@ -264,11 +264,12 @@ droce_fault_switch_stats(const struct fault_port *fp,
 		stats[s] = __atomic_load_n(&sp->stats[s], __ATOMIC_RELAXED);
 	/* backlogs were summed in cycles: in bytes (frames) they mean more */
 	unit = sp->cycles_per_unit != 0 ? sp->cycles_per_unit : 1.0;
-	stats[FAULT_QSTAT_BACKLOG_MAX] =
-		(uint64_t)((double)stats[FAULT_QSTAT_BACKLOG_MAX] / unit);
+	/* to the nearest: a frame's cost was rounded down to whole cycles */
+	stats[FAULT_QSTAT_BACKLOG_MAX] = (uint64_t)
+		((double)stats[FAULT_QSTAT_BACKLOG_MAX] / unit + 0.5);
 	stats[FAULT_QSTAT_BACKLOG_MEAN] = stats[FAULT_QSTAT_QUEUED] == 0 ? 0 :
 		(uint64_t)((double)stats[FAULT_QSTAT_BACKLOG_MEAN] / unit /
-			   (double)stats[FAULT_QSTAT_QUEUED]);
+			   (double)stats[FAULT_QSTAT_QUEUED] + 0.5);
 }
 
 void
