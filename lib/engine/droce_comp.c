@@ -120,8 +120,8 @@ read_response_len_ok(const struct droce_qp_eng *qp, uint32_t flags,
 }
 
 static void
-read_response(struct droce_qp_eng *qp, uint32_t psn,
-	      const struct droce_wire_meta *meta, uint64_t now)
+read_response(struct droce_qp_eng *qp, const struct rte_mbuf *m,
+	      uint32_t psn, const struct droce_wire_meta *meta, uint64_t now)
 {
 	struct droce_send_wqe *wqe;
 	struct droce_swqe *st;
@@ -150,8 +150,17 @@ read_response(struct droce_qp_eng *qp, uint32_t psn,
 		droce_comp_fail(qp, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
-	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, st->done_bytes,
-			meta->payload, len);
+	/* (checked as it is copied: nothing more happens if wrong) */
+	if (unlikely(meta->icrc_unchecked)) {
+		if (!droce_rx_copy_checked(qp->dev, m, meta,
+				droce_sge_span(droce_send_wqe_sge(wqe),
+					       wqe->num_sge, st->done_bytes,
+					       len)))
+			return;
+	} else {
+		droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge,
+				st->done_bytes, meta->payload, len);
+	}
 	st->done_bytes += len;
 	progress(qp, psn, now);
 	if (meta->op->flags & DROCE_OPF_LAST)
@@ -254,9 +263,53 @@ aeth_defined(uint8_t syndrome)
 	}
 }
 
+/*
+ * Where a READ response MIDDLE or LAST whose ICRC is unchecked goes, if
+ * it goes straight there and nothing else happens on its account: an RC
+ * QP sending, whose oldest unfinished WQE is a READ with some of its
+ * response placed, and this the PSN it expects next, of a length that
+ * fits, into one SGE (droce_comp_rx() down to read_response()'s copy).
+ * Only such a packet is placed as its ICRC is checked; its bytes land in
+ * the READ's own buffer, undefined until the READ completes.
+ */
+static void *
+read_in_place(const struct droce_qp_eng *qp, const uint8_t *bth,
+	      uint32_t psn, const struct droce_wire_meta *meta)
+{
+	struct droce_send_wqe *wqe;
+	const struct droce_swqe *st;
+	uint32_t flags = meta->op->flags;
+
+	if (qp->tr != DROCE_TR_RC ||
+	    (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) ||
+	    qp->req.comp == qp->req.cons ||
+	    droce_psn_diff(psn, qp->req.psn) >= 0 ||
+	    droce_psn_diff(psn, qp->req.sent_psn) >= 0)
+		return NULL;
+	st = droce_swqe(qp, qp->req.comp);
+	wqe = droce_wq_slot(qp->cfg.sq, qp->req.comp);
+	if (!(droce_wr_flags(wqe->opcode) & DROCE_WR_READ) ||
+	    st->state != DROCE_WQE_SENT || st->done_bytes == 0 ||
+	    psn != droce_psn_add(st->first_psn, st->done_bytes / qp->mtu) ||
+	    droce_psn_diff(psn, st->last_psn) > 0 ||
+	    !read_response_len_ok(qp, flags, meta->payload_len,
+				  wqe->length - st->done_bytes))
+		return NULL;
+	if (flags & DROCE_OPF_AETH) {
+		struct droce_aeth aeth;
+
+		droce_aeth_decode(bth + meta->op->offset[DROCE_EXT_AETH],
+				  &aeth);
+		if (!aeth_defined(aeth.syndrome))
+			return NULL;
+	}
+	return droce_sge_span(droce_send_wqe_sge(wqe), wqe->num_sge,
+			      st->done_bytes, meta->payload_len);
+}
+
 void
 droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
-	      const struct droce_wire_meta *meta, uint64_t now)
+	      struct droce_wire_meta *meta, uint64_t now)
 {
 	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
 						     meta->bth_off);
@@ -264,6 +317,12 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	uint32_t flags = meta->op->flags;
 	struct droce_aeth aeth = { 0 };
 
+	/* an unchecked ICRC is checked first, unless the packet is placed
+	 * as it is checked */
+	if (unlikely(meta->icrc_unchecked) &&
+	    read_in_place(qp, bth, psn, meta) == NULL &&
+	    !droce_rx_icrc_late(qp->dev, m, meta))
+		return;
 	droce_qp_activate(qp);
 
 	/* (an XRC target sends nothing to be answered) */
@@ -293,7 +352,7 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	}
 
 	if (flags & DROCE_OPF_READ) {
-		read_response(qp, psn, meta, now);
+		read_response(qp, m, psn, meta, now);
 	} else if (flags & DROCE_OPF_ATOMIC) {
 		atomic_ack(qp, bth, psn, meta, now);
 	} else if ((aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK) {

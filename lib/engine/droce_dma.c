@@ -77,6 +77,21 @@ droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 	}
 }
 
+void *
+droce_sge_span(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+	       uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < nsge; i++) {
+		if (off < sge[i].length)
+			return len <= sge[i].length - off ?
+				(void *)(uintptr_t)(sge[i].addr + off) : NULL;
+		off -= sge[i].length;
+	}
+	return NULL;
+}
+
 /* Does region or window @p mr grant @p access to [va, va + len)? */
 static bool
 rkey_range(const struct droce_qp_eng *qp, const struct droce_pd_eng *pd,

@@ -1004,9 +1004,14 @@ void droce_req_ask_again(struct droce_qp_eng *qp, uint32_t idx,
  * their completions (lib/engine/droce_comp.c).
  */
 
-/** One response packet (ACK, NAK, READ response, atomic ACK). */
+/**
+ * One response packet (ACK, NAK, READ response, atomic ACK). If its ICRC
+ * is still unchecked (meta->icrc_unchecked), it is checked before the
+ * packet does anything, or as its payload is copied to its place when
+ * the packet is the READ response the QP expects next.
+ */
 void droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
-		   const struct droce_wire_meta *meta, uint64_t now);
+		   struct droce_wire_meta *meta, uint64_t now);
 
 /** Retire, in order, the send WQEs that are done: CQEs where due. */
 void droce_comp_retire(struct droce_qp_eng *qp);
@@ -1200,6 +1205,13 @@ int droce_sge_check(const struct droce_dev *dev, const struct droce_pd_eng *pd,
 /** Copy @p len bytes from byte @p off of an SGE list (checked) to @p dst. */
 void droce_sge_read(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
 		    void *dst, uint32_t len);
+
+/**
+ * Where bytes @p off to @p off + @p len of an SGE list (checked) are, if
+ * one SGE holds them all; else NULL.
+ */
+void *droce_sge_span(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,
+		     uint32_t len);
 
 /** Copy @p len bytes from @p src to byte @p off of an SGE list (checked). */
 void droce_sge_write(const struct ibv_sge *sge, uint32_t nsge, uint32_t off,

@@ -460,11 +460,12 @@ droce_rx_icrc_late(struct droce_dev *dev, const struct rte_mbuf *m,
 /*
  * Whether the ICRC of a frame may wait to be checked as its payload is
  * copied to its place (droce_rx_copy_checked()), one pass over the bytes
- * instead of two: an RC WRITE's MIDDLE or LAST packet without immediate
- * data, of some size, not marked CE. Its place comes from the QP's state
- * alone, within the WRITE under way, whose bytes are undefined until it
- * ends; the responder still checks the ICRC first unless the packet is
- * the one it expects (droce_resp_rx()).
+ * instead of two: an RC WRITE's or READ response's MIDDLE or LAST packet
+ * without immediate data, of some size, not marked CE. Its place comes
+ * from the QP's state alone, within the WRITE or READ under way, whose
+ * bytes are undefined until it ends; the responder (completer) still
+ * checks the ICRC first unless the packet is the one it expects
+ * (droce_resp_rx(), droce_comp_rx()).
  */
 static inline bool
 rx_icrc_later(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
@@ -472,7 +473,9 @@ rx_icrc_later(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
 	unsigned int op = (unsigned int)(meta->op - droce_opcode_table);
 
 	return (op == (DROCE_TR_RC | DROCE_OP_WRITE_MIDDLE) ||
-		op == (DROCE_TR_RC | DROCE_OP_WRITE_LAST)) &&
+		op == (DROCE_TR_RC | DROCE_OP_WRITE_LAST) ||
+		op == (DROCE_TR_RC | DROCE_OP_READ_RESPONSE_MIDDLE) ||
+		op == (DROCE_TR_RC | DROCE_OP_READ_RESPONSE_LAST)) &&
 		meta->payload_len >= DROCE_RX_COPY_CHECKED_MIN &&
 		rx_ecn(rte_pktmbuf_mtod(m, const uint8_t *), meta) !=
 		DROCE_ECN_CE;

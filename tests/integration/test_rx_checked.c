@@ -5,7 +5,10 @@
 /*
  * The ICRC checked as the payload is copied: RC WRITEs of path MTU 4096
  * from droce0 to droce1, whose MIDDLE and LAST packets droce1 places in
- * one pass over their bytes (rx_copy_checked), every byte then compared.
+ * one pass over their bytes (rx_copy_checked), every byte then compared;
+ * then READs by droce0 of droce1's memory, whose MIDDLE and LAST
+ * responses droce0 places the same way, into one SGE or (a response
+ * across two SGEs is checked first, then copied) into two.
  *
  *   test_rx_checked WORKDIR zc|copy|corrupt
  *
@@ -104,11 +107,94 @@ test_writes(void **state)
 	}
 }
 
+/*
+ * READ @p len bytes of b's memory at @p roff into a's at @p off; with
+ * @p split, into two SGEs: the first @p split bytes at @p off, the rest
+ * 64 bytes further on. Completes it, and checks every byte and those
+ * around.
+ */
+static void
+read_one(uint64_t wr_id, size_t off, uint32_t len, size_t roff,
+	 uint32_t split)
+{
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)a.buf + off, split ? split : len, a.mr->lkey },
+		{ (uintptr_t)a.buf + off + split + 64, len - split,
+		  a.mr->lkey },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = sge, .num_sge = split ? 2 : 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { (uintptr_t)b.buf + roff, b.mr->rkey },
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	fill_pattern(b.buf + roff, len, (unsigned int)wr_id);
+	memset(a.buf, 0, BUF);
+	assert_int_equal(ibv_post_send(a.qp, &wr, &bad), 0);
+	assert_int_equal(ep_poll(a.scq, &wc, 1, 20000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	if (split == 0) {
+		assert_memory_equal(a.buf + off, b.buf + roff, len);
+	} else {
+		assert_memory_equal(a.buf + off, b.buf + roff, split);
+		assert_memory_equal(a.buf + off + split + 64,
+				    b.buf + roff + split, len - split);
+		assert_int_equal(a.buf[off + split], 0);
+		assert_int_equal(a.buf[off + split + 63], 0);
+	}
+	if (off > 0)
+		assert_int_equal(a.buf[off - 1], 0);
+	assert_int_equal(a.buf[off + len + (split ? 64 : 0)], 0);
+}
+
+/* READs of the same sizes: their responses placed as they are checked. */
+static void
+test_reads(void **state)
+{
+	static const uint32_t lens[] = {
+		MSG, 3 * 4096 + 2048, 2 * 4096 + 4095, 4096 + 2048, MSG - 1,
+		2 * MSG,
+	};
+	struct droce_counters c0, c1;
+	uint64_t placed = 0;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(droce_query_counters(a.ctx, &c0), 0);
+	for (i = 0; i < ROUNDS; i++) {
+		uint32_t len = lens[i % RTE_DIM(lens)];
+
+		read_one(i, (i % 3) * 64, len, (i % 5) * 64, 0);
+		placed += (len - 1) / 4096 - 1 +
+			(len - ((len - 1) / 4096) * 4096 >= 2048);
+	}
+	/* across two SGEs: a response over the seam is checked, then
+	 * copied, the others as they are copied */
+	for (i = 0; i < 8; i++)
+		read_one(ROUNDS + i, 64, MSG, 128, 4096 * (i + 1) + 100 * i);
+	assert_int_equal(droce_query_counters(a.ctx, &c1), 0);
+	print_message("%u READs: %" PRIu64 " responses checked as copied "
+		      "(%" PRIu64 " without loss, in one SGE), %" PRIu64
+		      " wrong ICRCs\n", ROUNDS + 8,
+		      c1.rx_copy_checked - c0.rx_copy_checked, placed,
+		      c1.rx_icrc_err - c0.rx_icrc_err);
+	if (corrupt) {
+		assert_true(c1.rx_copy_checked - c0.rx_copy_checked > 0);
+		assert_true(c1.rx_icrc_err - c0.rx_icrc_err > 0);
+	} else {
+		assert_true(c1.rx_copy_checked - c0.rx_copy_checked >= placed);
+		assert_int_equal(c1.rx_icrc_err, c0.rx_icrc_err);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writes),
+		cmocka_unit_test(test_reads),
 	};
 	const char *engine = NULL, *fault = NULL;
 
