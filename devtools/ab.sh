@@ -8,15 +8,23 @@
 # machine's speed drifts within minutes: only figures taken in one such
 # session compare.
 #
-# Usage: devtools/ab.sh REV [ROUNDS] [SECONDS]    (after quickstart.sh demo)
+# Usage: devtools/ab.sh REV [ROUNDS] [SECONDS] [CONFIG:TEST:BYTES ...]
+#        (after quickstart.sh demo)
 # e.g.   devtools/ab.sh HEAD~3 5 3
+#        devtools/ab.sh HEAD~1 5 3 ring9k:read_bw:65536 ring9k-copy:read_bw:65536
+# CONFIG is one of devtools/ring_configs.sh's (ring, ring9k, ring9k-copy);
+# without rows, the five below.
 
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-rev=${1:?usage: devtools/ab.sh REV [ROUNDS] [SECONDS]}
+rev=${1:?usage: devtools/ab.sh REV [ROUNDS] [SECONDS] [CONFIG:TEST:BYTES ...]}
 rounds=${2:-3}
 secs=${3:-3}
+shift $(($# < 3 ? $# : 3))
+rows="ring:write_bw:64 ring:send_bw:64 ring:write_bw:65536
+	ring:read_bw:65536 ring9k:write_bw:65536"
+[ $# -eq 0 ] || rows="$*"
 new=$top/build/app/droce-perf
 work=$(mktemp -d)
 trap 'git worktree remove --force "$work/old" 2>/dev/null; rm -rf "$work"' EXIT
@@ -42,8 +50,8 @@ one() { # binary port test size: "Mmsg/s ratio"
 
 for r in $(seq 1 "$rounds"); do
 	if [ $((r % 2)) = 1 ]; then order="old new"; else order="new old"; fi
-	for t in "ring write_bw 64" "ring send_bw 64" "ring write_bw 65536" \
-		 "ring read_bw 65536" "ring9k write_bw 65536"; do
+	for row in $rows; do
+		t=$(echo "$row" | tr : ' ')
 		for which in $order; do
 			eval bin=\$$which
 			# shellcheck disable=SC2086
@@ -54,7 +62,7 @@ done >"$work/runs"
 
 echo "medians of $rounds turns of $secs s (Mmsg/s, and the ratio to raw"
 echo "frames of the same size taken right after each run):"
-printf "%-6s %-10s %6s %16s %16s %7s\n" port test bytes old new new/old
+printf "%-11s %-10s %6s %16s %16s %7s\n" port test bytes old new new/old
 awk '{ k = $2 " " $3 " " $4; v[$1, k] = v[$1, k] " " $5; r[$1, k] = r[$1, k] " " $6
 	if (!(k in seen)) { seen[k] = 1; keys[++n] = k } }
 function median(s,   a, m, i, j, t) {
@@ -66,6 +74,6 @@ function median(s,   a, m, i, j, t) {
 }
 END { for (i = 1; i <= n; i++) { k = keys[i]; split(k, f, " ")
 	o = median(v["old", k]); w = median(v["new", k])
-	printf "%-6s %-10s %6s %8.3f (%5.2f) %8.3f (%5.2f) %7.2f\n", f[1], f[2],
+	printf "%-11s %-10s %6s %8.3f (%5.2f) %8.3f (%5.2f) %7.2f\n", f[1], f[2],
 		f[3], o, median(r["old", k]), w, median(r["new", k]),
 		(o > 0 ? w / o : 0) } }' "$work/runs"

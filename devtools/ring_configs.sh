@@ -4,8 +4,9 @@
 # Sourced by the benchmark scripts: the one-process benchmark
 # configurations, and median. ring_configs DIR writes DIR/ring.ini,
 # droce0 and droce1 over a net_ring pair with busy-polling engines (no
-# idle sleeps in a benchmark), and DIR/ring9k.ini, the same with a jumbo
-# MTU (9000: path MTU 4096) for large messages.
+# idle sleeps in a benchmark), DIR/ring9k.ini, the same with a jumbo
+# MTU (9000: path MTU 4096) for large messages, and DIR/ring9k-copy.ini,
+# that with zero_copy = off (payloads copied into and out of packets).
 
 ring_configs() {
 	cat >"$1/ring.ini" <<INI
@@ -19,6 +20,8 @@ port = ring:bench:1
 ipv4 = 10.0.0.2/24
 INI
 	sed -e 's/^\(ipv4 = .*\)/\1\nmtu = 9000/' "$1/ring.ini" >"$1/ring9k.ini"
+	sed -e 's/^\[engine\]$/[engine]\nzero_copy = off/' "$1/ring9k.ini" \
+		>"$1/ring9k-copy.ini"
 }
 
 # The median of the numbers on stdin, one a line (the upper one of an
