@@ -57,14 +57,41 @@ static struct ep_pair_fixture pair = {
 	.a = &a, .b = &b, .opts = &opts, .len = BUF, .tweak = tweak,
 };
 
-/* WRITEs of sizes about whole packets and a MIDDLE's, each byte right. */
+/* Message sizes about whole packets and a MIDDLE's. */
+static const uint32_t lens[] = {
+	MSG, 3 * 4096 + 2048, 2 * 4096 + 4095, 4096 + 2048, MSG - 1, 3 * MSG,
+};
+
+/* The packets of a @p len-byte message placed as they are checked: the
+ * MIDDLEs, and a LAST of 2048 bytes or more. */
+static uint64_t
+in_place(uint32_t len)
+{
+	return (len - 1) / 4096 - 1 +
+		(len - ((len - 1) / 4096) * 4096 >= 2048);
+}
+
+/* Between counters @p c0 and @p c1, at least @p placed packets were
+ * checked as they were copied and no ICRC was wrong; with faults, some
+ * were, and some ICRCs were wrong. */
+static void
+assert_checked(const struct droce_counters *c0,
+	       const struct droce_counters *c1, uint64_t placed)
+{
+	if (corrupt) {
+		assert_true(c1->rx_copy_checked - c0->rx_copy_checked > 0);
+		assert_true(c1->rx_icrc_err - c0->rx_icrc_err > 0);
+	} else {
+		assert_true(c1->rx_copy_checked - c0->rx_copy_checked >=
+			    placed);
+		assert_int_equal(c1->rx_icrc_err, c0->rx_icrc_err);
+	}
+}
+
+/* WRITEs of those sizes, each byte right. */
 static void
 test_writes(void **state)
 {
-	static const uint32_t lens[] = {
-		MSG, 3 * 4096 + 2048, 2 * 4096 + 4095, 4096 + 2048, MSG - 1,
-		3 * MSG,
-	};
 	struct droce_counters c0, c1;
 	uint64_t placed = 0;
 	unsigned int i;
@@ -87,9 +114,7 @@ test_writes(void **state)
 			assert_int_equal(b.buf[off - 1], 0);
 		if (off + len < BUF)
 			assert_int_equal(b.buf[off + len], 0);
-		/* the MIDDLEs, and a LAST of 2048 bytes or more */
-		placed += (len - 1) / 4096 - 1 +
-			(len - ((len - 1) / 4096) * 4096 >= 2048);
+		placed += in_place(len);
 	}
 	assert_int_equal(droce_query_counters(b.ctx, &c1), 0);
 	print_message("%u WRITEs: %" PRIu64 " packets checked as copied "
@@ -98,13 +123,7 @@ test_writes(void **state)
 		      c1.rx_copy_checked - c0.rx_copy_checked, placed,
 		      c1.rx_icrc_err - c0.rx_icrc_err,
 		      c1.rx_segmented - c0.rx_segmented);
-	if (corrupt) {
-		assert_true(c1.rx_copy_checked - c0.rx_copy_checked > 0);
-		assert_true(c1.rx_icrc_err - c0.rx_icrc_err > 0);
-	} else {
-		assert_true(c1.rx_copy_checked - c0.rx_copy_checked >= placed);
-		assert_int_equal(c1.rx_icrc_err, c0.rx_icrc_err);
-	}
+	assert_checked(&c0, &c1, placed);
 }
 
 /*
@@ -153,10 +172,6 @@ read_one(uint64_t wr_id, size_t off, uint32_t len, size_t roff,
 static void
 test_reads(void **state)
 {
-	static const uint32_t lens[] = {
-		MSG, 3 * 4096 + 2048, 2 * 4096 + 4095, 4096 + 2048, MSG - 1,
-		2 * MSG,
-	};
 	struct droce_counters c0, c1;
 	uint64_t placed = 0;
 	unsigned int i;
@@ -167,8 +182,7 @@ test_reads(void **state)
 		uint32_t len = lens[i % RTE_DIM(lens)];
 
 		read_one(i, (i % 3) * 64, len, (i % 5) * 64, 0);
-		placed += (len - 1) / 4096 - 1 +
-			(len - ((len - 1) / 4096) * 4096 >= 2048);
+		placed += in_place(len);
 	}
 	/* across two SGEs: a response over the seam is checked, then
 	 * copied, the others as they are copied */
@@ -180,13 +194,7 @@ test_reads(void **state)
 		      " wrong ICRCs\n", ROUNDS + 8,
 		      c1.rx_copy_checked - c0.rx_copy_checked, placed,
 		      c1.rx_icrc_err - c0.rx_icrc_err);
-	if (corrupt) {
-		assert_true(c1.rx_copy_checked - c0.rx_copy_checked > 0);
-		assert_true(c1.rx_icrc_err - c0.rx_icrc_err > 0);
-	} else {
-		assert_true(c1.rx_copy_checked - c0.rx_copy_checked >= placed);
-		assert_int_equal(c1.rx_icrc_err, c0.rx_icrc_err);
-	}
+	assert_checked(&c0, &c1, placed);
 }
 
 int
