@@ -337,6 +337,16 @@ rx_ce(struct droce_dev *dev, struct droce_qp_eng *qp, uint64_t now)
 	droce_pkt_send_cnp(qp);
 }
 
+/* Count frame @p m in @p why, refused, if it is a RoCE frame: its ICRC
+ * right (an unchecked one is checked now). */
+static void
+rx_refused(struct droce_dev *dev, const struct rte_mbuf *m,
+	   struct droce_wire_meta *meta, uint64_t *why)
+{
+	if (droce_rx_icrc_late(dev, m, meta))
+		(*why)++;
+}
+
 /* A RoCE frame with a good ICRC: to the QP (or group) it is for. */
 static void
 rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
@@ -349,16 +359,12 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 
 	/* (a frame whose ICRC is still unchecked counts once it is) */
 	dev->stats.rx_roce += !meta->icrc_unchecked;
-	/* (what is dropped here was a RoCE frame only if its ICRC is
-	 * right: an unchecked one is checked before it counts) */
 	if (unlikely(header_refused(frame, meta))) {
-		if (droce_rx_icrc_late(dev, m, meta))
-			dev->stats.rx_bad_header++;
+		rx_refused(dev, m, meta, &dev->stats.rx_bad_header);
 		return;
 	}
 	if (!our_ip(dev, frame, meta, src_gid, &group)) {
-		if (droce_rx_icrc_late(dev, m, meta))
-			dev->stats.rx_not_ours++;
+		rx_refused(dev, m, meta, &dev->stats.rx_not_ours);
 		return;
 	}
 	if (unlikely(group != NULL)) {
@@ -368,8 +374,7 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 	}
 	qp = rx_qp(dev, frame + meta->bth_off, src_gid);
 	if (qp == NULL) {
-		if (droce_rx_icrc_late(dev, m, meta))
-			dev->stats.rx_not_ours++;
+		rx_refused(dev, m, meta, &dev->stats.rx_not_ours);
 		return;
 	}
 	qp->stats.rx_pkts++;
