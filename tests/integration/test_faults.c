@@ -40,7 +40,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -349,36 +348,6 @@ test_port_stop_long(void **state)
 	close_pair();
 }
 
-/*
- * DIR/faults.ini: droce0 and droce1 over a net_ring pair, each port
- * behind a net_fault injecting nothing (whose link down cuts the wire),
- * the mbuf pool without per-lcore caches (so that the test can take
- * every mbuf there is); DROCE_CONFIG names it.
- */
-static int
-write_config(const char *dir)
-{
-	char path[512];
-	unsigned int i;
-	FILE *f;
-
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/faults.ini", dir);
-	f = fopen(path, "w");
-	if (f == NULL)
-		return -1;
-	fprintf(f, "[eal]\nargs = --no-huge -m 512 --no-pci --no-shconf\n"
-		"[engine]\nidle_sleep_us = 20\nmbufs = 4096\n"
-		"mbuf_cache = 0\n");
-	for (i = 0; i < 2; i++)
-		fprintf(f, "[device droce%u]\nport = ring:faults:%u\n"
-			"mac = 02:d7:0c:e0:07:%02x\nipv4 = 10.0.7.%u/24\n"
-			"fault = drop=0,seed=1\n", i, i, i + 1, i + 1);
-	if (fclose(f) != 0)
-		return -1;
-	return setenv("DROCE_CONFIG", path, 1);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -395,7 +364,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: test_faults WORKDIR\n");
 		return 2;
 	}
-	if (write_config(argv[1]) != 0)
+	/* each port behind a net_fault injecting nothing (whose link down
+	 * cuts the wire), the mbuf pool without per-lcore caches (so that
+	 * the test can take every mbuf there is) */
+	if (ep_config(argv[1], "faults", 7, "mbufs = 4096\nmbuf_cache = 0\n",
+		      NULL, "drop=0", 1) != 0)
 		return 1;
 	/* droce starts with the first device list */
 	list = ibv_get_device_list(NULL);
