@@ -609,9 +609,8 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq,
 	conf.txmode.offloads = dev->tx_offloads;
 	/* a port that reads only mapped memory sends from regions mapped
 	 * for it, at their virtual addresses as IO addresses */
-	dev->dma_map = !dev->port_reads_va;
 	dev->dma_dev = info.device;
-	dev->zero_copy = (dev->port_reads_va ||
+	dev->zero_copy = (!dev->dma_map ||
 			  rte_eal_iova_mode() == RTE_IOVA_VA) &&
 		(dev->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	if (info.max_mtu < dev->eth_mtu) {
@@ -852,8 +851,8 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 		return port;
 	}
 	/* (net_fault with dma=1 reads as a NIC behind an IOMMU does) */
-	dev->port_reads_va = port_reads_va((uint16_t)port) &&
-		!fault_has_dma(c->fault);
+	dev->dma_map = !port_reads_va((uint16_t)port) ||
+		fault_has_dma(c->fault);
 	if (sw)
 		snprintf(fault, sizeof(fault), "switch=%s%s%s", c->port + 7,
 			 c->fault[0] != '\0' ? "," : "", c->fault);

@@ -316,16 +316,15 @@ struct droce_dev {
 	uint64_t cc_rate_max;
 	/** the DSCP of packets whose traffic class gives none */
 	uint8_t dscp;
-	/** the port (before net_fault) reads frames at their virtual
-	 * address: a virtual device */
-	bool port_reads_va;
 	/** The port can send RC payloads from the registered memory itself
 	 * (droce_pkt_alloc_zc(), those of [engine] zero_copy_min bytes and
-	 * more): it reads at virtual addresses and takes chains (not a
-	 * NIC, MULTI_SEGS). The primary's counts for every shard. */
+	 * more): it reads at virtual addresses, or at IO addresses that
+	 * are the virtual ones (IOVA as VA), and takes chains
+	 * (MULTI_SEGS). The primary's counts for every shard. */
 	bool zero_copy;
 	/** the port reads only memory mapped for its DMA (a PCI NIC, or
-	 * net_fault with dma=1): zero copy sends from a region only once
+	 * net_fault with dma=1), not any memory at its virtual address as
+	 * a virtual device does: zero copy sends from a region only once
 	 * it is mapped for it (droce_dma_map(), droce_mr_eng.dma_mapped) */
 	bool dma_map;
 	struct rte_device *dma_dev;   /**< the port's device, to map for */
