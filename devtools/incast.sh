@@ -15,6 +15,8 @@
 # which every 100 ms slice was fair (index >= 0.95); retx pkts: packets
 # the senders sent again (go-back-N); backlog: the mean of what each
 # frame found queued ahead of it; p50, p99: the small flow's round trips.
+# A second table: the first sender alone at the end of each run with
+# DCQCN on (its rate, how busy the line, the queue's largest backlog).
 #
 # Usage: devtools/incast.sh [SECS]   (after devtools/quickstart.sh test)
 
@@ -24,14 +26,18 @@ secs=${1:-5}
 exe=build/tests/test_incast
 work=$(mktemp -d /tmp/droce-incast.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+alones=
 
 printf "%-7s %-3s %5s %7s %6s %9s %7s %7s %9s %11s %8s %8s\n" senders \
 	cc util goodput jain converge dropped marked "retx pkts" \
 	"backlog KiB" "p50 us" "p99 us"
 for n in 2 4 8; do
 	for cc in on off; do
-		line=$("$exe" "$work/$n-$cc" "$n" "$cc" "$secs" 2>&1 |
-			grep '^incast ' || true)
+		out=$("$exe" "$work/$n-$cc" "$n" "$cc" "$secs" 2>&1 || true)
+		line=$(echo "$out" | grep '^incast ' || true)
+		alone=$(echo "$out" | grep '^alone ' || true)
+		[ -z "$alone" ] || alones="$alones$n $alone
+"
 		if [ -z "$line" ]; then
 			echo "$n $cc: no figures ($exe failed)"
 			continue
@@ -54,3 +60,19 @@ for n in 2 4 8; do
 		}'
 	done
 done
+
+# droce1 alone at the end of each run with DCQCN on: back at the line's
+# rate, still paced
+echo
+printf "%-12s %9s %5s %6s %16s\n" "alone after" "rate Mb/s" util \
+	marked "backlog max KiB"
+printf "%s" "$alones" | awk '
+NF > 0 {
+	for (i = 3; i <= NF; i++) {
+		split($i, kv, "=")
+		v[kv[1]] = kv[2]
+	}
+	printf "%-12s %9s %5.2f %6s %16.1f\n", $1 " senders",
+		v["rate_mbps"], v["util"], v["marked"],
+		v["backlog_max"] / 1024
+}'

@@ -370,6 +370,8 @@ struct droce_engine {
 	uint64_t hz;
 	/** TSC cycles a microsecond: DCQCN's clock runs in microseconds */
 	uint64_t us_cycles;
+	/** TSC cycles of DROCE_CC_SLACK_US */
+	uint64_t cc_slack;
 	/** Told of port state changes (droce_port_event_hook()) */
 	void (*port_event)(struct droce_dev *dev, enum ibv_event_type type);
 };
@@ -767,8 +769,8 @@ struct droce_qp_eng {
 	struct droce_qp_stats stats;
 	/** TSC: the earliest its next CNP may go */
 	uint64_t cnp_next;
-	/** DCQCN's reaction point: its rate (0 until its first CNP; at the
-	 * port's rate, not paced) */
+	/** DCQCN's reaction point: its rate (0 until its first CNP: not
+	 * paced) */
 	struct droce_dcqcn cc;
 	/** TSC: the earliest its next packet may go while paced */
 	uint64_t cc_next;
@@ -1130,8 +1132,18 @@ droce_pkt_alloc(struct droce_qp_eng *qp, uint8_t opcode, uint32_t psn,
 void droce_cc_cnp(struct droce_qp_eng *qp, uint64_t now);
 
 /**
- * Whether @p qp, paced by DCQCN below the port's rate, may send its next
- * packet at TSC @p now (DCQCN's timers run first).
+ * How late a paced QP may be and still catch up, the engine lcore's
+ * passes coming at no exact time: it may then send that much at once.
+ */
+#define DROCE_CC_SLACK_US 16
+
+/**
+ * Whether @p qp, paced by DCQCN, may send its next packet at TSC @p now
+ * (DCQCN's timers run first). A QP DCQCN has cut is paced from then on,
+ * at the port's speed too once it is back there: a software port (a
+ * ring, memif, net_fault's switch) takes a burst faster than any line
+ * would, and a QP let go at once would put its whole window in a
+ * congested queue.
  */
 static inline bool
 droce_cc_may_send(struct droce_qp_eng *qp, uint64_t now)
@@ -1141,7 +1153,7 @@ droce_cc_may_send(struct droce_qp_eng *qp, uint64_t now)
 	if (likely(qp->cc.rate == 0))
 		return true;
 	droce_dcqcn_tick(&qp->cc, p, now / droce_eng.us_cycles);
-	return qp->cc.rate >= p->rate_max || (int64_t)(now - qp->cc_next) >= 0;
+	return (int64_t)(now - qp->cc_next) >= 0;
 }
 
 /** @p qp sent a packet of @p bytes: the next waits its time at the rate. */

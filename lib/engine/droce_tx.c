@@ -184,11 +184,10 @@ droce_cc_sent(struct droce_qp_eng *qp, uint32_t bytes)
 	uint64_t now = rte_get_tsc_cycles();
 
 	droce_dcqcn_sent(&qp->cc, p, bytes);
-	if (qp->cc.rate >= p->rate_max)
-		return;
 	/* the wire's bits of the frame (Ethernet, IP, UDP, BTH and ICRC
-	 * about 70 bytes over the payload) at the rate, in TSC cycles */
-	qp->cc_next = RTE_MAX(qp->cc_next, now) +
+	 * about 70 bytes over the payload) at the rate, in TSC cycles; a
+	 * QP late by less than DROCE_CC_SLACK_US catches up */
+	qp->cc_next = RTE_MAX(qp->cc_next, now - droce_eng.cc_slack) +
 		(uint64_t)(bytes + 70) * 8 * droce_eng.hz / (qp->cc.rate * 1000);
 }
 

