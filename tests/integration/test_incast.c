@@ -26,8 +26,9 @@
  * senders go back N. Then, with CC on, droce1 WRITEs alone for a while:
  * DCQCN brings its rate back to the line's, and even there it must go at
  * the line's pace, not put its window in the queue at once (the queue
- * stays below KMAX, the line at least 85% busy). Each run prints its figures on a line of its own
- * (devtools/incast.sh gathers them into a table); INCAST_TRACE=1 in the
+ * stays below KMAX, the line at least 85% busy). Each run prints its
+ * figures on a line of its own (devtools/incast.sh gathers them into a
+ * table); INCAST_TRACE=1 in the
  * environment prints each sender's share and DCQCN state every 100 ms.
  */
 
@@ -163,6 +164,42 @@ senders_counters(struct droce_qp_counters *sum)
 	}
 }
 
+/* Sender @p i keeps DEPTH bulk WRITEs in flight, *@p out of them now:
+ * @return how many completed (each a success). */
+static unsigned int
+sender_pump(unsigned int i, unsigned int *out)
+{
+	struct ibv_wc wc[16];
+	int n, k;
+
+	while (*out < DEPTH) {
+		assert_int_equal(ep_post(&snd[i], IBV_WR_RDMA_WRITE, i, 0, MSG,
+					 &rcv[i], 0, IBV_SEND_SIGNALED), 0);
+		(*out)++;
+	}
+	n = ibv_poll_cq(snd[i].scq, 16, wc);
+	assert_true(n >= 0);
+	for (k = 0; k < n; k++) {
+		if (wc[k].status != IBV_WC_SUCCESS)
+			fail_msg("sender %u: %s", i,
+				 ibv_wc_status_str(wc[k].status));
+	}
+	*out -= (unsigned int)n;
+	return (unsigned int)n;
+}
+
+/* Sender @p i's @p out WRITEs still in flight complete (each a success). */
+static void
+sender_drain(unsigned int i, unsigned int out)
+{
+	struct ibv_wc wc;
+
+	for (; out > 0; out--) {
+		assert_int_equal(ep_poll(snd[i].scq, &wc, 1, 20000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	}
+}
+
 /*
  * Sender 0 alone, the others quiet, after the congestion. Its rate goes
  * back to the line's; there it must still be paced, as a NIC's line
@@ -174,25 +211,14 @@ alone(void)
 	uint64_t t, t0 = now_ns(), q0[Q_MAX], q1[Q_MAX];
 	uint64_t from_at = t0 + ALONE_SETTLE_US * 1000ull;
 	uint64_t end_at = t0 + ALONE_US * 1000ull;
-	unsigned int out = 0, k;
+	unsigned int out = 0;
 	bool measuring = false;
 	struct droce_qp_cc cc;
-	struct ibv_wc wc[16];
 	double util;
-	int n;
 
 	memset(q0, 0, sizeof(q0));
 	for (t = t0; t < end_at; t = now_ns()) {
-		while (out < DEPTH) {
-			assert_int_equal(ep_post(&snd[0], IBV_WR_RDMA_WRITE, 0,
-				0, MSG, &rcv[0], 0, IBV_SEND_SIGNALED), 0);
-			out++;
-		}
-		n = ibv_poll_cq(snd[0].scq, 16, wc);
-		assert_true(n >= 0);
-		for (k = 0; k < (unsigned int)n; k++)
-			assert_int_equal(wc[k].status, IBV_WC_SUCCESS);
-		out -= (unsigned int)n;
+		sender_pump(0, &out);
 		if (!measuring && t >= from_at) {
 			measuring = true;
 			assert_int_equal(rte_eth_xstats_reset(bn_port), 0);
@@ -201,11 +227,7 @@ alone(void)
 	}
 	bottleneck_read(q1);
 	droce_query_qp_cc(snd[0].qp, &cc);
-	while (out > 0) {
-		assert_int_equal(ep_poll(snd[0].scq, wc, 1, 20000), 1);
-		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
-		out--;
-	}
+	sender_drain(0, out);
 	util = line_util(q0, q1, end_at - from_at);
 	printf("alone rate_mbps=%" PRIu64 " cuts=%" PRIu64 " util=%.3f "
 	       "marked=%" PRIu64 " backlog_max=%" PRIu64 "\n",
@@ -232,7 +254,7 @@ test_incast(void **state)
 	uint64_t converged_us = 0;
 	double share[SENDERS_MAX], j, util, util_median, goodput;
 	double min_slice_jain = 1.0;
-	unsigned int nlat = 0, slices = 0, nslice = 0, i, k;
+	unsigned int nlat = 0, slices = 0, nslice = 0, i;
 	bool small_out = false, warm = false;
 	struct ibv_wc wc[16];
 	int n;
@@ -246,23 +268,8 @@ test_incast(void **state)
 	memset(q0, 0, sizeof(q0));
 	memset(qs, 0, sizeof(qs));
 	for (t = t0; t < end_at; t = now_ns()) {
-		for (i = 0; i < nsenders; i++) {
-			while (out[i] < DEPTH) {
-				assert_int_equal(ep_post(&snd[i],
-					IBV_WR_RDMA_WRITE, i, 0, MSG,
-					 &rcv[i], 0, IBV_SEND_SIGNALED), 0);
-				out[i]++;
-			}
-			n = ibv_poll_cq(snd[i].scq, 16, wc);
-			assert_true(n >= 0);
-			for (k = 0; k < (unsigned int)n; k++) {
-				if (wc[k].status != IBV_WC_SUCCESS)
-					fail_msg("sender %u: %s", i,
-						 ibv_wc_status_str(wc[k].status));
-			}
-			out[i] -= (unsigned int)n;
-			done[i] += (uint64_t)n * MSG;
-		}
+		for (i = 0; i < nsenders; i++)
+			done[i] += (uint64_t)sender_pump(i, &out[i]) * MSG;
 		if (!small_out && t - small_at >= SMALL_GAP_NS) {
 			assert_int_equal(ep_post(&small_s, IBV_WR_RDMA_WRITE,
 				99, 0, SMALL, &small_r, 0,
@@ -336,14 +343,8 @@ test_incast(void **state)
 	bottleneck_read(q1);
 	senders_counters(&c1);
 	/* what is still outstanding completes */
-	for (i = 0; i < nsenders; i++) {
-		while (out[i] > 0) {
-			n = ep_poll(snd[i].scq, wc, 1, 20000);
-			assert_int_equal(n, 1);
-			assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
-			out[i]--;
-		}
-	}
+	for (i = 0; i < nsenders; i++)
+		sender_drain(i, out[i]);
 	if (small_out)
 		assert_int_equal(ep_poll(small_s.scq, wc, 1, 20000), 1);
 
@@ -370,7 +371,8 @@ test_incast(void **state)
 			p99 = lat_ns[nlat * 99 / 100];
 		}
 		printf("incast senders=%u cc=%s rate_mbps=%u util=%.3f "
-		       "util_median=%.3f goodput=%.3f jain=%.3f min_slice_jain=%.3f "
+		       "util_median=%.3f goodput=%.3f jain=%.3f "
+		       "min_slice_jain=%.3f "
 		       "converged_ms=%" PRIu64 " queued=%" PRIu64 " dropped=%"
 		       PRIu64 " marked=%" PRIu64 " backlog_mean=%" PRIu64
 		       " backlog_max=%" PRIu64 " retransmits=%" PRIu64
