@@ -1030,7 +1030,6 @@ engine_init(void)
 	}
 	droce_eng.hz = rte_get_tsc_hz();
 	droce_eng.us_cycles = RTE_MAX(droce_eng.hz / 1000000, (uint64_t)1);
-	droce_eng.cc_slack = droce_eng.us_cycles * DROCE_CC_SLACK_US;
 
 	i = 0;
 	RTE_LCORE_FOREACH(lcore) {

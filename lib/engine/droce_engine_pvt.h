@@ -370,8 +370,6 @@ struct droce_engine {
 	uint64_t hz;
 	/** TSC cycles a microsecond: DCQCN's clock runs in microseconds */
 	uint64_t us_cycles;
-	/** TSC cycles of DROCE_CC_SLACK_US */
-	uint64_t cc_slack;
 	/** Told of port state changes (droce_port_event_hook()) */
 	void (*port_event)(struct droce_dev *dev, enum ibv_event_type type);
 };

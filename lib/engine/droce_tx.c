@@ -187,7 +187,8 @@ droce_cc_sent(struct droce_qp_eng *qp, uint32_t bytes)
 	/* the wire's bits of the frame (Ethernet, IP, UDP, BTH and ICRC
 	 * about 70 bytes over the payload) at the rate, in TSC cycles; a
 	 * QP late by less than DROCE_CC_SLACK_US catches up */
-	qp->cc_next = RTE_MAX(qp->cc_next, now - droce_eng.cc_slack) +
+	qp->cc_next = RTE_MAX(qp->cc_next,
+			      now - DROCE_CC_SLACK_US * droce_eng.us_cycles) +
 		(uint64_t)(bytes + 70) * 8 * droce_eng.hz / (qp->cc.rate * 1000);
 }
 
