@@ -1154,8 +1154,19 @@ droce_cc_may_send(struct droce_qp_eng *qp, uint64_t now)
 	return (int64_t)(now - qp->cc_next) >= 0;
 }
 
-/** @p qp sent a packet of @p bytes: the next waits its time at the rate. */
-void droce_cc_sent(struct droce_qp_eng *qp, uint32_t bytes);
+/**
+ * Bytes an Ethernet frame takes on the wire besides itself: preamble
+ * and start delimiter, FCS and the gap before the next frame.
+ */
+#define DROCE_ETH_WIRE_OVERHEAD 24
+
+/**
+ * @p qp sent a packet of @p bytes of payload in a frame of @p frame_len
+ * bytes (no FCS): the next waits the frame's time on the wire at the
+ * rate.
+ */
+void droce_cc_sent(struct droce_qp_eng *qp, uint32_t bytes,
+		   uint32_t frame_len);
 
 /**
  * Send a CNP to @p qp's peer QP: BTH with BECN set, 16 reserved zero

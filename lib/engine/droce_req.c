@@ -205,7 +205,7 @@ send_data(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 			       bth + op->hdr_len, len);
 	droce_pkt_send(qp, m);
 	if (unlikely(qp->cc.rate != 0))
-		droce_cc_sent(qp, len);
+		droce_cc_sent(qp, len, rte_pktmbuf_pkt_len(m));
 
 	qp->req.psn = droce_psn_add(psn, 1);
 	qp->req.offset = off + len;

@@ -1159,7 +1159,7 @@ send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
 			   len);
 	droce_pkt_send(qp, m);
 	if (unlikely(qp->cc.rate != 0))
-		droce_cc_sent(qp, len);
+		droce_cc_sent(qp, len, rte_pktmbuf_pkt_len(m));
 	res->sent += len;
 	res->next_psn = droce_psn_add(res->next_psn, 1);
 	if (last) {

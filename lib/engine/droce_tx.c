@@ -178,18 +178,19 @@ droce_cc_cnp(struct droce_qp_eng *qp, uint64_t now)
 }
 
 void
-droce_cc_sent(struct droce_qp_eng *qp, uint32_t bytes)
+droce_cc_sent(struct droce_qp_eng *qp, uint32_t bytes, uint32_t frame_len)
 {
 	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
 	uint64_t now = rte_get_tsc_cycles();
+	uint64_t wire = frame_len + DROCE_ETH_WIRE_OVERHEAD;
 
 	droce_dcqcn_sent(&qp->cc, p, bytes);
-	/* the wire's bits of the frame (Ethernet, IP, UDP, BTH and ICRC
-	 * about 70 bytes over the payload) at the rate, in TSC cycles; a
-	 * QP late by less than DROCE_CC_SLACK_US catches up */
+	/* the frame's time on the wire at the rate, in TSC cycles (a line
+	 * of that speed takes no more); a QP late by less than
+	 * DROCE_CC_SLACK_US catches up */
 	qp->cc_next = RTE_MAX(qp->cc_next,
 			      now - DROCE_CC_SLACK_US * droce_eng.us_cycles) +
-		(uint64_t)(bytes + 70) * 8 * droce_eng.hz / (qp->cc.rate * 1000);
+		wire * 8 * droce_eng.hz / (qp->cc.rate * 1000);
 }
 
 void
