@@ -15,6 +15,8 @@
 
 #include <rte_telemetry.h>
 
+#include "droce_dpdk_compat.h"
+
 #include "droce_cm_pvt.h"
 
 static int cm_started;
@@ -66,7 +68,7 @@ rej_dict(struct rte_tel_data *d, const uint64_t *by_reason)
 				name[i] = (char)tolower((unsigned char)n[i]);
 			name[i] = '\0';
 		}
-		rte_tel_data_add_dict_u64(d, name, by_reason[r]);
+		droce_tel_dict_u64(d, name, by_reason[r]);
 	}
 }
 
@@ -82,17 +84,17 @@ tel_cm(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	if (droce_cm_query_stats(&s) != 0)
 		return 0;
-	rte_tel_data_add_dict_u64(d, "ids", s.ids);
-	rte_tel_data_add_dict_u64(d, "listeners", s.listeners);
-	rte_tel_data_add_dict_u64(d, "events_queued", s.events_queued);
-	rte_tel_data_add_dict_u64(d, "conns", s.conns);
-	rte_tel_data_add_dict_u64(d, "mads_sent", s.mads_sent);
-	rte_tel_data_add_dict_u64(d, "mads_received", s.mads_received);
-	rte_tel_data_add_dict_u64(d, "mads_resent", s.mads_resent);
-	rte_tel_data_add_dict_u64(d, "mads_dropped", s.mads_dropped);
-	rte_tel_data_add_dict_u64(d, "dup_received", s.dup_received);
-	rte_tel_data_add_dict_u64(d, "send_failed", s.send_failed);
-	rte_tel_data_add_dict_u64(d, "listen_overflow", s.listen_overflow);
+	droce_tel_dict_u64(d, "ids", s.ids);
+	droce_tel_dict_u64(d, "listeners", s.listeners);
+	droce_tel_dict_u64(d, "events_queued", s.events_queued);
+	droce_tel_dict_u64(d, "conns", s.conns);
+	droce_tel_dict_u64(d, "mads_sent", s.mads_sent);
+	droce_tel_dict_u64(d, "mads_received", s.mads_received);
+	droce_tel_dict_u64(d, "mads_resent", s.mads_resent);
+	droce_tel_dict_u64(d, "mads_dropped", s.mads_dropped);
+	droce_tel_dict_u64(d, "dup_received", s.dup_received);
+	droce_tel_dict_u64(d, "send_failed", s.send_failed);
+	droce_tel_dict_u64(d, "listen_overflow", s.listen_overflow);
 	states = rte_tel_data_alloc();
 	sent = rte_tel_data_alloc();
 	rcvd = rte_tel_data_alloc();
@@ -104,8 +106,8 @@ tel_cm(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rte_tel_data_start_dict(states);
 	for (i = 0; i < DROCE_CM_STATES; i++)
-		rte_tel_data_add_dict_u64(states, droce_cm_conn_state_name(i),
-					  s.conns_by_state[i]);
+		droce_tel_dict_u64(states, droce_cm_conn_state_name(i),
+				   s.conns_by_state[i]);
 	rte_tel_data_add_dict_container(d, "conns_by_state", states, 0);
 	rej_dict(sent, s.rej_sent);
 	rte_tel_data_add_dict_container(d, "rej_sent", sent, 0);

@@ -34,6 +34,8 @@
 #include <rte_rwlock.h>
 #include <rte_telemetry.h>
 
+#include "droce_dpdk_compat.h"
+
 #include "droce_engine_pvt.h"
 
 /* held for reading around a control call, for writing to close */
@@ -145,7 +147,7 @@ tel_devices(const char *cmd, const char *params, struct rte_tel_data *d)
 static void
 add_dev_counters(struct rte_tel_data *d, const struct droce_dev_stats *s)
 {
-#define ADD_COUNTER(name, desc) rte_tel_data_add_dict_u64(d, #name, s->name);
+#define ADD_COUNTER(name, desc) droce_tel_dict_u64(d, #name, s->name);
 	DROCE_DEV_COUNTERS(ADD_COUNTER)
 #undef ADD_COUNTER
 }
@@ -154,7 +156,7 @@ add_dev_counters(struct rte_tel_data *d, const struct droce_dev_stats *s)
 static void
 add_qp_counters(struct rte_tel_data *d, const struct droce_qp_stats *s)
 {
-#define ADD_COUNTER(name, desc) rte_tel_data_add_dict_u64(d, #name, s->name);
+#define ADD_COUNTER(name, desc) droce_tel_dict_u64(d, #name, s->name);
 	DROCE_QP_COUNTERS(ADD_COUNTER)
 #undef ADD_COUNTER
 }
@@ -179,22 +181,22 @@ add_dcqcn(struct rte_tel_data *d, const struct droce_dev *dev)
 {
 	const struct droce_dcqcn_params *p = &dev->cc;
 
-	rte_tel_data_add_dict_u64(d, "dscp", dev->dscp);
+	droce_tel_dict_u64(d, "dscp", dev->dscp);
 	rte_tel_data_add_dict_string(d, "ecn",
 				     droce_eng.cfg.ecn ? "on" : "off");
-	rte_tel_data_add_dict_u64(d, "cnp_interval_us",
-				  droce_eng.cfg.cnp_interval_us);
-	rte_tel_data_add_dict_u64(d, "dcqcn_rate_max_kbps", p->rate_max);
-	rte_tel_data_add_dict_u64(d, "dcqcn_rate_min_kbps", p->rate_min);
-	rte_tel_data_add_dict_u64(d, "dcqcn_ai_kbps", p->rate_ai);
-	rte_tel_data_add_dict_u64(d, "dcqcn_hai_kbps", p->rate_hai);
-	rte_tel_data_add_dict_u64(d, "dcqcn_g_shift", p->g_shift);
-	rte_tel_data_add_dict_u64(d, "dcqcn_alpha_period_us",
-				  p->alpha_period_us);
-	rte_tel_data_add_dict_u64(d, "dcqcn_increase_period_us",
-				  p->increase_period_us);
-	rte_tel_data_add_dict_u64(d, "dcqcn_byte_counter", p->byte_counter);
-	rte_tel_data_add_dict_u64(d, "dcqcn_fast_recovery", p->fast_recovery);
+	droce_tel_dict_u64(d, "cnp_interval_us",
+			   droce_eng.cfg.cnp_interval_us);
+	droce_tel_dict_u64(d, "dcqcn_rate_max_kbps", p->rate_max);
+	droce_tel_dict_u64(d, "dcqcn_rate_min_kbps", p->rate_min);
+	droce_tel_dict_u64(d, "dcqcn_ai_kbps", p->rate_ai);
+	droce_tel_dict_u64(d, "dcqcn_hai_kbps", p->rate_hai);
+	droce_tel_dict_u64(d, "dcqcn_g_shift", p->g_shift);
+	droce_tel_dict_u64(d, "dcqcn_alpha_period_us",
+			   p->alpha_period_us);
+	droce_tel_dict_u64(d, "dcqcn_increase_period_us",
+			   p->increase_period_us);
+	droce_tel_dict_u64(d, "dcqcn_byte_counter", p->byte_counter);
+	droce_tel_dict_u64(d, "dcqcn_fast_recovery", p->fast_recovery);
 }
 
 static int
@@ -241,7 +243,7 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "active_mtu",
 				  (int)droce_mtu_bytes(a.active_mtu));
 	rte_tel_data_add_dict_string(d, "link", a.link_up ? "up" : "down");
-	rte_tel_data_add_dict_u64(d, "link_speed_mbps", a.link_speed_mbps);
+	droce_tel_dict_u64(d, "link_speed_mbps", a.link_speed_mbps);
 	add_dcqcn(d, dev->primary);
 	add_dev_counters(d, &s);
 	return 0;
@@ -263,7 +265,7 @@ tel_resources(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (ret < 0)
 		return ret;
 	rte_tel_data_start_dict(d);
-#define ADD_GAUGE(name, desc) rte_tel_data_add_dict_u64(d, #name, r.name);
+#define ADD_GAUGE(name, desc) droce_tel_dict_u64(d, #name, r.name);
 	DROCE_DEV_RESOURCES(ADD_GAUGE)
 #undef ADD_GAUGE
 	return 0;
@@ -300,7 +302,7 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (ret == 0) {
 		rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
 		for (i = 0; i < q->n; i++)
-			rte_tel_data_add_array_u64(d, q->qpn[i]);
+			droce_tel_array_u64(d, q->qpn[i]);
 	}
 	free(q);
 	return ret;
@@ -359,18 +361,18 @@ tel_qp_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (!t.found)
 		return -ENOENT;
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "qpn", t.qpn);
+	droce_tel_dict_u64(d, "qpn", t.qpn);
 	rte_tel_data_add_dict_string(d, "state", droce_qp_state_name(t.state));
 	rte_tel_data_add_dict_string(d, "type", droce_qp_type_name(t.type));
-	rte_tel_data_add_dict_u64(d, "dest_qpn", t.dest_qpn);
+	droce_tel_dict_u64(d, "dest_qpn", t.dest_qpn);
 	gid_str(t.dgid, buf, sizeof(buf));
 	rte_tel_data_add_dict_string(d, "dgid", buf);
-	rte_tel_data_add_dict_u64(d, "path_mtu", t.mtu);
-	rte_tel_data_add_dict_u64(d, "sq_psn", t.sq_psn);
-	rte_tel_data_add_dict_u64(d, "rq_psn", t.rq_psn);
-	rte_tel_data_add_dict_u64(d, "cc_rate_kbps", t.cc_rate);
-	rte_tel_data_add_dict_u64(d, "cc_target_kbps", t.cc_target);
-	rte_tel_data_add_dict_u64(d, "cc_alpha", t.cc_alpha);
+	droce_tel_dict_u64(d, "path_mtu", t.mtu);
+	droce_tel_dict_u64(d, "sq_psn", t.sq_psn);
+	droce_tel_dict_u64(d, "rq_psn", t.rq_psn);
+	droce_tel_dict_u64(d, "cc_rate_kbps", t.cc_rate);
+	droce_tel_dict_u64(d, "cc_target_kbps", t.cc_target);
+	droce_tel_dict_u64(d, "cc_alpha", t.cc_alpha);
 	add_qp_counters(d, &t.stats);
 	return 0;
 }

@@ -35,7 +35,7 @@
 #include <rte_ip.h>
 #include <rte_ring.h>
 
-#include "fault_pvt.h"	/* droce_fault_rss_hash() */
+#include "fault_rss.h"
 
 #define NB_FRAMES 10000
 #define BURST 32

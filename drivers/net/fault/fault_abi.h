@@ -131,6 +131,19 @@ void rte_vdev_register(struct rte_vdev_driver *driver);
 __rte_internal
 void rte_vdev_unregister(struct rte_vdev_driver *driver);
 
+/**
+ * Register vdev driver @p vdrv as @p nm when the program starts, as
+ * 22.11's bus_vdev_driver.h does (its RTE_PMD_EXPORT_NAME() still takes
+ * a second argument).
+ */
+#define RTE_PMD_REGISTER_VDEV(nm, vdrv) \
+RTE_INIT(vdrvinitfn_ ## vdrv) \
+{ \
+	(vdrv).driver.name = RTE_STR(nm); \
+	rte_vdev_register(&(vdrv)); \
+} \
+RTE_PMD_EXPORT_NAME(nm, __COUNTER__)
+
 /* ---- ethdev ------------------------------------------------------------ */
 
 struct rte_eth_dev;

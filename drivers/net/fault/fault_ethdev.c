@@ -450,7 +450,8 @@ fault_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 }
 
 static int
-fault_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
+fault_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats
+		DROCE_ETH_STATS_GET_QSTATS)
 {
 	return rte_eth_stats_get(fault_port(dev)->wrapped_port, stats);
 }
@@ -668,7 +669,10 @@ fault_dev_fill(struct rte_eth_dev *dev, struct rte_vdev_device *vdev,
 	data->mac_addrs = mac;
 	data->numa_node = socket;
 	data->mtu = mtu;
-	rte_eth_link_get_nowait(wrapped, &data->dev_link);
+	/* (down until the first link update if the wrapped port says
+	 * nothing now) */
+	if (rte_eth_link_get_nowait(wrapped, &data->dev_link) != 0)
+		memset(&data->dev_link, 0, sizeof(data->dev_link));
 	fault_link_speed(fp, &data->dev_link);
 	data->promiscuous = rte_eth_promiscuous_get(wrapped) == 1;
 	data->all_multicast = rte_eth_allmulticast_get(wrapped) == 1;
@@ -806,21 +810,13 @@ fault_remove(struct rte_vdev_device *vdev)
 }
 
 static struct rte_vdev_driver fault_vdev_driver = {
-	.driver = {
-		.name = "net_fault",
-	},
 	.probe = fault_probe,
 	.remove = fault_remove,
 	.dma_map = droce_fault_dma_map,
 	.dma_unmap = droce_fault_dma_unmap,
 };
 
-/* What RTE_PMD_REGISTER_VDEV() does: fault_abi.h has no such macro. */
-RTE_INIT(droce_fault_register)
-{
-	rte_vdev_register(&fault_vdev_driver);
-}
-RTE_PMD_EXPORT_NAME(net_fault, __COUNTER__);
+RTE_PMD_REGISTER_VDEV(net_fault, fault_vdev_driver);
 RTE_PMD_REGISTER_PARAM_STRING(net_fault,
 	"port=<ethdev name> "
 	"drop=<0..1> "

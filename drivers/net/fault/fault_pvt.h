@@ -19,7 +19,9 @@
 #include <rte_mbuf.h>
 #include <rte_rwlock.h>
 
+#include "droce_dpdk_compat.h"
 #include "fault_drv.h"
+#include "fault_rss.h"
 
 extern int droce_fault_logtype;
 
@@ -168,12 +170,6 @@ struct fault_switch;
 
 /** Receive queues a switch port spreads frames over (RSS). */
 #define FAULT_SWITCH_RXQ 16
-/** Its RSS redirection table's entries, and its Toeplitz key's bytes. */
-#define FAULT_RETA_SIZE 128
-#define FAULT_RSS_KEY_LEN 40
-/** The hash functions it has: on IPv4 and IPv6 addresses and UDP ports. */
-#define FAULT_RSS_OFFLOADS (RTE_ETH_RSS_NONFRAG_IPV4_UDP | \
-			    RTE_ETH_RSS_NONFRAG_IPV6_UDP)
 
 /** What one of a switch port's receive queues takes frames from. */
 struct fault_swq {
@@ -220,15 +216,6 @@ struct fault_swport {
 	uint16_t nb_rxq;		/**< queues the table spreads over */
 	struct fault_swq rxq[FAULT_SWITCH_RXQ];	/**< ring: read with acquire */
 };
-
-/**
- * The Toeplitz hash a NIC's RSS gives an IPv4 or IPv6 frame @p eth with
- * UDP in it (of @p len bytes), under @p key; @return false for any
- * other frame.
- */
-bool droce_fault_rss_hash(const uint8_t *eth, uint32_t len,
-			  const uint8_t key[FAULT_RSS_KEY_LEN], uint64_t hf,
-			  uint32_t *hash);
 
 #define FAULT_MAC_KNOWN (UINT64_C(1) << 48)
 
