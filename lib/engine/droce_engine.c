@@ -30,6 +30,7 @@
 #include <rte_string_fns.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_eth_fault.h"
 
 RTE_LOG_REGISTER(droce_engine_logtype, lib.droce.engine, NOTICE);
 
@@ -388,35 +389,6 @@ ring_port(const char *spec, unsigned int socket)
 	return port < 0 ? -rte_errno : port;
 }
 
-/*
- * "switch:NAME": a port of net_fault's switch NAME (drivers/net/fault),
- * through which the devices on it reach each other. What net_fault
- * wraps there carries no frames, only the port's settings: a net_ring
- * port whose one ring is never written, with @p nq queues, named after
- * the device's index @p idx.
- */
-static int
-switch_port(unsigned int idx, unsigned int nq, unsigned int socket)
-{
-	char rname[RTE_RING_NAMESIZE], pname[RTE_ETH_NAME_MAX_LEN];
-	struct rte_ring *r[DROCE_MAX_LCORES];
-	unsigned int q;
-	int port;
-
-	snprintf(rname, sizeof(rname), "drs_%u", idx);
-	r[0] = rte_ring_lookup(rname);
-	if (r[0] == NULL)
-		r[0] = rte_ring_create(rname, 64, (int)socket,
-				       RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (r[0] == NULL)
-		return -rte_errno;
-	for (q = 1; q < nq; q++)
-		r[q] = r[0];
-	snprintf(pname, sizeof(pname), "droce_sw_%u", idx);
-	port = rte_eth_from_rings(pname, r, nq, r, nq, socket);
-	return port < 0 ? -rte_errno : port;
-}
-
 /* The port a device spec names, probing it if it is not there yet. */
 static int
 find_port(const char *spec, unsigned int socket)
@@ -437,31 +409,6 @@ find_port(const char *spec, unsigned int socket)
 }
 
 /*
- * Put @p port behind a net_fault vdev (drivers/net/fault) taking @p args,
- * named after the device. @return the fault port, which replaces @p port.
- */
-static int
-fault_port(const char *dev_name, uint16_t port, const char *args)
-{
-	char vname[RTE_ETH_NAME_MAX_LEN], pname[RTE_ETH_NAME_MAX_LEN];
-	char vargs[sizeof(pname) + 2 * sizeof(((struct droce_dev_cfg *)0)->fault) +
-		   32];
-	uint16_t fport;
-	int ret;
-
-	if (rte_eth_dev_get_name_by_port(port, pname) != 0)
-		return -ENODEV;
-	snprintf(vname, sizeof(vname), "net_fault_%.53s", dev_name);
-	snprintf(vargs, sizeof(vargs), "port=%s,%s", pname, args);
-	ret = rte_vdev_init(vname, vargs);
-	if (ret < 0)
-		return ret;
-	if (rte_eth_dev_get_port_by_name(vname, &fport) != 0)
-		return -ENODEV;
-	return fport;
-}
-
-/*
  * Whether @p port reads what it sends at its virtual address: a virtual
  * device (net_ring, memif, af_packet, af_xdp, tap) copies or hands on
  * mbufs in the process, where a NIC's DMA would need the registered
@@ -477,21 +424,6 @@ port_reads_va(uint16_t port)
 		return false;
 	bus = rte_dev_bus(info.device);
 	return bus != NULL && strcmp(rte_bus_name(bus), "vdev") == 0;
-}
-
-/* Do net_fault arguments @p args say dma=1? */
-static bool
-fault_has_dma(const char *args)
-{
-	const char *p = args;
-
-	while ((p = strstr(p, "dma=1")) != NULL) {
-		if ((p == args || p[-1] == ',') &&
-		    (p[5] == '\0' || p[5] == ','))
-			return true;
-		p++;
-	}
-	return false;
 }
 
 /*
@@ -829,7 +761,6 @@ static int
 dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	   struct rte_mempool *pool)
 {
-	char fault[sizeof(c->fault) + sizeof(c->port) + 16];
 	struct droce_dev *dev;
 	bool sw;
 	uint32_t nshards = RTE_MAX(c->nlcores, 1u);
@@ -842,7 +773,8 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 		return -ENOMEM;
 	strlcpy(dev->name, c->name, sizeof(dev->name));
 	sw = strncmp(c->port, "switch:", 7) == 0;
-	port = sw ? switch_port(idx, nshards, rte_socket_id()) :
+	port = sw ? droce_eth_fault_switch_port(c->name, c->port + 7,
+			(uint16_t)nshards, rte_socket_id(), c->fault) :
 		find_port(c->port, rte_socket_id());
 	if (port < 0) {
 		DROCE_LOG(ERR, "%s: no port '%s': %s", c->name, c->port,
@@ -850,28 +782,22 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 		rte_free(dev);
 		return port;
 	}
-	/* (net_fault with dma=1 reads as a NIC behind an IOMMU does) */
-	dev->dma_map = !port_reads_va((uint16_t)port) ||
-		fault_has_dma(c->fault);
-	if (sw)
-		snprintf(fault, sizeof(fault), "switch=%s%s%s", c->port + 7,
-			 c->fault[0] != '\0' ? "," : "", c->fault);
-	else
-		strlcpy(fault, c->fault, sizeof(fault));
-	if (fault[0] != '\0') {
-		int fport = fault_port(c->name, (uint16_t)port, fault);
+	if (!sw && c->fault[0] != '\0') {
+		int fport = droce_eth_fault_wrap(c->name, (uint16_t)port,
+						 c->fault);
 
 		if (fport < 0) {
 			DROCE_LOG(ERR, "%s: cannot put port %d behind "
 				  "net_fault (%s): %s", c->name, port,
-				  fault, strerror(-fport));
+				  c->fault, strerror(-fport));
 			rte_free(dev);
 			return fport;
 		}
 		port = fport;
-		dev->faulty = true;
 	}
 	dev->port_id = (uint16_t)port;
+	dev->dma_map = !port_reads_va(dev->port_id) ||
+		droce_eth_fault_dma_only(dev->port_id);
 	dev->pool = pool;
 	if (c->has_mac)
 		dev->mac = c->mac;

@@ -222,7 +222,6 @@ struct droce_mcast {
 struct droce_dev {
 	char name[64];
 	uint16_t port_id;
-	bool faulty;                  /**< port_id is a net_fault vdev */
 	struct droce_lcore *lc;
 	struct droce_dev *primary;    /**< the first shard (itself there) */
 	uint32_t shard;               /**< its index among the shards */

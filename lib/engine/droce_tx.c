@@ -306,12 +306,8 @@ droce_dev_tx_flush(struct droce_dev *dev)
 			tx_drop_queued(dev, 0);
 		return;
 	}
-	if (dev->ntx == 0) {
-		/* net_fault sends frames it held back on a later burst */
-		if (unlikely(dev->faulty))
-			rte_eth_tx_burst(dev->port_id, dev->txq, NULL, 0);
+	if (dev->ntx == 0)
 		return;
-	}
 	tx_finish(dev);
 	sent = rte_eth_tx_burst(dev->port_id, dev->txq, dev->tx, dev->ntx);
 	for (i = 0; i < sent; i++)

@@ -35,6 +35,7 @@
 #include <rte_ip.h>
 #include <rte_ring.h>
 
+#include "droce_eth_fault.h"
 #include "fault_rss.h"
 
 #define NB_FRAMES 10000
@@ -833,6 +834,45 @@ test_delay_holds_at_least_delay_us(void **state __rte_unused)
 	capture_free(c);
 }
 
+/*
+ * Frames held back on tx leave on the port's rx bursts of the same
+ * queue too: an application that sends no more but polls for frames,
+ * as droce's engine does, sees them go out.
+ */
+static void
+test_held_tx_frames_leave_on_rx_bursts(void **state __rte_unused)
+{
+	const unsigned int nb = 100;
+	const uint64_t delay_us = 2000;
+	uint64_t end = rte_rdtsc() + 50 * delay_us * rte_get_tsc_hz() /
+		US_PER_S;
+	struct capture *c = capture_new();
+	struct rte_mbuf *pkts[BURST], *in[BURST];
+	uint32_t seq = 0;
+	uint16_t n, k;
+	struct rig r;
+
+	rig_open(&r, "delay=1,delay_us=2000,reorder=0.2,dir=tx");
+	while (seq < nb) {
+		n = (uint16_t)RTE_MIN((uint32_t)BURST, nb - seq);
+		for (k = 0; k < n; k++)
+			pkts[k] = frame_mbuf(seq + k);
+		assert_int_equal(rte_eth_tx_burst(r.f, 0, pkts, n), n);
+		seq += n;
+	}
+	assert_int_equal(xstat(r.f, "tx_fault_delayed"), nb);
+	/* not one tx burst from here on */
+	while (c->n < nb && rte_rdtsc() < end) {
+		n = rte_eth_rx_burst(r.f, 0, in, BURST);
+		rte_pktmbuf_free_bulk(in, n);
+		poll_rx(r.b, c);
+	}
+	assert_int_equal(c->n, nb);
+	assert_int_equal(xstat(r.f, "tx_fault_passed"), nb);
+	rig_close(&r);
+	capture_free(c);
+}
+
 /* Run the mix of faults; return the arrivals and the counters. */
 static struct capture *
 run_mix(const char *faults, uint64_t counts[6])
@@ -1543,6 +1583,89 @@ test_switch_rss_spreads_by_toeplitz(void **state __rte_unused)
 	sw_close(&s);
 }
 
+/*
+ * droce_eth_fault.h: a fault port over a port, a switch's ports and what
+ * they need of their user, made by a program instead of --vdev.
+ */
+static void
+test_application_interface(void **state __rte_unused)
+{
+	struct swrig s;
+	struct capture *c = capture_new();
+	char name[32], want[RTE_ETH_NAME_MAX_LEN];
+	unsigned int k;
+	struct rig r;
+	int f;
+
+	/* over a port: named net_fault_<name>, owning what it wraps */
+	rig_rings(&r);
+	assert_true(droce_eth_fault_wrap("api_bad", r.a, "drop=2") < 0);
+	snprintf(name, sizeof(name), "api%u", rig_serial);
+	f = droce_eth_fault_wrap(name, r.a, "drop=1");
+	assert_true(f >= 0);
+	r.f = (uint16_t)f;
+	snprintf(want, sizeof(want), "net_fault_%s", name);
+	assert_int_equal(rte_eth_dev_get_port_by_name(want, &r.f), 0);
+	assert_int_equal(r.f, f);
+	snprintf(r.f_name, sizeof(r.f_name), "%s", want);
+	assert_int_equal(droce_eth_fault_wrap(name, r.b, ""), -EEXIST);
+	assert_true(droce_eth_fault_wrap("api_owned", r.a, "") < 0);
+	assert_false(droce_eth_fault_dma_only(r.f));
+	assert_false(droce_eth_fault_dma_only(r.b));
+	assert_false(droce_eth_fault_dma_only(RTE_MAX_ETHPORTS - 1));
+	port_start(r.f);
+	port_start(r.b);
+	traffic(r.f, r.b, 100, c, QUIET_US);
+	assert_int_equal(c->n, 0);
+	assert_int_equal(xstat(r.f, "tx_fault_dropped"), 100);
+	rig_close(&r);
+
+	/* reading only memory mapped for its DMA */
+	rig_rings(&r);
+	snprintf(name, sizeof(name), "api%u", rig_serial);
+	f = droce_eth_fault_wrap(name, r.a, "dma=1");
+	assert_true(f >= 0);
+	r.f = (uint16_t)f;
+	snprintf(r.f_name, sizeof(r.f_name), "net_fault_%s", name);
+	assert_true(droce_eth_fault_dma_only(r.f));
+	rig_close(&r);
+
+	/* two ports of a switch, which reach each other */
+	memset(&s, 0, sizeof(s));
+	s.n = 2;
+	s.id = rig_serial++;
+	for (k = 0; k < s.n; k++) {
+		char sw[16];
+
+		snprintf(name, sizeof(name), "apisw%u.%u", s.id, k);
+		snprintf(sw, sizeof(sw), "t%u", s.id);
+		f = droce_eth_fault_switch_port(name, sw, 4, SOCKET_ID_ANY,
+						k == 1 ? "rate_mbps=1000" : "");
+		assert_true(f >= 0);
+		s.f[k] = (uint16_t)f;
+		snprintf(s.f_name[k], sizeof(s.f_name[k]), "net_fault_%s",
+			 name);
+		port_start(s.f[k]);
+	}
+	assert_true(droce_eth_fault_switch_port("apisw_bad", "t", 17,
+						SOCKET_ID_ANY, "") < 0);
+	assert_true(droce_eth_fault_switch_port("apisw_bad", "t", 1,
+						SOCKET_ID_ANY, "kmin=x") < 0);
+	sw_send(&s, 0, sw_frame(0, 1, 7, 64, 0));
+	assert_int_equal(sw_recv(&s, 1, c, 1000), 1);
+	sw_send(&s, 1, sw_frame(1, 0, 8, 64, 0));
+	assert_int_equal(sw_recv(&s, 0, c, 1000), 1);
+	assert_int_equal(sw_seq(&c->r[0]), 7);
+	assert_int_equal(sw_seq(&c->r[1]), 8);
+	for (k = 0; k < s.n; k++) {
+		assert_int_equal(rte_eth_dev_stop(s.f[k]), 0);
+		assert_int_equal(rte_eth_dev_close(s.f[k]), 0);
+		assert_int_equal(rte_vdev_uninit(s.f_name[k]), 0);
+	}
+	assert_int_equal(rte_mempool_avail_count(pool), pool_baseline);
+	capture_free(c);
+}
+
 static void
 ext_free(void *addr __rte_unused, void *opaque __rte_unused)
 {
@@ -1740,6 +1863,8 @@ main(void)
 		FAULT_TEST(test_rss_hash_matches_the_specification),
 		FAULT_TEST(test_switch_rss_spreads_by_toeplitz),
 		FAULT_TEST(test_dma_sends_mapped_memory_only),
+		FAULT_TEST(test_held_tx_frames_leave_on_rx_bursts),
+		FAULT_TEST(test_application_interface),
 	};
 
 	return cmocka_run_group_tests(tests, eal_setup, eal_teardown);

@@ -627,6 +627,17 @@ static const struct eth_dev_ops fault_ops = {
 	.tx_queue_release = fault_tx_queue_release,
 };
 
+const struct fault_port *
+droce_fault_port_of(uint16_t port)
+{
+	const struct rte_eth_dev *dev;
+
+	if (!rte_eth_dev_is_valid_port(port))
+		return NULL;
+	dev = &rte_eth_devices[port];
+	return dev->dev_ops == &fault_ops ? fault_port(dev) : NULL;
+}
+
 /* ---- vdev -------------------------------------------------------------- */
 
 static void

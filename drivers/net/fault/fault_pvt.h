@@ -18,6 +18,7 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_rwlock.h>
+#include <rte_spinlock.h>
 
 #include "droce_dpdk_compat.h"
 #include "fault_drv.h"
@@ -236,12 +237,19 @@ struct fault_delayed {
 
 /**
  * One rx or tx queue. Only the lcore polling the queue touches it,
- * except for the control path while the port is stopped.
+ * except for the control path while the port is stopped, and for an rx
+ * burst of the same queue number letting out a tx queue's held frames
+ * (under its lock).
  */
 struct fault_queue {
 	/* Fixed when the queue is set up. */
 	uint16_t port_id;			/**< wrapped port */
 	uint16_t queue_id;			/**< same id on both ports */
+	/** rx: the port's data, where its tx queue of this number is */
+	const struct rte_eth_dev_data *data;
+	/** tx: taken by its bursts, and tried by rx bursts that would let
+	 * out what it holds */
+	rte_spinlock_t lock;
 	uint32_t delay_mask;			/**< delay[] size - 1, or 0 */
 	struct rte_mempool *mp;			/**< rx: for copies; tx: NULL */
 	uint64_t threshold[FAULT_KIND_MAX];	/**< hit if rand53 < threshold */
@@ -281,6 +289,9 @@ struct fault_port {
 	struct fault_swport *swport;		/**< with switch=, else NULL */
 	struct fault_dma dma;			/**< with dma=1 */
 };
+
+/** The state of port @p port if it is a net_fault port, else NULL. */
+const struct fault_port *droce_fault_port_of(uint16_t port);
 
 /**
  * Parse "port=NAME,drop=P,..." into @p p (defaults first).

@@ -16,9 +16,10 @@
  * the ring and the delay FIFO can absorb, so nothing is lost for want of
  * room: rx leaves the rest in the wrapped port, tx returns a short count.
  *
- * Held frames leave on a later call of the same burst function: an
- * application that stops calling tx_burst must call it with no frames
- * from time to time for delayed and reordered frames to go out.
+ * Held frames leave on a later burst: rx ones on an rx burst, tx ones
+ * on a tx burst or on an rx burst of the same queue number, so that an
+ * application that polls for frames sees its delayed and reordered
+ * ones go out without sending more (droce_eth_fault.h).
  *
  * Duplicates are deep copies (rte_pktmbuf_copy), not a second reference:
  * a software port such as net_ring hands a transmitted mbuf straight to
@@ -603,35 +604,6 @@ fault_tx_cut(struct fault_queue *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	return nb_pkts;
 }
 
-uint16_t
-droce_fault_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
-{
-	struct fault_queue *q = rxq;
-	struct rte_mbuf *in[FAULT_BURST_MAX];
-	uint64_t now = rte_rdtsc();
-	uint32_t ready, n, i;
-	uint16_t nb;
-
-	if (unlikely(fault_cut(q)))
-		return fault_rx_cut(q);
-	fault_release(q, now);
-	ready = fault_ready_count(q);
-	if (ready < nb_pkts) {
-		n = fault_intake(q, RTE_MIN(nb_pkts - ready,
-					    (uint32_t)FAULT_BURST_MAX));
-		nb = n != 0 ? fault_rx_source(q, in, (uint16_t)n, now) : 0;
-		for (i = 0; i < nb; i++)
-			fault_frame(q, in[i], now);
-	}
-
-	n = RTE_MIN((uint32_t)nb_pkts, fault_ready_count(q));
-	for (i = 0; i < n; i++)
-		pkts[i] = q->ready[(q->ready_head + i) & FAULT_READY_MASK];
-	q->ready_head += n;
-	q->stats[FAULT_STAT_PASSED] += n;
-	return (uint16_t)n;
-}
-
 /* Hand the ready frames to the wrapped port, as many as it takes, or
  * all of them to the switch. */
 static inline void
@@ -658,6 +630,58 @@ fault_tx_flush(struct fault_queue *q, uint64_t now)
 	}
 }
 
+/*
+ * What the tx queue of rx queue @p q's number holds and may leave by
+ * now goes out, unless its own lcore is sending (it lets it out then).
+ */
+static inline void
+fault_tx_release(const struct fault_queue *q, uint64_t now)
+{
+	struct fault_queue *tq;
+
+	if (q->queue_id >= q->data->nb_tx_queues)
+		return;
+	tq = q->data->tx_queues[q->queue_id];
+	if (tq == NULL || !rte_spinlock_trylock(&tq->lock))
+		return;
+	if (tq->ready_head != tq->ready_tail ||
+	    tq->delay_head != tq->delay_tail || tq->nb_held != 0) {
+		fault_release(tq, now);
+		fault_tx_flush(tq, now);
+	}
+	rte_spinlock_unlock(&tq->lock);
+}
+
+uint16_t
+droce_fault_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	struct fault_queue *q = rxq;
+	struct rte_mbuf *in[FAULT_BURST_MAX];
+	uint64_t now = rte_rdtsc();
+	uint32_t ready, n, i;
+	uint16_t nb;
+
+	if (unlikely(fault_cut(q)))
+		return fault_rx_cut(q);
+	fault_tx_release(q, now);
+	fault_release(q, now);
+	ready = fault_ready_count(q);
+	if (ready < nb_pkts) {
+		n = fault_intake(q, RTE_MIN(nb_pkts - ready,
+					    (uint32_t)FAULT_BURST_MAX));
+		nb = n != 0 ? fault_rx_source(q, in, (uint16_t)n, now) : 0;
+		for (i = 0; i < nb; i++)
+			fault_frame(q, in[i], now);
+	}
+
+	n = RTE_MIN((uint32_t)nb_pkts, fault_ready_count(q));
+	for (i = 0; i < n; i++)
+		pkts[i] = q->ready[(q->ready_head + i) & FAULT_READY_MASK];
+	q->ready_head += n;
+	q->stats[FAULT_STAT_PASSED] += n;
+	return (uint16_t)n;
+}
+
 uint16_t
 droce_fault_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
@@ -667,11 +691,13 @@ droce_fault_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 
 	if (unlikely(fault_cut(q)))
 		return fault_tx_cut(q, pkts, nb_pkts);
+	rte_spinlock_lock(&q->lock);
 	fault_release(q, now);
 	nb = fault_intake(q, nb_pkts);
 	for (i = 0; i < nb; i++)
 		fault_frame(q, pkts[i], now);
 	fault_tx_flush(q, now);
+	rte_spinlock_unlock(&q->lock);
 	return (uint16_t)nb;
 }
 
@@ -683,6 +709,7 @@ droce_fault_rx_pass(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 
 	if (unlikely(fault_cut(q)))
 		return fault_rx_cut(q);
+	fault_tx_release(q, rte_rdtsc());
 	nb = rte_eth_rx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
 	q->stats[FAULT_STAT_PASSED] += nb;
 	return nb;
@@ -732,6 +759,8 @@ droce_fault_queue_create(const struct fault_port *fp, enum fault_dir dir,
 		return NULL;
 	}
 	q->port_id = fp->wrapped_port;
+	q->data = rte_eth_devices[fp->port_id].data;
+	rte_spinlock_init(&q->lock);
 	q->cut = &fp->cut;
 	if (dir == FAULT_TX && p->dma)
 		q->dma = (struct fault_dma *)(uintptr_t)&fp->dma;
