@@ -566,17 +566,20 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq,
 				    &conf);
 	if (ret < 0)
 		return ret;
-	for (q = 0; q < *nrxq; q++) {
-		ret = rte_eth_rx_queue_setup(dev->port_id, q, RX_DESC,
-					     rte_eth_dev_socket_id(dev->port_id),
-					     NULL, dev->pool);
-		if (ret < 0)
-			return ret;
-	}
+	/* tx queues first: net_tap of DPDK 24.11 and 25.11 gives a tx
+	 * queue its TSO context only if it opens the queue's file, which
+	 * an rx queue set up before it has opened */
 	for (q = 0; q < *nshards; q++) {
 		ret = rte_eth_tx_queue_setup(dev->port_id, q, TX_DESC,
 					     rte_eth_dev_socket_id(dev->port_id),
 					     NULL);
+		if (ret < 0)
+			return ret;
+	}
+	for (q = 0; q < *nrxq; q++) {
+		ret = rte_eth_rx_queue_setup(dev->port_id, q, RX_DESC,
+					     rte_eth_dev_socket_id(dev->port_id),
+					     NULL, dev->pool);
 		if (ret < 0)
 			return ret;
 	}
