@@ -7,7 +7,9 @@
 #   devtools/quickstart.sh demo   install what is missing, build, run the demo
 #   devtools/quickstart.sh test   install what is missing, build, run every
 #                                 test, then again in an ASan+UBSan build
-#                                 (clang, with the fuzz targets)
+#                                 (clang, with the fuzz targets), then the
+#                                 unit, drivers and integration suites on
+#                                 DPDK 25.11 built from source
 #
 # Packages are installed with apt-get (as root, or through sudo) only when
 # missing. The test entry ends with a line "N passed, N failed".
@@ -23,6 +25,12 @@ BUILD_PKGS="gcc libc6-dev pkg-config meson ninja-build libdpdk-dev libbsd-dev
 TEST_PKGS="clang libclang-rt-14-dev python3 python3-scapy tshark ibverbs-utils
 	perftest binutils ibverbs-providers iproute2 qemu-system-x86
 	linux-image-amd64 busybox-static cpio kmod dpdk-dev rdmacm-utils qperf"
+# What building DPDK from source takes (devtools/dpdk.sh).
+DPDK_PKGS="python3-pyelftools libnuma-dev xz-utils"
+
+# The DPDK release the suites run on besides the system's (Debian 12's
+# 22.11): the newest LTS, built from devtools/dpdk/.
+DPDK_NEWEST=25.11
 
 # Fuzz time per fuzz target, in seconds (the test suite's bound).
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
@@ -106,7 +114,7 @@ test_all() {
 	passed=0
 	failed=0
 	# shellcheck disable=SC2086
-	if ! install_missing $BUILD_PKGS $TEST_PKGS; then
+	if ! install_missing $BUILD_PKGS $TEST_PKGS $DPDK_PKGS; then
 		echo "0 passed, 1 failed"
 		exit 1
 	fi
@@ -134,6 +142,24 @@ test_all() {
 		echo "quickstart: sanitizer build failed" >&2
 		failed=$((failed + 1))
 	fi
+
+	log "DPDK $DPDK_NEWEST: built from source, droce's unit, drivers and" \
+	    "integration suites on it (devtools/dpdk.sh)"
+	out=$(mktemp)
+	devtools/dpdk.sh "$DPDK_NEWEST" test 2>&1 | tee "$out"
+	last=$(tail -n 1 "$out")
+	case "$last" in
+	*" passed, "*" failed")
+		passed=$((passed + ${last%% *}))
+		n=${last#* passed, }
+		failed=$((failed + ${n% failed}))
+		;;
+	*)
+		echo "quickstart: DPDK $DPDK_NEWEST run ended without counts" >&2
+		failed=$((failed + 1))
+		;;
+	esac
+	rm -f "$out"
 
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
