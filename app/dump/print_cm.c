@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <droce_cm.h>
 #include <droce_cm_mad.h>
 
 #include "dump.h"

@@ -71,6 +71,13 @@ struct droce_cm_stats {
  */
 int droce_cm_query_stats(struct droce_cm_stats *stats);
 
+/**
+ * Name of REJ reason @p reason, as IBTA names it ("INVALID_SERVICE_ID",
+ * "CONSUMER_REJECT", ...; "?" if there is none of that number): what
+ * the rej_sent[] and rej_received[] counters count by.
+ */
+const char *droce_cm_rej_reason_name(uint16_t reason);
+
 /** Name of a connection state ("ESTABLISHED", ...; "?" if none). */
 const char *droce_cm_conn_state_name(enum droce_cm_conn_state s);
 

@@ -17,6 +17,7 @@
 
 #include <rte_common.h>
 
+#include "droce_cm.h"
 #include "droce_cm_mad.h"
 
 /* The cma version rdma_cm puts in its private data header. */

@@ -336,8 +336,7 @@ enum droce_cm_mad_err {
 /** Name of an attribute ID ("REQ", "REP", ...; "?" if unknown). */
 const char *droce_cm_attr_name(uint16_t attr_id);
 
-/** Name of a REJ reason ("INVALID_SERVICE_ID", ...; "?" if unknown). */
-const char *droce_cm_rej_reason_name(uint16_t reason);
+/* (a REJ reason's name: droce_cm_rej_reason_name(), droce_cm.h) */
 
 /** Name of a droce_cm_mad_err. */
 const char *droce_cm_mad_err_name(enum droce_cm_mad_err err);

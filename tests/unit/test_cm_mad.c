@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include <droce_cm.h>
 #include <droce_cm_mad.h>
 #include <droce_pcapfile.h>
 #include <droce_wire.h>
