@@ -456,13 +456,14 @@ def exit_ok(what, r):
                           tail(o, e))))
 
 
-def test_rping(args, env, port, count=5, size=64):
+def test_rping(args, env, port, count=5, size=64, run=()):
+    """rping's two sides, each started as run + rping's argv."""
     name = 'rping'
     opts = ['-C', str(count), '-S', str(size), '-v', '-V', '-p', str(port)]
     client, server = run_pair(
         args, env, name,
-        ['rping', '-s', '-a', SERVER] + opts,
-        ['rping', '-c', '-a', SERVER] + opts, 'rping')
+        list(run) + ['rping', '-s', '-a', SERVER] + opts,
+        list(run) + ['rping', '-c', '-a', SERVER] + opts, 'rping')
     what = 'rping -C %d -S %d -V' % (count, size)
     for side, r, prefix in (('client', client, 'ping data'),
                             ('server', server, 'server ping data')):
