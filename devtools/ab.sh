@@ -12,7 +12,8 @@
 #        (after quickstart.sh demo)
 # e.g.   devtools/ab.sh HEAD~3 5 3
 #        devtools/ab.sh HEAD~1 5 3 ring9k:read_bw:65536 ring9k-copy:read_bw:65536
-# CONFIG is one of devtools/ring_configs.sh's (ring, ring9k, ring9k-copy);
+# CONFIG is one of devtools/ring_configs.sh's (ring, ring9k, ring9k-copy,
+# ring-rtc);
 # without rows, the five below.
 
 set -eu

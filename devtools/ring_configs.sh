@@ -6,7 +6,11 @@
 # droce0 and droce1 over a net_ring pair with busy-polling engines (no
 # idle sleeps in a benchmark), DIR/ring9k.ini, the same with a jumbo
 # MTU (9000: path MTU 4096) for large messages, and DIR/ring9k-copy.ini,
-# that with zero_copy = off (payloads copied into and out of packets).
+# that with zero_copy = off (payloads copied into and out of packets),
+# and DIR/ring-rtc.ini, ring.ini whose application threads run the
+# engine's passes themselves whenever they post and poll
+# (run_to_completion = always), as a program sharing the engine's CPU
+# does.
 
 ring_configs() {
 	cat >"$1/ring.ini" <<INI
@@ -22,6 +26,8 @@ INI
 	sed -e 's/^\(ipv4 = .*\)/\1\nmtu = 9000/' "$1/ring.ini" >"$1/ring9k.ini"
 	sed -e 's/^\[engine\]$/[engine]\nzero_copy = off/' "$1/ring9k.ini" \
 		>"$1/ring9k-copy.ini"
+	sed -e 's/^\[engine\]$/[engine]\nrun_to_completion = always/' \
+		"$1/ring.ini" >"$1/ring-rtc.ini"
 }
 
 # The median of the numbers on stdin, one a line (the upper one of an

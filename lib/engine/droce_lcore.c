@@ -11,13 +11,16 @@
  * budget, timers, and one transmit burst. The clock is read once a pass.
  */
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_mempool.h>
 
 #include "droce_engine_pvt.h"
 
@@ -142,6 +145,62 @@ run_device(struct droce_dev *dev, uint64_t now)
 static __thread const struct droce_lcore *running
 	__attribute__((tls_model("initial-exec")));
 
+/* Whether this application thread asked DPDK for an lcore id yet. */
+static __thread bool app_thread_tried
+	__attribute__((tls_model("initial-exec")));
+
+static pthread_once_t app_thread_once = PTHREAD_ONCE_INIT;
+static pthread_key_t app_thread_key;
+
+/*
+ * A registered application thread ends: what its mbuf cache holds goes
+ * back to the pool, and its lcore id to DPDK for the next thread.
+ */
+static void
+app_thread_exit(void *unused)
+{
+	/* (the engine's one pool, which every device takes from) */
+	struct rte_mempool *mp = droce_eng.devs[0]->pool;
+
+	RTE_SET_USED(unused);
+	rte_mempool_cache_flush(rte_mempool_default_cache(mp, rte_lcore_id()),
+				mp);
+	rte_thread_unregister();
+}
+
+static void
+app_thread_key_make(void)
+{
+	if (pthread_key_create(&app_thread_key, app_thread_exit) != 0)
+		DROCE_LOG(WARNING, "application threads that run the engine's "
+			  "passes keep their lcore ids to the end");
+}
+
+/*
+ * An application thread about to run a pass becomes a registered
+ * non-EAL thread of DPDK's, once: an lcore id of its own, and with it
+ * what DPDK keeps per lcore (the mbuf pool's cache, above all: without
+ * one every mbuf is taken from and given back to the shared ring). It
+ * gives the id back as it exits. A thread with an id already (an EAL
+ * thread, or one the application registered) is left as it is; one
+ * DPDK has no id left for runs its passes without a cache.
+ */
+static void
+app_thread_register(void)
+{
+	app_thread_tried = true;
+	if (rte_lcore_id() != LCORE_ID_ANY)
+		return;
+	if (rte_thread_register() != 0) {
+		DROCE_LOG(NOTICE, "an application thread runs the engine's "
+			  "passes without an lcore id of its own: %s",
+			  rte_strerror(rte_errno));
+		return;
+	}
+	pthread_once(&app_thread_once, app_thread_key_make);
+	pthread_setspecific(app_thread_key, &app_thread_tried);
+}
+
 /*
  * One pass of @p lc, if no other thread is running one.
  * @return work done, or -1 if another thread has the pass.
@@ -149,20 +208,14 @@ static __thread const struct droce_lcore *running
 static int
 lcore_pass(struct droce_lcore *lc, bool app)
 {
-	unsigned int work, d, own_id = 0;
+	unsigned int work, d;
 	uint64_t now;
 
+	if (unlikely(app && !app_thread_tried))
+		app_thread_register();
 	if (!rte_spinlock_trylock(&lc->pass_lock))
 		return -1;
 	running = lc;
-	/* an application thread takes the lcore's id for the pass: what
-	 * DPDK keeps per lcore (the mbuf pool's cache, above all: without
-	 * it every mbuf is taken from and given back to the shared ring)
-	 * is the pass's, used by one thread at a time under the lock */
-	if (app) {
-		own_id = RTE_PER_LCORE(_lcore_id);
-		RTE_PER_LCORE(_lcore_id) = lc->lcore_id;
-	}
 	now = rte_get_tsc_cycles();
 	__atomic_store_n(&lc->pass_since, now, __ATOMIC_RELAXED);
 	work = run_control(lc);
@@ -170,8 +223,6 @@ lcore_pass(struct droce_lcore *lc, bool app)
 		work += run_device(lc->devs[d], now);
 		lc->devs[d]->stats.app_passes += app;
 	}
-	if (app)
-		RTE_PER_LCORE(_lcore_id) = own_id;
 	running = NULL;
 	rte_spinlock_unlock(&lc->pass_lock);
 	return (int)work;

@@ -50,6 +50,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,7 @@
 
 #define ALIGN_UP(v, a) (((v) + (a) - 1) / (a) * (a))
 
+#include <rte_lcore.h>
 #include <rte_mempool.h>
 
 #include <droce.h>
@@ -375,6 +377,41 @@ spin_for(const uint64_t *word, uint64_t v)
  * "shared": the client WRITEs round trip i's number into the server's
  * word, the server waits for it, spinning, and WRITEs it back.
  */
+
+/* A thread of the process that polls for a while, then ends. */
+static void *
+poller(void *arg)
+{
+	struct ep *e = arg;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	for (i = 0; i < 1000; i++)
+		CHECK(ibv_poll_cq(e->scq, 1, &wc) == 0);
+	return (void *)(uintptr_t)rte_lcore_id();
+}
+
+/*
+ * Application threads that ran engine passes are registered threads of
+ * DPDK's, each with an lcore id of its own (never the engine's), which
+ * a thread gives back as it ends.
+ */
+static void
+lcore_ids(struct ep *e)
+{
+	unsigned int engine = rte_get_main_lcore();
+	pthread_t t;
+	void *id;
+
+	CHECK(rte_lcore_id() != LCORE_ID_ANY && rte_lcore_id() != engine);
+	CHECK(rte_lcore_has_role(rte_lcore_id(), ROLE_NON_EAL) == 1);
+	CHECK(pthread_create(&t, NULL, poller, e) == 0);
+	CHECK(pthread_join(t, &id) == 0);
+	CHECK((uintptr_t)id != LCORE_ID_ANY && (uintptr_t)id != engine &&
+	      (uintptr_t)id != rte_lcore_id());
+	CHECK(rte_lcore_has_role((unsigned int)(uintptr_t)id,
+				 ROLE_NON_EAL) == 0);
+}
 static void
 spin_pingpong(struct ep *e, const struct info *peer, bool is_server)
 {
@@ -409,6 +446,7 @@ spin_pingpong(struct ep *e, const struct info *peer, bool is_server)
 	       PINGPONGS, (double)(ep_now_ms() - start) * 1000 / PINGPONGS,
 	       (unsigned long long)c.app_passes);
 	CHECK(c.app_passes > 0);
+	lcore_ids(e);
 }
 
 /* Swap QPN, PSN, GID, rkey and address with the peer; join its QP. */
