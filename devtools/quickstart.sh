@@ -9,7 +9,8 @@
 #                                 test, then again in an ASan+UBSan build
 #                                 (clang, with the fuzz targets), then the
 #                                 unit, drivers and integration suites on
-#                                 DPDK 25.11 built from source
+#                                 DPDK 25.11 built from source, then the
+#                                 Debian packages built and installed
 #
 # Packages are installed with apt-get (as root, or through sudo) only when
 # missing. The test entry ends with a line "N passed, N failed".
@@ -25,8 +26,10 @@ BUILD_PKGS="gcc libc6-dev pkg-config meson ninja-build libdpdk-dev libbsd-dev
 TEST_PKGS="clang libclang-rt-14-dev python3 python3-scapy tshark ibverbs-utils
 	perftest binutils ibverbs-providers iproute2 qemu-system-x86
 	linux-image-amd64 busybox-static cpio kmod dpdk-dev rdmacm-utils qperf"
-# What building DPDK from source takes (devtools/dpdk.sh).
+# What building DPDK from source takes (devtools/dpdk.sh), and building
+# and proving the Debian packages (devtools/deb.sh).
 DPDK_PKGS="python3-pyelftools libnuma-dev xz-utils"
+DEB_PKGS="dpkg-dev debhelper lintian debootstrap"
 
 # The DPDK release the suites run on besides the system's (Debian 12's
 # 22.11): the newest LTS, built from devtools/dpdk/.
@@ -110,11 +113,31 @@ run_suite() {
 	failed=$((failed + ${fail:-0} + ${xpass:-0} + ${skip:-0} + ${tmo:-0}))
 }
 
+# run_counted CMD...: a runner of droce's whose last line is "N passed,
+# N failed"; adds its counts to passed/failed (none: one failure).
+run_counted() {
+	out=$(mktemp)
+	"$@" 2>&1 | tee "$out"
+	last=$(tail -n 1 "$out")
+	rm -f "$out"
+	case "$last" in
+	*" passed, "*" failed")
+		passed=$((passed + ${last%% *}))
+		n=${last#* passed, }
+		failed=$((failed + ${n% failed}))
+		;;
+	*)
+		echo "quickstart: $* ended without its counts" >&2
+		failed=$((failed + 1))
+		;;
+	esac
+}
+
 test_all() {
 	passed=0
 	failed=0
 	# shellcheck disable=SC2086
-	if ! install_missing $BUILD_PKGS $TEST_PKGS $DPDK_PKGS; then
+	if ! install_missing $BUILD_PKGS $TEST_PKGS $DPDK_PKGS $DEB_PKGS; then
 		echo "0 passed, 1 failed"
 		exit 1
 	fi
@@ -145,21 +168,11 @@ test_all() {
 
 	log "DPDK $DPDK_NEWEST: built from source, droce's unit, drivers and" \
 	    "integration suites on it (devtools/dpdk.sh)"
-	out=$(mktemp)
-	devtools/dpdk.sh "$DPDK_NEWEST" test 2>&1 | tee "$out"
-	last=$(tail -n 1 "$out")
-	case "$last" in
-	*" passed, "*" failed")
-		passed=$((passed + ${last%% *}))
-		n=${last#* passed, }
-		failed=$((failed + ${n% failed}))
-		;;
-	*)
-		echo "quickstart: DPDK $DPDK_NEWEST run ended without counts" >&2
-		failed=$((failed + 1))
-		;;
-	esac
-	rm -f "$out"
+	run_counted devtools/dpdk.sh "$DPDK_NEWEST" test
+
+	log "Debian packages: built, lintian, installed in a clean Debian 12" \
+	    "(devtools/deb.sh)"
+	run_counted devtools/deb.sh
 
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
