@@ -12,11 +12,14 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_alarm.h>
 #include <rte_bus.h>
 #include <rte_bus_vdev.h>
 #include <rte_cycles.h>
@@ -24,6 +27,7 @@
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_random.h>
@@ -40,6 +44,8 @@ struct droce_engine droce_eng;
 #define START_RETRY_MS 100
 #define START_TRIES 100
 #define TX_DESC 1024
+/* how long an exiting process waits for its ports to close */
+#define CLOSE_WAIT_MS 2000
 #define MAX_EAL_ARGS 64
 /* frames on their way from one shard to another: as a NIC's receive
  * ring, a few bursts (the mbufs they hold are the pool's) */
@@ -50,6 +56,34 @@ static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
 static int start_state;   /* 0 not started, 1 starting, 2 done */
 static int start_result;
 static bool stop_registered;
+/* why the start failed, in words (droce_engine_start_error()) */
+static char start_why[256];
+/* set by ports_close() once every port is closed */
+static uint32_t ports_closed;
+
+/*
+ * Why the engine does not start: logged, and the first reason given kept
+ * for droce_engine_start_error(), which the verbs layer passes on.
+ */
+static void __rte_format_printf(1, 2)
+start_error(const char *fmt, ...)
+{
+	char why[sizeof(start_why)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	DROCE_LOG(ERR, "%s", why);
+	if (start_why[0] == '\0')
+		strlcpy(start_why, why, sizeof(start_why));
+}
+
+const char *
+droce_engine_start_error(void)
+{
+	return start_why;
+}
 
 uint64_t
 droce_clock(void)
@@ -389,11 +423,32 @@ ring_port(const char *spec, unsigned int socket)
 	return port < 0 ? -rte_errno : port;
 }
 
+bool
+droce_port_devargs(const char *eal_args, const char *port, char *buf,
+		   size_t len)
+{
+	size_t n = strcspn(port, ",");
+	const char *p = eal_args;
+
+	strlcpy(buf, port, len);
+	if (port[n] != '\0')
+		return false;
+	while ((p = strstr(p, "--vdev")) != NULL) {
+		p += strlen("--vdev");
+		p += strspn(p, "= \t");
+		if (strncmp(p, port, n) == 0 && strchr(", \t", p[n]) != NULL) {
+			snprintf(buf, len, "%.*s", (int)strcspn(p, " \t"), p);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The port a device spec names, probing it if it is not there yet. */
 static int
 find_port(const char *spec, unsigned int socket)
 {
-	char name[RTE_ETH_NAME_MAX_LEN];
+	char name[RTE_ETH_NAME_MAX_LEN], args[sizeof(droce_eng.cfg.eal_args)];
 	uint16_t port;
 
 	if (strncmp(spec, "ring:", 5) == 0)
@@ -401,6 +456,13 @@ find_port(const char *spec, unsigned int socket)
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(spec, ","), spec);
 	if (rte_eth_dev_get_port_by_name(name, &port) == 0)
 		return port;
+	/* a --vdev of the EAL arguments whose probe failed (DPDK's log
+	 * says why) is not probed again by its name alone: that would be
+	 * a device of its driver's defaults (net_memif's: a client on
+	 * /run/memif.sock), not the one configured */
+	if (droce_port_devargs(droce_eng.cfg.eal_args, spec, args,
+			       sizeof(args)))
+		return -ENODEV;
 	if (rte_dev_probe(spec) < 0)
 		return -ENODEV;
 	if (rte_eth_dev_get_port_by_name(name, &port) == 0)
@@ -510,15 +572,33 @@ rss_reta(struct droce_dev *dev, uint32_t nshards)
 }
 
 /*
- * Configure and start the port of @p dev: a send queue for each of its
- * *nshards shards (fewer if the port has fewer: *nshards says how many),
- * and as many receive queues, or *nrxq if that is more (a ring pair's
- * other end's send queues).
+ * Why the port of device @p c did not come up with @p ret, in words
+ * into @p why: what a memif port's socket says (droce_memif_why()), else
+ * the error's name.
+ * @return the cause, a negative errno.
  */
 static int
-port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq,
-	   bool no_rss)
+port_why(const struct droce_dev_cfg *c, int ret, char *why, size_t len)
 {
+	int cause = droce_memif_why(droce_eng.cfg.eal_args, c->port, ret,
+				    why, len);
+
+	if (why[0] == '\0')
+		strlcpy(why, strerror(-ret), len);
+	return cause;
+}
+
+/*
+ * Configure and start the port of @p dev, device @p c: a send queue for
+ * each of its *nshards shards (fewer if the port has fewer: *nshards
+ * says how many), and as many receive queues, or *nrxq if that is more
+ * (a ring pair's other end's send queues).
+ */
+static int
+port_start(struct droce_dev *dev, const struct droce_dev_cfg *c,
+	   uint32_t *nshards, uint16_t *nrxq)
+{
+	char why[256];
 	uint8_t rss_key[UINT8_MAX + 1];
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
@@ -532,7 +612,6 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq,
 	if (ret < 0)
 		return ret;
 	conf.rxmode.mtu = dev->eth_mtu;
-	dev->stop_at_exit = strcmp(info.driver_name, "net_memif") != 0;
 	/* checksums and segments the port can make of raw QPs' frames */
 	dev->tx_offloads = info.tx_offload_capa &
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
@@ -561,7 +640,7 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq,
 		*nshards = maxq;
 	}
 	*nrxq = (uint16_t)RTE_MAX(*nrxq, *nshards);
-	rss_conf(dev, &info, &conf, rss_key, *nshards, *nrxq, no_rss);
+	rss_conf(dev, &info, &conf, rss_key, *nshards, *nrxq, c->no_rss);
 	ret = rte_eth_dev_configure(dev->port_id, *nrxq, (uint16_t)*nshards,
 				    &conf);
 	if (ret < 0)
@@ -589,11 +668,13 @@ port_start(struct droce_dev *dev, uint32_t *nshards, uint16_t *nrxq,
 	     tries < START_TRIES; tries++) {
 		struct timespec ts = { 0, START_RETRY_MS * 1000000L };
 
-		if (tries == 0)
-			DROCE_LOG(NOTICE, "%s: port %u does not start yet "
-				  "(%s), retrying for %d s", dev->name,
-				  dev->port_id, strerror(-ret),
+		if (tries == 0) {
+			port_why(c, ret, why, sizeof(why));
+			DROCE_LOG(NOTICE, "%s: port %u (%s) does not start "
+				  "yet: %s; retrying for %d s", dev->name,
+				  dev->port_id, c->port, why,
 				  START_TRIES * START_RETRY_MS / 1000);
+		}
 		nanosleep(&ts, NULL);
 	}
 	if (ret < 0)
@@ -662,8 +743,8 @@ mirror_open(struct droce_dev *dev)
 		snprintf(path, sizeof(path), "%s-%s", p, dev->name);
 	ret = droce_mirror_open(path, &dev->mirror);
 	if (ret < 0)
-		DROCE_LOG(ERR, "%s: cannot write %s: %s", dev->name, path,
-			  strerror(-ret));
+		start_error("%s: cannot write %s: %s", dev->name, path,
+			    strerror(-ret));
 	return ret;
 }
 
@@ -765,6 +846,7 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	   struct rte_mempool *pool)
 {
 	struct droce_dev *dev;
+	char why[256];
 	bool sw;
 	uint32_t nshards = RTE_MAX(c->nlcores, 1u);
 	uint16_t nrxq;
@@ -780,8 +862,8 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 			(uint16_t)nshards, rte_socket_id(), c->fault) :
 		find_port(c->port, rte_socket_id());
 	if (port < 0) {
-		DROCE_LOG(ERR, "%s: no port '%s': %s", c->name, c->port,
-			  strerror(-port));
+		port = port_why(c, port, why, sizeof(why));
+		start_error("%s: no port '%s': %s", c->name, c->port, why);
 		rte_free(dev);
 		return port;
 	}
@@ -790,9 +872,9 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 						 c->fault);
 
 		if (fport < 0) {
-			DROCE_LOG(ERR, "%s: cannot put port %d behind "
-				  "net_fault (%s): %s", c->name, port,
-				  c->fault, strerror(-fport));
+			start_error("%s: cannot put port %d behind net_fault "
+				    "(%s): %s", c->name, port, c->fault,
+				    strerror(-fport));
 			rte_free(dev);
 			return fport;
 		}
@@ -819,10 +901,11 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	nrxq = strncmp(c->port, "ring:", 5) == 0 ?
 		(uint16_t)ring_queues(c->port + 5, strcspn(c->port + 5, ":")) :
 		1;
-	ret = port_start(dev, &nshards, &nrxq, c->no_rss);
+	ret = port_start(dev, c, &nshards, &nrxq);
 	if (ret < 0) {
-		DROCE_LOG(ERR, "%s: cannot start port %u: %s", dev->name,
-			  dev->port_id, strerror(-ret));
+		ret = port_why(c, ret, why, sizeof(why));
+		start_error("%s: cannot start port %u (%s): %s", dev->name,
+			    dev->port_id, c->port, why);
 		rte_free(dev);
 		return ret;
 	}
@@ -939,6 +1022,32 @@ links_wait(const struct droce_cfg *cfg)
 	}
 }
 
+/*
+ * Before DPDK probes them: each device's memif server socket left by a
+ * process that is gone is replaced; one another process serves ends the
+ * start here (DPDK would only say that its address is in use).
+ */
+static int
+ports_claim(const struct droce_cfg *cfg)
+{
+	char why[256];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < cfg->ndevs; i++) {
+		const struct droce_dev_cfg *c = &cfg->dev[i];
+
+		ret = droce_memif_claim(c->name, cfg->eal_args, c->port, why,
+					sizeof(why));
+		if (ret < 0) {
+			start_error("%s: port %s cannot start: %s", c->name,
+				    c->port, why);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static int
 engine_init(void)
 {
@@ -951,10 +1060,13 @@ engine_init(void)
 	ret = droce_config_load(cfg);
 	if (ret < 0)
 		return ret;
+	ret = ports_claim(cfg);
+	if (ret < 0)
+		return ret;
 	pick_cores(cfg);
 	ret = eal_init(cfg);
 	if (ret < 0) {
-		DROCE_LOG(ERR, "EAL initialisation failed: %s", strerror(-ret));
+		start_error("EAL initialisation failed: %s", strerror(-ret));
 		return ret;
 	}
 	droce_eng.hz = rte_get_tsc_hz();
@@ -991,14 +1103,19 @@ engine_init(void)
 					       14 + 4),
 				       rte_socket_id());
 	if (pool == NULL) {
-		DROCE_LOG(ERR, "cannot create the mbuf pool: %s",
-			  rte_strerror(rte_errno));
+		start_error("cannot create the mbuf pool: %s",
+			    rte_strerror(rte_errno));
 		return -rte_errno;
 	}
 	for (i = 0; i < cfg->ndevs; i++) {
 		ret = dev_create(&cfg->dev[i], i, pool);
-		if (ret < 0)
+		if (ret < 0) {
+			/* (the reason, if the step that failed gave none) */
+			if (start_why[0] == '\0')
+				start_error("%s: not started: %s",
+					    cfg->dev[i].name, strerror(-ret));
 			return ret;
+		}
 	}
 	if (cfg->link_wait_s != 0)
 		links_wait(cfg);
@@ -1014,6 +1131,92 @@ engine_init(void)
 	return 0;
 }
 
+/*
+ * Stop and close every device's port: what a port holds outside the
+ * process goes with it (a memif server's socket file, which the next
+ * server on it could not bind; a tap interface; an af_xdp socket). Run
+ * on DPDK's interrupt thread, where net_memif tears a connection down
+ * when its peer leaves: its stop, run from another thread at that
+ * moment, would free the same memory twice ("Invalid memory").
+ */
+static void
+ports_close(void *unused)
+{
+	unsigned int i;
+
+	RTE_SET_USED(unused);
+	for (i = 0; i < droce_eng.ndevs; i++) {
+		struct droce_dev *dev = droce_eng.devs[i];
+
+		if (!dev->port_stopped)
+			rte_eth_dev_stop(dev->port_id);
+		rte_eth_dev_close(dev->port_id);
+	}
+	__atomic_store_n(&ports_closed, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * ports_close() on DPDK's interrupt thread, waited for a while: a
+ * process that exits on that thread runs it at once, and one whose
+ * interrupt thread does not come leaves its ports as they are (a memif
+ * server's socket file, then, is replaced at the next start).
+ */
+static void
+ports_close_at_exit(void)
+{
+	uint64_t end;
+	int ret;
+
+	if (rte_thread_is_intr()) {
+		ports_close(NULL);
+		return;
+	}
+	ret = rte_eal_alarm_set(1, ports_close, NULL);
+	if (ret < 0) {
+		DROCE_LOG(WARNING, "ports not closed at exit: %s",
+			  strerror(-ret));
+		return;
+	}
+	end = rte_get_timer_cycles() +
+		rte_get_timer_hz() / 1000 * CLOSE_WAIT_MS;
+	while (!__atomic_load_n(&ports_closed, __ATOMIC_ACQUIRE) &&
+	       rte_get_timer_cycles() < end)
+		rte_delay_us_sleep(1000);
+	if (!__atomic_load_n(&ports_closed, __ATOMIC_ACQUIRE)) {
+		rte_eal_alarm_cancel(ports_close, NULL);
+		DROCE_LOG(WARNING, "ports not closed at exit: DPDK's "
+			  "interrupt thread did not come in %d ms",
+			  CLOSE_WAIT_MS);
+	}
+}
+
+/*
+ * Stop the engine lcores for good: each told to stop and waited for,
+ * then its pass taken, so that no application thread runs one either
+ * (its ports closed, its mirrors closed under it). An exit() on an
+ * engine lcore's own thread (from a signal handler that interrupted
+ * it) neither waits for that lcore nor takes its pass: the thread never
+ * comes back to its loop, nor to a pass it was in.
+ */
+static void
+lcores_stop(void)
+{
+	unsigned int self = rte_lcore_id();
+	unsigned int i;
+
+	for (i = 0; i < droce_eng.nlcores; i++)
+		__atomic_store_n(&droce_eng.lcores[i].stop, 1, __ATOMIC_RELEASE);
+	/* the main lcore runs the engine in its own thread: let it notice */
+	for (i = 0; i < droce_eng.nlcores; i++)
+		while (droce_eng.lcores[i].lcore_id != self &&
+		       __atomic_load_n(&droce_eng.lcores[i].stop,
+				       __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+	for (i = 0; i < droce_eng.nlcores; i++)
+		if (droce_eng.lcores[i].lcore_id != self)
+			rte_spinlock_lock(&droce_eng.lcores[i].pass_lock);
+}
+
 static void
 engine_stop(void)
 {
@@ -1021,26 +1224,11 @@ engine_stop(void)
 
 	/* telemetry's control calls would wait for lcores that are gone */
 	droce_telemetry_close();
-	for (i = 0; i < droce_eng.nlcores; i++)
-		__atomic_store_n(&droce_eng.lcores[i].stop, 1, __ATOMIC_RELEASE);
-	/* the main lcore runs the engine in its own thread: let it notice */
-	for (i = 0; i < droce_eng.nlcores; i++)
-		while (__atomic_load_n(&droce_eng.lcores[i].stop,
-				       __ATOMIC_ACQUIRE) != 2)
-			sched_yield();
-	/* nor does an application thread run a pass from here on (its
-	 * ports stopped, its mirrors closed under it): the passes are
-	 * taken, for good */
-	for (i = 0; i < droce_eng.nlcores; i++)
-		rte_spinlock_lock(&droce_eng.lcores[i].pass_lock);
-	for (i = 0; i < droce_eng.ndevs; i++) {
-		struct droce_dev *dev = droce_eng.devs[i];
-
-		if (dev->stop_at_exit && !dev->port_stopped)
-			rte_eth_dev_stop(dev->port_id);
-		if (dev->mirror != NULL)
-			droce_mirror_close(dev->mirror);
-	}
+	lcores_stop();
+	ports_close_at_exit();
+	for (i = 0; i < droce_eng.ndevs; i++)
+		if (droce_eng.devs[i]->mirror != NULL)
+			droce_mirror_close(droce_eng.devs[i]->mirror);
 }
 
 /* The engine's own thread: initialise, report, then be the main lcore. */

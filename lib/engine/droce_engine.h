@@ -53,11 +53,27 @@ struct droce_qp_eng;
  * environment variable DROCE_CONFIG (or the embedded default: droce0 and
  * droce1 back to back over a net_ring pair), initialise DPDK's EAL in a
  * thread of its own, bring up the ports and launch the engine lcores.
- * Later calls return the first call's result at once.
+ * Later calls return the first call's result at once. The ports close
+ * when the process exits (a memif server's socket file goes with its
+ * port); a memif server's socket file left by a process that is gone is
+ * replaced, one another process serves is not.
  *
- * @return 0, or a negative errno (the reason is logged).
+ * @return 0, or a negative errno, the cause where droce knows it: e.g.
+ *   -EADDRINUSE, a memif server's socket served by another process;
+ *   -ECONNREFUSED, a memif client's socket served by none (the reason
+ *   is logged and droce_engine_start_error() says it).
  */
 int droce_engine_start(void);
+
+/**
+ * Why droce_engine_start() failed, in words that name the device, its
+ * port and the cause, e.g. "droce0: port net_memif0 cannot start: memif
+ * socket /run/x.sock is served by another live process (pid 4242)".
+ *
+ * @return that text, or "" if the engine started, was not asked to, or
+ *   failed on its configuration file (which the log names).
+ */
+const char *droce_engine_start_error(void);
 
 /** @return how many devices the engine runs (0 before start). */
 unsigned int droce_dev_count(void);

@@ -332,11 +332,6 @@ struct droce_dev {
 	/** Stopped by droce_dev_port_stop(): neither polled nor sent to
 	 * (DPDK forbids bursts on a stopped port) until started again */
 	bool port_stopped;
-	/** Stop the port when the process exits (not net_memif: its stop
-	 * races its own interrupt thread, which tears the same connection
-	 * down when the peer leaves at that moment; its socket closes with
-	 * the process anyway) */
-	bool stop_at_exit;
 };
 
 /**
@@ -1262,6 +1257,46 @@ int droce_mirror_open(const char *path, struct droce_pcap_mirror **mirror);
 void droce_mirror_frame(struct droce_pcap_mirror *mirror,
 			const struct rte_mbuf *m);
 void droce_mirror_close(struct droce_pcap_mirror *mirror);
+
+/* ------------------------------------------------------------------------
+ * Ports' arguments (lib/engine/droce_engine.c) and net_memif's sockets
+ * (lib/engine/droce_memif.c).
+ */
+
+/**
+ * The devargs of @p port, a device's port, into @p buf (@p len bytes):
+ * @p port itself if it has arguments ("net_memif0,role=server,..."),
+ * else those of the --vdev of @p eal_args that names it, else its name.
+ * @return true if they are a --vdev's of @p eal_args.
+ */
+bool droce_port_devargs(const char *eal_args, const char *port, char *buf,
+			size_t len);
+
+/**
+ * Before DPDK binds it: if @p port, the port of device @p name (its
+ * arguments in the spec or in a --vdev of @p eal_args), is a net_memif
+ * server whose socket file was left by a process that is gone (a
+ * connect() to it is refused), remove the file, with a warning. A socket
+ * another process serves is left as it is.
+ *
+ * @return 0 (also for a port that is no memif server), or -EADDRINUSE if
+ *   another process serves the socket: @p why (@p len bytes) then names
+ *   the socket and the process.
+ */
+int droce_memif_claim(const char *name, const char *eal_args,
+		      const char *port, char *why, size_t len);
+
+/**
+ * Why @p port did not probe or start with @p ret, if it is a net_memif
+ * port: what its socket says (nobody serves it, another live process
+ * does, something else is at its path, ...), in words into @p why.
+ *
+ * @return the cause as a negative errno (-EADDRINUSE, -ECONNREFUSED,
+ *   -EACCES, -ENOENT, ...), or @p ret with @p why empty if @p port is
+ *   no memif port.
+ */
+int droce_memif_why(const char *eal_args, const char *port, int ret,
+		    char *why, size_t len);
 
 /* ------------------------------------------------------------------------
  * Telemetry (lib/engine/droce_telemetry.c).

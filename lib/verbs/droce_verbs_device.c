@@ -29,6 +29,30 @@ static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct droce_ibdev *ibdevs;
 static unsigned int nibdevs;
 
+/*
+ * The errno of ibv_get_device_list() for an engine that did not start
+ * with @p ret, as rdma-core's callers read it: ENODEV, no devices (its
+ * examples print "No RDMA devices were detected"), unless the cause has
+ * a name of its own that reads right there: an address in use, a
+ * permission denied, memory, a configuration file missing or wrong.
+ * Never a driver's bare -1 (EPERM, which rdma-core gives for a device
+ * file the user may not open).
+ */
+static int
+start_errno(int ret)
+{
+	switch (-ret) {
+	case EADDRINUSE:
+	case EACCES:
+	case ENOMEM:
+	case ENOENT:
+	case EINVAL:
+		return ret;
+	default:
+		return -ENODEV;
+	}
+}
+
 /* The ibv_device of every engine device, made once. */
 static int
 ibdevs_init(void)
@@ -41,8 +65,12 @@ ibdevs_init(void)
 		goto out;
 	ret = droce_engine_start();
 	if (ret < 0) {
-		DROCE_VERBS_LOG(ERR, "no devices: the engine did not start "
-				"(%s)", strerror(-ret));
+		const char *why = droce_engine_start_error();
+
+		ret = start_errno(ret);
+		DROCE_VERBS_LOG(ERR, "no devices (%s): %s", strerror(-ret),
+				why[0] != '\0' ? why :
+				"the engine did not start");
 		goto out;
 	}
 	n = droce_dev_count();

@@ -44,11 +44,26 @@
  * runs every opcode as above. At the end the server's mbuf pool holds
  * what it held before any QP was made.
  *
- * Usage: test_memif WORKDIR [starved [IDLE_YIELD_US] | shared | killed]
+ * With "restart", servers run again on the same configuration, socket
+ * path (a file in WORKDIR) and all: two runs in a row, each a server
+ * process serving a client as above and exiting; both start and serve,
+ * and no socket file outlives either. Then a third, killed (SIGKILL) once
+ * connected: its socket file stays behind, and a fourth run on the same
+ * configuration replaces it, says so in its log, and serves its client.
+ *
+ * With "served", a second server on the socket a live one serves: its
+ * ibv_get_device_list() fails with EADDRINUSE and its log names the
+ * socket and the live server's pid; the socket file is left as it was,
+ * and the first server then serves its client.
+ *
+ * Usage: test_memif WORKDIR
+ *                   [starved [IDLE_YIELD_US] | shared | killed | restart |
+ *                    served]
  */
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -87,6 +102,14 @@ static int wfd, rfd;
 static bool starved;
 static bool killed;
 static bool shared;
+/* the configurations written once, by the test, for every run */
+static bool same_config;
+/* the memif socket a file in WORKDIR, not an abstract socket (which
+ * goes with the last process that has it) */
+static bool socket_file;
+/* where the test hears that this side has opened its device ('o') and,
+ * doomed, that it is connected ('c'); -1: nobody listens */
+static int ready_fd = -1;
 static const char *idle_yield_us;     /* the engine's, if given */
 
 #define PINGPONGS 1000
@@ -99,6 +122,7 @@ die(const char *fmt, ...)
 {
 	va_list ap;
 
+	fflush(stdout);
 	fprintf(stderr, "test_memif %s: ", role);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -141,6 +165,14 @@ token(char t)
 	CHECK(c == t);
 }
 
+/* Tell the test @p t (ready_fd), if it listens. */
+static void
+tell(char t)
+{
+	if (ready_fd >= 0)
+		CHECK(write(ready_fd, &t, 1) == 1);
+}
+
 static void
 write_config(const char *dir, const char *name, const char *memif_role,
 	     int last_octet, int core)
@@ -153,11 +185,12 @@ write_config(const char *dir, const char *name, const char *memif_role,
 	CHECK(f != NULL);
 	fprintf(f, "[eal]\nargs = --no-huge -m 256 --no-pci --no-shconf "
 		"--file-prefix=droce-test-%s-%d "
-		"--vdev=net_memif0,role=%s,socket=%s/memif.sock,id=0\n"
+		"--vdev=net_memif0,role=%s,socket=%s/memif.sock,%sid=0\n"
 		"[engine]\ncores = %d\npcap = %s/%s.pcap\n%s%s%s\n"
 		"[device droce0]\nport = net_memif0\n"
 		"mac = 02:d7:0c:e0:09:%02x\nipv4 = 10.9.0.%d/24\n",
-		name, (int)getpid(), memif_role, dir, core, dir, name,
+		name, (int)getpid(), memif_role, dir,
+		socket_file ? "socket-abstract=no," : "", core, dir, name,
 		idle_yield_us != NULL ? "idle_yield_us = " : "",
 		idle_yield_us != NULL ? idle_yield_us : "",
 		idle_yield_us != NULL ? "\n" : "", last_octet, last_octet);
@@ -169,6 +202,16 @@ write_config(const char *dir, const char *name, const char *memif_role,
 			"[device droce2]\nport = ring:killed:1\n"
 			"mac = 02:d7:0c:e0:0a:02\nipv4 = 10.9.1.2/24\n");
 	CHECK(fclose(f) == 0);
+	CHECK(setenv("DROCE_CONFIG", path, 1) == 0);
+}
+
+/* Point DROCE_CONFIG at DIR/NAME.ini, written already. */
+static void
+use_config(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s.ini", dir, name);
 	CHECK(setenv("DROCE_CONFIG", path, 1) == 0);
 }
 
@@ -490,8 +533,11 @@ run(const char *dir, const char *name, bool is_server, bool doomed,
 		CPU_SET(is_server ? 1 : 0, &one);
 		CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
 	}
-	write_config(dir, role, is_server ? "server" : "client",
-		     is_server ? 1 : 2, is_server ? 1 : 0);
+	if (same_config)
+		use_config(dir, role);
+	else
+		write_config(dir, role, is_server ? "server" : "client",
+			     is_server ? 1 : 2, is_server ? 1 : 0);
 	ep_opts_default(&o);
 	o.max_recv_wr = 64;
 	/* the memif server listens before the client connects */
@@ -502,12 +548,15 @@ run(const char *dir, const char *name, bool is_server, bool doomed,
 	}
 	if (ep_open(&e, 0, BUF, &o) != 0)
 		die("cannot open droce0: %s", strerror(errno));
+	tell('o');
 	if (is_server)
 		put("l", 1);
 	exchange(&e, &peer, &o);
-	if (doomed)
+	if (doomed) {
+		tell('c');
 		for (;;)
 			pause();
+	}
 	if (starved)
 		pingpong(&e, is_server);
 	else if (is_server)
@@ -838,26 +887,316 @@ main_killed(const char *dir)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------
+ * "restart" and "served": servers again on the same socket path.
+ */
+
+/* A server and a client process of run(), as the test started them. */
+struct pair {
+	pid_t server;
+	pid_t client;
+	int ready;               /* the server's ready_fd, read here */
+	int go;                  /* a byte here starts the client; -1 */
+};
+
+/* This process's output, stdout and stderr, to DIR/NAME.log from here. */
+static void
+log_to(const char *dir, const char *name)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s.log", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0);
+	CHECK(dup2(fd, STDOUT_FILENO) == STDOUT_FILENO);
+	CHECK(dup2(fd, STDERR_FILENO) == STDERR_FILENO);
+	close(fd);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+/*
+ * DIR/NAME.log has a line with @p want in it; its lines are shown with
+ * the test's output either way.
+ */
+static void
+log_expect(const char *dir, const char *name, const char *want)
+{
+	char path[512], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.log", dir, name);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		printf("test_memif %s: %s.log: %s", role, name, line);
+		found |= strstr(line, want) != NULL;
+	}
+	fclose(f);
+	fflush(stdout);
+	if (!found)
+		die("%s.log has no \"%s\"", name, want);
+}
+
+/*
+ * Fork a server (its output to DIR/@p log, if given) and a client of
+ * run(), joined by pipes as main() joins them. With @p doomed both wait
+ * to be killed once connected; with @p gate the client starts only when
+ * a byte comes on pr->go.
+ */
+static void
+pair_start(struct pair *pr, const char *dir, const char *log, bool doomed,
+	   bool gate)
+{
+	int s2c[2], c2s[2], ready[2], go[2] = { -1, -1 };
+	char c;
+
+	/* (nothing of ours printed again by the children) */
+	fflush(stdout);
+	CHECK(pipe(s2c) == 0 && pipe(c2s) == 0 && pipe(ready) == 0);
+	CHECK(!gate || pipe(go) == 0);
+	pr->server = fork();
+	CHECK(pr->server >= 0);
+	if (pr->server == 0) {
+		/* gone with the test, however it ends */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(s2c[0]);
+		close(c2s[1]);
+		close(ready[0]);
+		if (gate) {
+			close(go[0]);
+			close(go[1]);
+		}
+		if (log != NULL)
+			log_to(dir, log);
+		ready_fd = ready[1];
+		run(dir, "server", true, doomed, s2c[1], c2s[0]);
+		exit(0);
+	}
+	pr->client = fork();
+	CHECK(pr->client >= 0);
+	if (pr->client == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(s2c[1]);
+		close(c2s[0]);
+		close(ready[0]);
+		close(ready[1]);
+		if (gate) {
+			close(go[1]);
+			CHECK(read(go[0], &c, 1) == 1);
+			close(go[0]);
+		}
+		run(dir, "client", false, doomed, c2s[1], s2c[0]);
+		exit(0);
+	}
+	close(s2c[0]);
+	close(s2c[1]);
+	close(c2s[0]);
+	close(c2s[1]);
+	close(ready[1]);
+	if (gate)
+		close(go[0]);
+	pr->ready = ready[0];
+	pr->go = go[1];
+}
+
+/* The server of @p pr tells @p t within TIMEOUT_MS. */
+static void
+pair_heard(const struct pair *pr, char t)
+{
+	struct pollfd p = { .fd = pr->ready, .events = POLLIN };
+	char c = 0;
+
+	if (poll(&p, 1, TIMEOUT_MS) != 1 || read(pr->ready, &c, 1) != 1 ||
+	    c != t)
+		die("the server did not tell '%c' within %d ms", t,
+		    TIMEOUT_MS);
+}
+
+/* Both processes of @p pr exit, and exit 0. */
+static void
+pair_end(struct pair *pr, const char *what)
+{
+	int server, client;
+
+	CHECK(waitpid(pr->server, &server, 0) == pr->server);
+	CHECK(waitpid(pr->client, &client, 0) == pr->client);
+	close(pr->ready);
+	if (pr->go >= 0)
+		close(pr->go);
+	if (!WIFEXITED(server) || WEXITSTATUS(server) != 0)
+		die("%s: the server failed", what);
+	if (!WIFEXITED(client) || WEXITSTATUS(client) != 0)
+		die("%s: the client failed", what);
+}
+
+/* Whether the memif socket file @p sock is there. */
+static bool
+sock_there(const char *sock)
+{
+	struct stat st;
+
+	return stat(sock, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/*
+ * "restart": the same configuration for every server run (DIR/server.ini,
+ * written once), and for every client run.
+ */
+static int
+main_restart(const char *dir)
+{
+	char sock[512], want[640];
+	bool left[2];
+	struct pair pr;
+	int run_no, status;
+
+	role = "restart";
+	snprintf(sock, sizeof(sock), "%s/memif.sock", dir);
+	unlink(sock);
+	write_config(dir, "server", "server", 1, 1);
+	write_config(dir, "client", "client", 2, 0);
+	same_config = true;
+	/* twice in a row, each run serving its client and exiting (the
+	 * second must start whatever the first left behind: looked at
+	 * after it) */
+	for (run_no = 1; run_no <= 2; run_no++) {
+		pair_start(&pr, dir, NULL, false, false);
+		pair_end(&pr, run_no == 1 ? "run 1" : "run 2");
+		left[run_no - 1] = sock_there(sock);
+		printf("test_memif restart: run %d served its client\n",
+		       run_no);
+	}
+	for (run_no = 1; run_no <= 2; run_no++)
+		if (left[run_no - 1])
+			die("run %d: the server's socket %s outlived it",
+			    run_no, sock);
+	/* killed once connected: its socket file stays behind */
+	pair_start(&pr, dir, NULL, true, false);
+	pair_heard(&pr, 'o');
+	pair_heard(&pr, 'c');
+	CHECK(kill(pr.server, SIGKILL) == 0);
+	CHECK(waitpid(pr.server, &status, 0) == pr.server);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CHECK(kill(pr.client, SIGKILL) == 0);
+	CHECK(waitpid(pr.client, &status, 0) == pr.client);
+	close(pr.ready);
+	if (!sock_there(sock))
+		die("the killed server left no socket file behind");
+	printf("test_memif restart: run 3 killed (SIGKILL), its socket "
+	       "left behind\n");
+	/* the next run on it replaces it, and serves */
+	pair_start(&pr, dir, "server4", false, false);
+	pair_end(&pr, "run 4, after the kill");
+	snprintf(want, sizeof(want), "memif socket %s was left by a process "
+		 "that is gone", sock);
+	log_expect(dir, "server4", want);
+	if (sock_there(sock))
+		die("run 4: the server's socket %s outlived it", sock);
+	printf("test_memif restart: run 4 replaced the socket the killed "
+	       "server left, and served its client\n");
+	return 0;
+}
+
+/*
+ * The second server of "served", on the socket the first serves: no
+ * device, and EADDRINUSE (its log, which the test reads, says why).
+ */
+static void
+contend(const char *dir)
+{
+	struct ibv_device **list;
+	int n = -1;
+
+	role = "server2";
+	write_config(dir, role, "server", 3, 1);
+	list = ibv_get_device_list(&n);
+	if (list != NULL)
+		die("started on the socket another server serves");
+	if (errno != EADDRINUSE)
+		die("ibv_get_device_list: %s, not EADDRINUSE", strerror(errno));
+	CHECK(n == 0);
+	printf("test_memif server2: no devices: %s\n", strerror(errno));
+}
+
+/*
+ * "served": the first server serves its socket; a second on it is
+ * refused, and the first, its socket file as it was, serves its client.
+ */
+static int
+main_served(const char *dir)
+{
+	char sock[512], want[640];
+	struct stat before, after;
+	struct pair pr;
+	pid_t pid;
+	int status;
+
+	role = "served";
+	snprintf(sock, sizeof(sock), "%s/memif.sock", dir);
+	unlink(sock);
+	pair_start(&pr, dir, NULL, false, true);
+	pair_heard(&pr, 'o');
+	CHECK(stat(sock, &before) == 0);
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pr.ready);
+		close(pr.go);
+		log_to(dir, "server2");
+		contend(dir);
+		exit(0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	snprintf(want, sizeof(want), "memif socket %s is served by another "
+		 "live process (pid %d)", sock, (int)pr.server);
+	log_expect(dir, "server2", want);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("the second server did not fail as it should");
+	CHECK(stat(sock, &after) == 0);
+	if (!S_ISSOCK(after.st_mode) || after.st_ino != before.st_ino)
+		die("the second server took the first's socket %s", sock);
+	/* the first server's client, now */
+	CHECK(write(pr.go, "g", 1) == 1);
+	pair_end(&pr, "the first server");
+	printf("test_memif served: the second server refused, the first "
+	       "served its client\n");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	int s2c[2], c2s[2], status, ok;
 	pid_t pid, busy[64];
 	int nbusy = 0, i;
+	bool restart, served;
 
 	killed = argc == 3 && strcmp(argv[2], "killed") == 0;
 	shared = argc == 3 && strcmp(argv[2], "shared") == 0;
-	if (argc < 2 || argc > 4 || (argc > 2 && !killed && !shared &&
-				     strcmp(argv[2], "starved") != 0)) {
-		fprintf(stderr, "usage: test_memif WORKDIR "
-			"[starved [IDLE_YIELD_US] | shared | killed]\n");
+	restart = argc == 3 && strcmp(argv[2], "restart") == 0;
+	served = argc == 3 && strcmp(argv[2], "served") == 0;
+	if (argc < 2 || argc > 4 ||
+	    (argc > 2 && !killed && !shared && !restart && !served &&
+	     strcmp(argv[2], "starved") != 0)) {
+		fprintf(stderr, "usage: test_memif WORKDIR [starved "
+			"[IDLE_YIELD_US] | shared | killed | restart | "
+			"served]\n");
 		return 2;
 	}
-	starved = argc > 2 && !killed && !shared;
+	starved = argc > 2 && !killed && !shared && !restart && !served;
 	idle_yield_us = argc > 3 ? argv[3] : NULL;
 	mkdir(argv[1], 0755);
 	if (killed)
 		return main_killed(argv[1]);
+	socket_file = restart || served;
+	if (restart)
+		return main_restart(argv[1]);
+	if (served)
+		return main_served(argv[1]);
 	/* the machine kept busy: two spinning processes per CPU */
 	for (i = 0; starved && i < 2 * sysconf(_SC_NPROCESSORS_ONLN) &&
 	     nbusy < 64; i++) {
