@@ -416,11 +416,6 @@ spin_for(const uint64_t *word, uint64_t v)
 			    (unsigned long long)v, TIMEOUT_MS);
 }
 
-/*
- * "shared": the client WRITEs round trip i's number into the server's
- * word, the server waits for it, spinning, and WRITEs it back.
- */
-
 /* A thread of the process that polls for a while, then ends. */
 static void *
 poller(void *arg)
@@ -455,6 +450,11 @@ lcore_ids(struct ep *e)
 	CHECK(rte_lcore_has_role((unsigned int)(uintptr_t)id,
 				 ROLE_NON_EAL) == 0);
 }
+
+/*
+ * "shared": the client WRITEs round trip i's number into the server's
+ * word, the server waits for it, spinning, and WRITEs it back.
+ */
 static void
 spin_pingpong(struct ep *e, const struct info *peer, bool is_server)
 {
