@@ -32,6 +32,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+. devtools/test_counts.sh
 
 # What DPDK builds for droce: the libraries besides the mandatory ones,
 # and the drivers (the vdev and PCI buses, the ring mempool, and the
@@ -135,21 +136,17 @@ build_droce() {
 	    "$(($(date +%s) - start)) s"
 }
 
-# The suites: the counts as quickstart.sh counts them (a skip fails).
+# The suites, counted as quickstart.sh counts them (test_counts.sh).
 test_droce() {
 	eval "$(dpdk_env "$prefix")"
 	out=$dir/droce/meson-logs/dpdk-test.out
 	if meson test -C "$dir/droce" --print-errorlogs --suite unit \
 		--suite drivers --suite integration >"$out" 2>&1; then :; fi
 	cat "$out"
-	ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$out")
-	[ -n "$ok" ] || { echo "0 passed, 1 failed"; return 1; }
-	bad=0
-	for n in $(sed -n 's/^\(Fail\|Unexpected Pass\|Skipped\|Timeout\): *\([0-9]*\).*/\2/p' "$out"); do
-		bad=$((bad + n))
-	done
-	echo "$ok passed, $bad failed"
-	[ "$bad" -eq 0 ]
+	# shellcheck disable=SC2046 # two numbers
+	set -- $(meson_counts "$out")
+	echo "$1 passed, $2 failed"
+	[ "$2" -eq 0 ]
 }
 
 tarball=""

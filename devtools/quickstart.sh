@@ -19,6 +19,7 @@ set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+. devtools/test_counts.sh
 
 # What building needs, and what the tests need on top.
 BUILD_PKGS="gcc libc6-dev pkg-config meson ninja-build libdpdk-dev libbsd-dev
@@ -97,20 +98,11 @@ run_suite() {
 	out="$1/meson-logs/quickstart-test.out"
 	if meson test -C "$1" --print-errorlogs >"$out" 2>&1; then :; fi
 	cat "$out"
-	ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$out")
-	xfail=$(sed -n 's/^Expected Fail: *\([0-9]*\).*/\1/p' "$out")
-	fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$out")
-	xpass=$(sed -n 's/^Unexpected Pass: *\([0-9]*\).*/\1/p' "$out")
-	skip=$(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$out")
-	tmo=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$out")
-	if [ -z "$ok" ]; then
-		echo "quickstart: no test summary from $1" >&2
-		failed=$((failed + 1))
-		return 0
-	fi
-	# A skipped test proves nothing: it counts as failed.
-	passed=$((passed + ok + ${xfail:-0}))
-	failed=$((failed + ${fail:-0} + ${xpass:-0} + ${skip:-0} + ${tmo:-0}))
+	grep -q '^Ok:' "$out" || echo "quickstart: no test summary from $1" >&2
+	# shellcheck disable=SC2046 # two numbers
+	set -- $(meson_counts "$out")
+	passed=$((passed + $1))
+	failed=$((failed + $2))
 }
 
 # run_counted CMD...: a runner of droce's whose last line is "N passed,
