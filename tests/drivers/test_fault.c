@@ -543,17 +543,23 @@ test_control_ops_pass_through(void **state __rte_unused)
 	assert_int_equal(rte_eth_link_get_nowait(r.f, &link), 0);
 	assert_int_equal(link.link_status, RTE_ETH_LINK_UP);
 
-	/* net_ring has neither mtu_set nor mac_addr_set: F says the same */
+	/* net_ring has no mtu_set: F says the same... */
 	ret = rte_eth_dev_set_mtu(r.a, 1400);
 	assert_int_equal(rte_eth_dev_set_mtu(r.f, 1400), ret);
 	assert_int_equal(rte_eth_dev_get_mtu(r.a, &mtu), 0);
 	assert_int_equal(rte_eth_dev_get_mtu(r.f, &mtu_f), 0);
 	assert_int_equal(mtu_f, mtu);
-	ret = rte_eth_dev_default_mac_addr_set(r.a, &mac);
-	assert_int_equal(rte_eth_dev_default_mac_addr_set(r.f, &mac), ret);
-	assert_int_equal(rte_eth_macaddr_get(r.a, &got), 0);
+	/* ...but F takes any address (its loopback answers to it): A,
+	 * which cannot take it, is made promiscuous */
+	assert_int_not_equal(rte_eth_dev_default_mac_addr_set(r.a, &mac), 0);
+	assert_int_equal(rte_eth_promiscuous_disable(r.a), 0);
+	assert_int_equal(rte_eth_dev_default_mac_addr_set(r.f, &mac), 0);
 	assert_int_equal(rte_eth_macaddr_get(r.f, &got_f), 0);
-	assert_true(rte_is_same_ether_addr(&got, &got_f));
+	assert_true(rte_is_same_ether_addr(&got_f, &mac));
+	assert_int_equal(rte_eth_macaddr_get(r.a, &got), 0);
+	assert_false(rte_is_same_ether_addr(&got, &mac));
+	assert_int_equal(rte_eth_promiscuous_get(r.a), 1);
+	assert_int_equal(rte_eth_promiscuous_disable(r.f), 0);
 
 	assert_int_equal(rte_eth_promiscuous_enable(r.f), 0);
 	assert_int_equal(rte_eth_promiscuous_get(r.a), 1);
@@ -623,6 +629,55 @@ test_drop_loses_about_p_and_counts_each(void **state __rte_unused)
 	assert_int_equal(xstat(r.f, "tx_fault_passed"), 0);
 	rig_close(&r);
 	capture_free(c);
+}
+
+/*
+ * Loopback: frames F sends to its own address come back on its receive
+ * side, through its tx and then its rx faults, in order, and none
+ * reaches B.
+ */
+static void
+test_frames_to_itself_come_back(void **state __rte_unused)
+{
+	const uint32_t n = 512;
+	struct capture *c = capture_new(), *cb = capture_new();
+	struct rte_mbuf *pkts[BURST];
+	struct rte_ether_addr own;
+	uint64_t dropped, last;
+	uint32_t seq = 0, i;
+	uint16_t nb;
+	struct rig r;
+
+	rig_open(&r, "drop=0.2,seed=3");
+	assert_true(droce_eth_fault_loopback(r.f));
+	assert_false(droce_eth_fault_loopback(r.b));
+	assert_int_equal(rte_eth_macaddr_get(r.f, &own), 0);
+	while (seq < n) {
+		for (nb = 0; nb < BURST && seq < n; nb++) {
+			pkts[nb] = frame_mbuf(seq++);
+			memcpy(rte_pktmbuf_mtod(pkts[nb], void *), &own,
+			       RTE_ETHER_ADDR_LEN);
+		}
+		assert_int_equal(rte_eth_tx_burst(r.f, 0, pkts, nb), nb);
+		poll_rx(r.f, c);
+		poll_rx(r.b, cb);
+	}
+	for (last = rte_rdtsc();
+	     rte_rdtsc() - last < QUIET_US * rte_get_tsc_hz() / US_PER_S; ) {
+		if (poll_rx(r.f, c) + poll_rx(r.b, cb) > 0)
+			last = rte_rdtsc();
+	}
+	/* (through the faults of both directions) */
+	dropped = xstat(r.f, "tx_fault_dropped");
+	assert_binomial(dropped, n, 0.2);
+	assert_int_equal(c->n + dropped + xstat(r.f, "rx_fault_dropped"), n);
+	assert_true(c->n > 0);
+	assert_int_equal(cb->n, 0);
+	for (i = 1; i < c->n; i++)
+		assert_true(rec_seq(&c->r[i]) > rec_seq(&c->r[i - 1]));
+	rig_close(&r);
+	capture_free(c);
+	capture_free(cb);
 }
 
 /* dup on one direction: extras are exact, adjacent and counted */
@@ -1284,10 +1339,13 @@ test_switch_forwards_by_learnt_address(void **state __rte_unused)
 	assert_int_equal(xstat(s.f[1], "rx_queue_sent"), 2);
 	assert_int_equal(xstat(s.f[1], "rx_queue_sent_bytes"), 128);
 	assert_int_equal(xstat(s.f[1], "rx_queue_dropped"), 0);
-	/* a frame to the sender's own address goes nowhere but back out
-	 * as unknown: never to the sender */
+	/* a frame to the sender's own address comes back to it alone, as
+	 * a NIC's loopback turns it */
 	sw_send(&s, 0, sw_frame(0, 0, 4, 64, 0));
-	assert_int_equal(sw_recv(&s, 0, c, 1000), 0);
+	assert_int_equal(sw_recv(&s, 0, c, 1000), 1);
+	assert_int_equal(sw_seq(&c->r[c->n - 1]), 4);
+	assert_int_equal(sw_recv(&s, 1, c, 1000), 0);
+	assert_int_equal(sw_recv(&s, 2, c, 1000), 0);
 	sw_close(&s);
 	capture_free(c);
 }
@@ -1845,6 +1903,7 @@ main(void)
 		FAULT_TEST(test_bad_devargs_are_refused),
 		FAULT_TEST(test_control_ops_pass_through),
 		FAULT_TEST(test_drop_loses_about_p_and_counts_each),
+		FAULT_TEST(test_frames_to_itself_come_back),
 		FAULT_TEST(test_dup_delivers_exact_extra_copies),
 		FAULT_TEST(test_corrupt_flips_one_bit_per_counted_frame),
 		FAULT_TEST(test_corrupt_copies_shared_frames_first),

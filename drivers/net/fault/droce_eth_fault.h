@@ -16,6 +16,7 @@
  * A fault port sends what it held back (delay=, reorder=) on its own
  * later bursts, rx ones of the same queue number included: an
  * application that polls its receive queues needs no empty tx bursts.
+ * A frame it sends to its own address comes back on its receive side.
  */
 
 #include <stdbool.h>
@@ -77,6 +78,14 @@ int droce_eth_fault_switch_port(const char *name, const char *sw,
  * @return true for such a port; false for any other port, or none.
  */
 bool droce_eth_fault_dma_only(uint16_t port);
+
+/**
+ * Whether port @p port turns a frame sent to its own MAC address back to
+ * its receive queues itself, as a NIC's loopback does: net_fault's ports
+ * do, through their faults both ways.
+ * @return true for such a port; false for any other port, or none.
+ */
+bool droce_eth_fault_loopback(uint16_t port);
 
 #ifdef __cplusplus
 }

@@ -108,3 +108,9 @@ droce_eth_fault_dma_only(uint16_t port)
 
 	return fp != NULL && fp->params.dma;
 }
+
+bool
+droce_eth_fault_loopback(uint16_t port)
+{
+	return droce_fault_port_of(port) != NULL;
+}

@@ -44,6 +44,7 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_malloc.h>
+#include <rte_ring.h>
 #include <rte_string_fns.h>
 
 #include "fault_pvt.h"
@@ -248,6 +249,16 @@ fault_dev_start(struct rte_eth_dev *dev)
 
 static int fault_link_update(struct rte_eth_dev *dev, int wait_to_complete);
 
+/* What the port sent itself and did not receive yet is lost. */
+static void
+fault_loop_drain(struct fault_port *fp)
+{
+	struct rte_mbuf *m;
+
+	while (fp->loop != NULL && rte_ring_dequeue(fp->loop, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+}
+
 /*
  * Frames still held leave now: tx ones to the wrapped port while it
  * still runs, rx ones are freed. Either way none stays behind.
@@ -266,6 +277,7 @@ fault_dev_stop(struct rte_eth_dev *dev)
 	for (i = 0; i < data->nb_rx_queues; i++)
 		if (data->rx_queues[i] != NULL)
 			droce_fault_queue_drain(data->rx_queues[i], FAULT_RX);
+	fault_loop_drain(fp);
 	ret = rte_eth_dev_stop(fp->wrapped_port);
 	fault_queue_states(dev, RTE_ETH_QUEUE_STATE_STOPPED);
 	fault_link_update(dev, 0);
@@ -288,6 +300,9 @@ fault_dev_close(struct rte_eth_dev *dev)
 	for (i = 0; i < data->nb_tx_queues; i++)
 		fault_tx_queue_release(dev, i);
 	droce_fault_switch_leave(fp);
+	fault_loop_drain(fp);
+	rte_ring_free(fp->loop);
+	fp->loop = NULL;
 	/* should the close fail, the port is at least free again */
 	rte_eth_dev_owner_unset(fp->wrapped_port, fp->owner_id);
 	ret = rte_eth_dev_close(fp->wrapped_port);
@@ -383,11 +398,20 @@ fault_allmulticast_disable(struct rte_eth_dev *dev)
 	return rte_eth_allmulticast_disable(fault_port(dev)->wrapped_port);
 }
 
+/*
+ * The port takes any address (its loopback turns back what is sent to
+ * it): a wrapped port that cannot change its own is made promiscuous,
+ * to let frames to the new one in.
+ */
 static int
 fault_mac_addr_set(struct rte_eth_dev *dev, struct rte_ether_addr *addr)
 {
-	return rte_eth_dev_default_mac_addr_set(fault_port(dev)->wrapped_port,
-						addr);
+	uint16_t wrapped = fault_port(dev)->wrapped_port;
+	int ret = rte_eth_dev_default_mac_addr_set(wrapped, addr);
+
+	if (ret == -ENOTSUP)
+		ret = rte_eth_promiscuous_enable(wrapped);
+	return ret;
 }
 
 static int
@@ -698,6 +722,19 @@ fault_dev_fill(struct rte_eth_dev *dev, struct rte_vdev_device *vdev,
 	dev->tx_pkt_prepare = droce_fault_tx_prepare;
 }
 
+/* The ring of a wrapped port's frames to its own address. */
+static int
+fault_loop_create(struct fault_port *fp, int socket)
+{
+	static unsigned int made;
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "fault_loop%u",
+		 __atomic_fetch_add(&made, 1, __ATOMIC_RELAXED));
+	fp->loop = rte_ring_create(name, FAULT_LOOP_SIZE, socket, 0);
+	return fp->loop != NULL ? 0 : -rte_errno;
+}
+
 static int
 fault_probe(struct rte_vdev_device *vdev)
 {
@@ -762,6 +799,10 @@ fault_probe(struct rte_vdev_device *vdev)
 		ret = droce_fault_switch_join(fp, socket);
 		if (ret != 0)
 			goto fail;
+	} else {
+		ret = fault_loop_create(fp, socket);
+		if (ret != 0)
+			goto fail;
 	}
 
 	dev = rte_eth_dev_allocate(name);
@@ -791,8 +832,10 @@ fault_probe(struct rte_vdev_device *vdev)
 	return 0;
 
 fail:
-	if (fp != NULL)
+	if (fp != NULL) {
 		droce_fault_switch_leave(fp);
+		rte_ring_free(fp->loop);
+	}
 	rte_free(mac);
 	rte_free(fp);
 	rte_eth_dev_owner_unset(wrapped, owner.id);

@@ -77,6 +77,8 @@ enum fault_dir {
 #define FAULT_DELAY_SIZE 4096
 /** A frame and its duplicate travel together: at most two mbufs held. */
 #define FAULT_HELD_MAX 2
+/** Frames a wrapped port's loop ring holds (sent to its own address). */
+#define FAULT_LOOP_SIZE 1024
 
 /** Longest switch= name, with its NUL. */
 #define FAULT_SWITCH_NAMESIZE 17
@@ -245,8 +247,11 @@ struct fault_queue {
 	/* Fixed when the queue is set up. */
 	uint16_t port_id;			/**< wrapped port */
 	uint16_t queue_id;			/**< same id on both ports */
-	/** rx: the port's data, where its tx queue of this number is */
+	/** the port's data: its address; rx: where its tx queue of this
+	 * number is */
 	const struct rte_eth_dev_data *data;
+	/** a wrapped port's frames to its own address (fault_port.loop) */
+	struct rte_ring *loop;
 	/** tx: taken by its bursts, and tried by rx bursts that would let
 	 * out what it holds */
 	rte_spinlock_t lock;
@@ -287,6 +292,9 @@ struct fault_port {
 	bool cut;
 	uint64_t retired[FAULT_DIR_MAX][FAULT_STAT_MAX];	/**< freed queues */
 	struct fault_swport *swport;		/**< with switch=, else NULL */
+	/** Without switch=: what the port sent to its own address, for its
+	 * rx queues to take (many producers and consumers) */
+	struct rte_ring *loop;
 	struct fault_dma dma;			/**< with dma=1 */
 };
 

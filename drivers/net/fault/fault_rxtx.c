@@ -21,6 +21,12 @@
  * application that polls for frames sees its delayed and reordered
  * ones go out without sending more (droce_eth_fault.h).
  *
+ * A frame to the port's own address turns back, after the tx faults, to
+ * its receive side, where the rx faults see it as any frame (a NIC's
+ * loopback): a wrapped port's queues take such frames from the port's
+ * loop ring before the wrapped port's own, a switch's port's go to its
+ * own switch queue.
+ *
  * Duplicates are deep copies (rte_pktmbuf_copy), not a second reference:
  * a software port such as net_ring hands a transmitted mbuf straight to
  * a receiver in the same process, which may write to it, and would then
@@ -490,7 +496,9 @@ fault_switch_send(struct fault_queue *q, struct rte_mbuf *m, uint64_t now)
 	src = fault_mac64(eth + RTE_ETHER_ADDR_LEN) | FAULT_MAC_KNOWN;
 	if (unlikely(__atomic_load_n(&from->mac, __ATOMIC_RELAXED) != src))
 		__atomic_store_n(&from->mac, src, __ATOMIC_RELAXED);
-	if ((eth[0] & 1) == 0) {
+	if ((eth[0] & 1) == 0 && dst == src) {
+		to = from;		/* turned back, as by a NIC */
+	} else if ((eth[0] & 1) == 0) {
 		for (i = 0; i < n && to == NULL; i++) {
 			p = sw->ports[i];
 			if (p != from && __atomic_load_n(&p->mac,
@@ -565,6 +573,62 @@ droce_fault_swport_drain(struct fault_swport *p)
 	}
 }
 
+/* Is @p m to the port's own address? */
+static inline bool
+fault_to_self(const struct fault_queue *q, const struct rte_mbuf *m)
+{
+	return m->data_len >= RTE_ETHER_HDR_LEN &&
+		rte_is_same_ether_addr(rte_pktmbuf_mtod(m,
+					const struct rte_ether_addr *),
+				       &q->data->mac_addrs[0]);
+}
+
+/*
+ * Send @p pkts to the wrapped port, those to the port's own address to
+ * its loop ring (lost if it is full). @return how many were taken: what
+ * the wrapped port refuses and what comes after it are not.
+ */
+static uint16_t
+fault_wrapped_tx(struct fault_queue *q, struct rte_mbuf **pkts,
+		 uint16_t nb_pkts)
+{
+	uint16_t done = 0, run, sent;
+
+	while (done < nb_pkts) {
+		if (fault_to_self(q, pkts[done])) {
+			if (rte_ring_mp_enqueue(q->loop, pkts[done]) != 0) {
+				rte_pktmbuf_free(pkts[done]);
+				q->stats[FAULT_STAT_DROPPED]++;
+			}
+			done++;
+			continue;
+		}
+		for (run = 1; done + run < nb_pkts &&
+		     !fault_to_self(q, pkts[done + run]); run++)
+			;
+		sent = rte_eth_tx_burst(q->port_id, q->queue_id, pkts + done,
+					run);
+		done += sent;
+		if (sent < run)
+			break;
+	}
+	return done;
+}
+
+/* Receive from the wrapped port, after what its loop ring holds. */
+static inline uint16_t
+fault_wrapped_rx(struct fault_queue *q, struct rte_mbuf **pkts,
+		 uint16_t nb_pkts)
+{
+	uint16_t n = 0;
+
+	if (unlikely(!rte_ring_empty(q->loop)))
+		n = (uint16_t)rte_ring_mc_dequeue_burst(q->loop, (void **)pkts,
+							nb_pkts, NULL);
+	return n + rte_eth_rx_burst(q->port_id, q->queue_id, pkts + n,
+				    (uint16_t)(nb_pkts - n));
+}
+
 /* What the rx faults work on: the wrapped port's frames, or the switch's. */
 static inline uint16_t
 fault_rx_source(struct fault_queue *q, struct rte_mbuf **pkts,
@@ -573,7 +637,7 @@ fault_rx_source(struct fault_queue *q, struct rte_mbuf **pkts,
 	if (q->swport != NULL)
 		return fault_switch_take(q->swport, q->queue_id, pkts,
 					 nb_pkts, now);
-	return rte_eth_rx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
+	return fault_wrapped_rx(q, pkts, nb_pkts);
 }
 
 /* Is the link down? Then the frames go nowhere. */
@@ -620,8 +684,8 @@ fault_tx_flush(struct fault_queue *q, uint64_t now)
 		uint32_t at = q->ready_head & FAULT_READY_MASK;
 		uint32_t n = RTE_MIN(fault_ready_count(q),
 				     FAULT_READY_SIZE - at);
-		uint16_t sent = rte_eth_tx_burst(q->port_id, q->queue_id,
-						 &q->ready[at], (uint16_t)n);
+		uint16_t sent = fault_wrapped_tx(q, &q->ready[at],
+						 (uint16_t)n);
 
 		q->ready_head += sent;
 		q->stats[FAULT_STAT_PASSED] += sent;
@@ -710,7 +774,7 @@ droce_fault_rx_pass(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	if (unlikely(fault_cut(q)))
 		return fault_rx_cut(q);
 	fault_tx_release(q, rte_rdtsc());
-	nb = rte_eth_rx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
+	nb = fault_wrapped_rx(q, pkts, nb_pkts);
 	q->stats[FAULT_STAT_PASSED] += nb;
 	return nb;
 }
@@ -723,7 +787,7 @@ droce_fault_tx_pass(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts)
 
 	if (unlikely(fault_cut(q)))
 		return fault_tx_cut(q, pkts, nb_pkts);
-	nb = rte_eth_tx_burst(q->port_id, q->queue_id, pkts, nb_pkts);
+	nb = fault_wrapped_tx(q, pkts, nb_pkts);
 	q->stats[FAULT_STAT_PASSED] += nb;
 	return nb;
 }
@@ -760,6 +824,7 @@ droce_fault_queue_create(const struct fault_port *fp, enum fault_dir dir,
 	}
 	q->port_id = fp->wrapped_port;
 	q->data = rte_eth_devices[fp->port_id].data;
+	q->loop = fp->loop;
 	rte_spinlock_init(&q->lock);
 	q->cut = &fp->cut;
 	if (dir == FAULT_TX && p->dma)
@@ -787,7 +852,7 @@ fault_drain_one(struct fault_queue *q, struct rte_mbuf *m,
 	if (m == NULL)
 		return;
 	if (dir == FAULT_TX && q->swport == NULL &&
-	    rte_eth_tx_burst(q->port_id, q->queue_id, &m, 1) == 1) {
+	    fault_wrapped_tx(q, &m, 1) == 1) {
 		q->stats[FAULT_STAT_PASSED]++;
 		return;
 	}
