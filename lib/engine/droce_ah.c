@@ -140,6 +140,9 @@ mcast_attach(struct droce_dev *dev, void *arg)
 		g = &dev->mcast[i];
 		memcpy(g->gid, a->gid, 16);
 		dev->nmcast++;
+		/* what the device sends to the group comes back to it too
+		 * (droce_dev_tx_flush()) */
+		__atomic_store_n(&dev->loopback, true, __ATOMIC_RELEASE);
 	}
 	for (i = 0; i < g->nqps; i++)
 		if (g->qps[i] == a->qp)

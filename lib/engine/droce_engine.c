@@ -883,6 +883,8 @@ dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	dev->port_id = (uint16_t)port;
 	dev->dma_map = !port_reads_va(dev->port_id) ||
 		droce_eth_fault_dma_only(dev->port_id);
+	/* (its frames to itself go through its faults) */
+	dev->port_loops = droce_eth_fault_loopback(dev->port_id);
 	dev->pool = pool;
 	if (c->has_mac)
 		dev->mac = c->mac;

@@ -57,6 +57,9 @@ extern int droce_engine_logtype;
 /** The destination QPN of a datagram to a multicast group. */
 #define DROCE_MCAST_QPN 0xffffff
 #define DROCE_TX_BUF 128
+/** Frames to the device's own address waiting for its next pass
+ * (droce_dev_loop); a power of two. */
+#define DROCE_LOOP_BUF 256
 /** Packets in flight per QP before the requester waits for ACKs. */
 #define DROCE_MAX_INFLIGHT 1024
 /**
@@ -303,6 +306,18 @@ struct droce_dev {
 	uint16_t nready;
 	struct rte_mbuf *tx[DROCE_TX_BUF];
 	bool tx_roce[DROCE_TX_BUF];
+	/** Loopback, as a NIC's: frames the shard sent to the device's own
+	 * MAC, which its next pass receives (droce_dev_loop_rx()) without
+	 * the port; [loop_head, loop_tail) modulo DROCE_LOOP_BUF. The
+	 * primary's loopback says a path to one of the device's own GIDs was
+	 * resolved or a QP joined a group (until then a flush looks for
+	 * none); port_loops that the port turns frames to the device's MAC
+	 * back itself (net_fault, through its faults), and is left to. */
+	uint32_t loop_head;
+	uint32_t loop_tail;
+	struct rte_mbuf *loop[DROCE_LOOP_BUF];
+	bool loopback;
+	bool port_loops;
 	struct droce_dev_stats stats;
 	struct droce_pcap_mirror *mirror;
 	/** What the port does for us: RTE_ETH_TX_OFFLOAD_IPV4_CKSUM,
@@ -441,12 +456,28 @@ bool droce_rx_icrc_late(struct droce_dev *dev, const struct rte_mbuf *m,
 bool droce_rx_copy_checked(struct droce_dev *dev, const struct rte_mbuf *m,
 			   const struct droce_wire_meta *meta, void *dst);
 
+/** Where the frames of a receive burst come from. */
+enum droce_rx_from {
+	DROCE_RX_PORT,		/**< the port */
+	DROCE_RX_HANDED,	/**< another shard of the device, which
+				 *   received (counted, mirrored) them */
+	DROCE_RX_LOOP,		/**< the device itself: sent to its own
+				 *   address (mirrored as they were sent) */
+};
+
 /**
- * Handle a burst of @p n received frames (lib/engine/droce_rx.c):
- * from the port, or @p handed over by another shard of the device.
+ * Handle a burst of @p n received frames (lib/engine/droce_rx.c), at
+ * most DROCE_BURST, from @p from.
  */
 void droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
-			unsigned int n, uint64_t now, bool handed);
+			unsigned int n, uint64_t now, enum droce_rx_from from);
+
+/**
+ * Receive, through droce_dev_rx_burst(), up to DROCE_BURST of the
+ * frames @p dev sent to its own address (lib/engine/droce_tx.c).
+ * @return how many.
+ */
+unsigned int droce_dev_loop_rx(struct droce_dev *dev, uint64_t now);
 
 /** @return the table slot of a memory key. */
 static inline uint32_t
@@ -526,7 +557,8 @@ bool droce_resp_idle(const struct droce_qp_eng *qp);
  */
 
 /**
- * Look up the MAC of @p gid, starting resolution if unknown.
+ * Look up the MAC of @p gid, starting resolution if unknown. One of the
+ * device's own GIDs resolves at once to its own MAC (loopback).
  * @return 0 with *mac set, -EAGAIN while resolving, -EHOSTUNREACH.
  */
 int droce_neigh_resolve(struct droce_dev *dev, const uint8_t gid[16],

@@ -96,14 +96,18 @@ run_device(struct droce_dev *dev, uint64_t now)
 		n += rte_eth_rx_burst(dev->port_id, dev->rxq[i], pkts + n,
 				      (uint16_t)(DROCE_BURST - n));
 	if (n != 0)
-		droce_dev_rx_burst(dev, pkts, n, now, false);
+		droce_dev_rx_burst(dev, pkts, n, now, DROCE_RX_PORT);
 	/* what the device's other shards received for this one */
 	if (unlikely(dev->handoff != NULL)) {
 		h = rte_ring_sc_dequeue_burst(dev->handoff, (void **)pkts,
 					      DROCE_BURST, NULL);
 		if (h != 0)
-			droce_dev_rx_burst(dev, pkts, h, now, true);
+			droce_dev_rx_burst(dev, pkts, h, now,
+					   DROCE_RX_HANDED);
 	}
+	/* what it sent to its own address */
+	if (unlikely(dev->loop_head != dev->loop_tail))
+		h += droce_dev_loop_rx(dev, now);
 	/* round the active QPs from where the last pass stopped, until each
 	 * was run or the port takes no more frames: the rest wait for the
 	 * next pass, first in turn (a QP that goes to sleep takes the last

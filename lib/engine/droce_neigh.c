@@ -357,6 +357,18 @@ neigh_solicit(struct droce_dev *dev, struct droce_neigh *n, uint64_t now)
 	n->next_try = now + droce_eng.hz / 1000 * ms;
 }
 
+/* Is @p gid one of the device's own? */
+static bool
+gid_is_own(const struct droce_dev *p, const uint8_t gid[16])
+{
+	unsigned int i;
+
+	for (i = 0; i < p->gid_count; i++)
+		if (memcmp(p->gid[i].raw, gid, 16) == 0)
+			return true;
+	return false;
+}
+
 int
 droce_neigh_resolve(struct droce_dev *dev, const uint8_t gid[16],
 		    struct rte_ether_addr *mac, uint64_t now)
@@ -365,6 +377,13 @@ droce_neigh_resolve(struct droce_dev *dev, const uint8_t gid[16],
 	struct droce_neigh *n;
 	int ret = 0;
 
+	if (gid_is_own(p, gid)) {
+		/* loopback: from now on each flush looks for frames to
+		 * the device itself (droce_dev_tx_flush()) */
+		*mac = p->mac;
+		__atomic_store_n(&p->loopback, true, __ATOMIC_RELEASE);
+		return 0;
+	}
 	rte_spinlock_lock(&p->neigh_lock);
 	n = neigh_find(p, gid);
 	if (n == NULL) {

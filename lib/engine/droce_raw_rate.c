@@ -55,7 +55,7 @@ drain_others(struct droce_lcore *lc, const struct droce_dev *skip)
 		/* through the receive path, as any frame that is not ours */
 		n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
 		if (n != 0)
-			droce_dev_rx_burst(dev, pkts, n, 0, false);
+			droce_dev_rx_burst(dev, pkts, n, 0, DROCE_RX_PORT);
 	}
 }
 

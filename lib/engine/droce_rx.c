@@ -206,14 +206,17 @@ rx_shard(struct droce_dev *dev, struct rte_mbuf *m,
  * The first look at a frame: what is not RoCE goes where it belongs (raw
  * QPs' rules, ARP, neighbour discovery: the primary shard's) or is
  * dropped; a RoCE frame for another shard's QP goes to that shard, one
- * for this shard's is checked but for its ICRC. A frame @p handed by
- * another shard was counted and mirrored there. @return true if @p m is
- * RoCE for this shard, @p meta filled, its ICRC still to check.
+ * for this shard's is checked but for its ICRC. A frame handed by
+ * another shard was counted and mirrored there, one looped back was
+ * mirrored as it was sent. @return true if @p m is RoCE for this shard,
+ * @p meta filled, its ICRC still to check.
  */
 static bool
 rx_first(struct droce_dev *dev, struct rte_mbuf *m,
-	 struct droce_wire_meta *meta, bool handed)
+	 struct droce_wire_meta *meta, enum droce_rx_from from)
 {
+	bool handed = from == DROCE_RX_HANDED;
+
 	const struct rte_ether_hdr *eth;
 	const uint8_t *frame;
 	bool parsed = false;
@@ -230,7 +233,7 @@ rx_first(struct droce_dev *dev, struct rte_mbuf *m,
 	if (likely(!handed)) {
 		dev->stats.rx_frames++;
 		dev->stats.rx_bytes += rte_pktmbuf_pkt_len(m);
-		if (dev->mirror != NULL)
+		if (dev->mirror != NULL && from == DROCE_RX_PORT)
 			droce_mirror_frame(dev->mirror, m);
 		if (dev->shard != 0)
 			return rx_shard(dev, m, meta, parsed);
@@ -488,7 +491,7 @@ rx_icrc_later(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
 
 void
 droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
-		   unsigned int n, uint64_t now, bool handed)
+		   unsigned int n, uint64_t now, enum droce_rx_from from)
 {
 	struct droce_wire_meta meta[DROCE_BURST];
 	struct rte_mbuf *roce[DROCE_BURST];
@@ -501,7 +504,7 @@ droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 	for (i = 0; i < n; i++) {
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (rx_first(dev, pkts[i], &meta[k], handed))
+		if (rx_first(dev, pkts[i], &meta[k], from))
 			roce[k++] = pkts[i];
 	}
 	for (i = 0; i < k; i++) {

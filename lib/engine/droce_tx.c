@@ -294,10 +294,92 @@ tx_drop_queued(struct droce_dev *dev, uint16_t from)
 		dev->nready = from;
 }
 
+/* Into the loop queue, or lost if it is full (as a port that refuses
+ * frames with its link down loses them: retransmission recovers). */
+static void
+loop_push(struct droce_dev *dev, struct rte_mbuf *m)
+{
+	dev->stats.tx_frames++;
+	dev->stats.tx_bytes += rte_pktmbuf_pkt_len(m);
+	if (dev->loop_tail - dev->loop_head == DROCE_LOOP_BUF) {
+		dev->stats.tx_drop++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	dev->loop[dev->loop_tail++ & (DROCE_LOOP_BUF - 1)] = m;
+}
+
+/* Is @p eth a RoCEv2 datagram to a multicast group? */
+static bool
+roce_to_group(const uint8_t *eth, uint32_t len)
+{
+	const uint8_t *ip = eth + RTE_ETHER_HDR_LEN;
+	uint16_t type = droce_get_be16(eth + 12);
+
+	if (!rte_is_multicast_ether_addr((const struct rte_ether_addr *)eth))
+		return false;
+	if (type == RTE_ETHER_TYPE_IPV4 && len >= RTE_ETHER_HDR_LEN + 28)
+		return ip[9] == IPPROTO_UDP &&
+			droce_get_be16(ip + 22) == DROCE_UDP_PORT;
+	return type == RTE_ETHER_TYPE_IPV6 && len >= RTE_ETHER_HDR_LEN + 48 &&
+		ip[6] == IPPROTO_UDP &&
+		droce_get_be16(ip + 42) == DROCE_UDP_PORT;
+}
+
+/*
+ * Loopback, as a NIC's: of the frames queued since @p from (finished,
+ * mirrored), those to the device's own MAC go to its loop queue instead
+ * of the port, in order (unless the port turns them back itself), and a
+ * datagram to a group the device has QPs in goes to both (a copy). Its
+ * next pass receives them.
+ */
+static void
+tx_loop(struct droce_dev *dev, uint16_t from)
+{
+	bool groups = __atomic_load_n(&dev->primary->nmcast,
+				      __ATOMIC_RELAXED) != 0;
+	uint16_t i, kept = from;
+
+	for (i = from; i < dev->ntx; i++) {
+		struct rte_mbuf *m = dev->tx[i], *c;
+		const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		if (!dev->port_loops &&
+		    rte_is_same_ether_addr((const struct rte_ether_addr *)eth,
+					   &dev->mac)) {
+			loop_push(dev, m);
+			continue;
+		}
+		dev->tx[kept++] = m;
+		if (unlikely(groups) && roce_to_group(eth, m->data_len)) {
+			c = rte_pktmbuf_copy(m, dev->pool, 0, UINT32_MAX);
+			if (c != NULL)
+				loop_push(dev, c);
+			else
+				dev->stats.no_mbuf++;
+		}
+	}
+	dev->ntx = kept;
+	dev->nready = kept;
+}
+
+unsigned int
+droce_dev_loop_rx(struct droce_dev *dev, uint64_t now)
+{
+	struct rte_mbuf *pkts[DROCE_BURST];
+	unsigned int n = 0;
+
+	while (n < DROCE_BURST && dev->loop_head != dev->loop_tail)
+		pkts[n++] = dev->loop[dev->loop_head++ & (DROCE_LOOP_BUF - 1)];
+	if (n != 0)
+		droce_dev_rx_burst(dev, pkts, n, now, DROCE_RX_LOOP);
+	return n;
+}
+
 void
 droce_dev_tx_flush(struct droce_dev *dev)
 {
-	uint16_t sent, i;
+	uint16_t sent, i, from;
 
 	if (unlikely(dev->port_stopped)) {
 		/* no burst on a stopped port: lost, as on a NIC whose port
@@ -308,7 +390,14 @@ droce_dev_tx_flush(struct droce_dev *dev)
 	}
 	if (dev->ntx == 0)
 		return;
+	from = dev->nready;
 	tx_finish(dev);
+	if (unlikely(__atomic_load_n(&dev->primary->loopback,
+				     __ATOMIC_RELAXED))) {
+		tx_loop(dev, from);
+		if (dev->ntx == 0)
+			return;
+	}
 	sent = rte_eth_tx_burst(dev->port_id, dev->txq, dev->tx, dev->ntx);
 	for (i = 0; i < sent; i++)
 		dev->stats.tx_bytes += rte_pktmbuf_pkt_len(dev->tx[i]);
