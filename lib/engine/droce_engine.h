@@ -522,6 +522,11 @@ droce_recv_wqe_sge(struct droce_recv_wqe *wqe)
 #define DROCE_CQE_SEND       (1u << 0) /**< completes a send-queue WQE */
 #define DROCE_CQE_SOLICITED  (1u << 1) /**< wakes solicited-only waiters */
 #define DROCE_CQE_SRQ        (1u << 2) /**< its SRQ slot is free already */
+/** droce_cqe.sl of a UD receive over IPv4 and over IPv6: the L3 header
+ * type a RoCE NIC's completion gives (mlx5's; UCX and others read it to
+ * know where the GRH area holds the source address) */
+#define DROCE_WC_SL_IPV6 1
+#define DROCE_WC_SL_IPV4 2
 #define DROCE_CQE_TM         (1u << 3) /**< tag matching: tm_tag is set */
 
 /** One completion. */
@@ -544,7 +549,10 @@ struct droce_cqe {
 	uint8_t status;            /**< enum ibv_wc_status */
 	uint8_t opcode;            /**< enum ibv_wc_opcode */
 	uint8_t flags;             /**< DROCE_CQE_* */
-	uint8_t resv[3];
+	/** a UD receive's: the RoCE network header type, as a RoCE NIC
+	 * reports it in wc.sl (DROCE_WC_SL_IPV4 or _IPV6); else 0 */
+	uint8_t sl;
+	uint8_t resv[2];
 	struct droce_wq *wq;       /**< the work queue it retires slots of */
 };
 

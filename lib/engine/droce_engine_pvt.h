@@ -1072,12 +1072,13 @@ void droce_resp_run(struct droce_qp_eng *qp, uint64_t now);
 void droce_resp_send_ack(struct droce_qp_eng *qp, uint8_t syndrome,
 			 uint32_t psn);
 
-/** Complete receive WQE @p idx of a message from QP @p src_qp. */
+/** Complete receive WQE @p idx of a message from QP @p src_qp, the
+ * completion's sl @p sl. */
 void droce_resp_recv_cqe_from(struct droce_qp_eng *qp, uint32_t idx,
 			      uint64_t wr_id, enum ibv_wc_status status,
 			      enum ibv_wc_opcode opcode, uint32_t byte_len,
 			      uint16_t wc_flags, uint32_t imm, bool solicited,
-			      uint32_t src_qp);
+			      uint32_t src_qp, uint8_t sl);
 
 /** Complete receive WQE @p idx (of a message from the QP's peer). */
 static inline void
@@ -1087,7 +1088,7 @@ droce_resp_recv_cqe(struct droce_qp_eng *qp, uint32_t idx, uint64_t wr_id,
 		    bool solicited)
 {
 	droce_resp_recv_cqe_from(qp, idx, wr_id, status, opcode, byte_len,
-				 wc_flags, imm, solicited, qp->dest_qpn);
+				 wc_flags, imm, solicited, qp->dest_qpn, 0);
 }
 
 /** Complete the posted receive WQEs of @p qp, in ERR: flushed. */

@@ -913,7 +913,9 @@ ud_rx(struct droce_qp_eng *qp, const uint8_t *frame, const uint8_t *bth,
 		wc_flags |= droce_ipoib_csum_ok(meta->payload, len);
 	droce_resp_recv_cqe_from(qp, qp->resp.rwqe, wqe->wr_id, IBV_WC_SUCCESS,
 				 IBV_WC_RECV, len + DROCE_GRH_LEN, wc_flags, imm,
-				 droce_bth_se(bth), deth.srcqp);
+				 droce_bth_se(bth), deth.srcqp,
+				 meta->ip_version == 4 ? DROCE_WC_SL_IPV4 :
+				 DROCE_WC_SL_IPV6);
 	qp->resp.rq_cons = qp->resp.rwqe + 1;
 	qp->resp.has_rwqe = false;
 }
@@ -1243,7 +1245,7 @@ droce_resp_recv_cqe_from(struct droce_qp_eng *qp, uint32_t idx,
 			 uint64_t wr_id, enum ibv_wc_status status,
 			 enum ibv_wc_opcode opcode, uint32_t byte_len,
 			 uint16_t wc_flags, uint32_t imm, bool solicited,
-			 uint32_t src_qp)
+			 uint32_t src_qp, uint8_t sl)
 {
 	struct droce_cqe cqe = {
 		.wr_id = wr_id,
@@ -1256,6 +1258,7 @@ droce_resp_recv_cqe_from(struct droce_qp_eng *qp, uint32_t idx,
 		.wc_flags = wc_flags,
 		.status = (uint8_t)status,
 		.opcode = (uint8_t)opcode,
+		.sl = sl,
 		/* an SRQ's slot was freed when the engine took it */
 		.flags = (solicited ? DROCE_CQE_SOLICITED : 0) |
 			(qp->cfg.srq != NULL ? DROCE_CQE_SRQ : 0),

@@ -242,7 +242,7 @@ droce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		w->wc_flags = cqe->wc_flags;
 		w->pkey_index = 0;
 		w->slid = 0;
-		w->sl = 0;
+		w->sl = cqe->sl;
 		w->dlid_path_bits = 0;
 		/* a queue's slots are freed once a call, up to its last
 		 * completion here (one atomic operation, not one each) */
@@ -416,6 +416,13 @@ cq_read_zero8(struct ibv_cq_ex *cqx)
 	return 0;
 }
 
+/* A UD receive's network header type (droce_cqe.sl). */
+static uint8_t
+cq_read_sl(struct ibv_cq_ex *cqx)
+{
+	return cur_cq(cqx)->cur.sl;
+}
+
 static uint64_t
 cq_read_completion_ts(struct ibv_cq_ex *cqx)
 {
@@ -568,7 +575,7 @@ droce_create_cq_ex(struct ibv_context *context,
 	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
 		cq->cqx.read_slid = cq_read_zero32;
 	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
-		cq->cqx.read_sl = cq_read_zero8;
+		cq->cqx.read_sl = cq_read_sl;
 	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		cq->cqx.read_dlid_path_bits = cq_read_zero8;
 	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)

@@ -198,6 +198,7 @@ test_ud_to_self(void **state)
 	assert_int_equal(wc.byte_len, 40 + 512);
 	assert_int_equal(wc.src_qp, a.qp->qp_num);
 	assert_true(wc.wc_flags & IBV_WC_GRH);
+	assert_int_equal(wc.sl, 2);		/* over IPv4 */
 	assert_true(wc.wc_flags & IBV_WC_WITH_IMM);
 	assert_int_equal(be32toh(wc.imm_data), 0x77);
 	assert_memory_equal(b.buf + 4096 + 40, a.buf, 512);

@@ -191,6 +191,11 @@ test_ud_send(void **state)
 			assert_int_equal(wc.src_qp, a.qp->qp_num);
 			assert_int_equal(wc.qp_num, b.qp->qp_num);
 			assert_true(wc.wc_flags & IBV_WC_GRH);
+			/* the network header type, as a RoCE NIC gives
+			 * it: IPv4 */
+			assert_int_equal(wc.sl, 2);
+			assert_int_equal(wc.pkey_index, 0);
+			assert_int_equal(wc.slid, 0);
 			if (imm) {
 				assert_true(wc.wc_flags & IBV_WC_WITH_IMM);
 				assert_int_equal(be32toh(wc.imm_data),
@@ -366,6 +371,8 @@ test_ud_ipv6(void **state)
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.byte_len, GRH + 300);
 	assert_true(wc.wc_flags & IBV_WC_GRH);
+	/* the network header type, where a RoCE NIC gives it: IPv6 */
+	assert_int_equal(wc.sl, 1);
 	/* the GRH area is the IPv6 header: version 6, UDP, the hop limit
 	 * and class sent, the two addresses */
 	assert_int_equal(grh[0] >> 4, 6);
