@@ -102,13 +102,23 @@ qp_on(struct side *s, struct rdma_cm_id *id)
 void
 client_to(struct side *c, uint16_t port)
 {
-	struct sockaddr_in a = addr4(server_ip, port);
+	/* from the client's device: the server's address is droce1's own,
+	 * and an id bound to none would loop back on droce1 */
+	client_from_to(c, client_ip, server_ip, port);
+}
+
+void
+client_from_to(struct side *c, const char *from, const char *to,
+	       uint16_t port)
+{
+	struct sockaddr_in a = addr4(to, port);
+	struct sockaddr_in src = addr4(from, 0);
 
 	c->ch = rdma_create_event_channel();
 	assert_non_null(c->ch);
 	assert_int_equal(rdma_create_id(c->ch, &c->id, c, RDMA_PS_TCP), 0);
-	assert_int_equal(rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&a,
-					   2000), 0);
+	assert_int_equal(rdma_resolve_addr(c->id, (struct sockaddr *)&src,
+					   (struct sockaddr *)&a, 2000), 0);
 	expect_ack(c->ch, RDMA_CM_EVENT_ADDR_RESOLVED);
 	assert_non_null(c->id->verbs);
 	assert_int_equal(rdma_resolve_route(c->id, 2000), 0);

@@ -45,8 +45,12 @@ void expect_ack(struct rdma_event_channel *ch, enum rdma_cm_event_type type);
 uint16_t listen_on(struct side *s, int backlog);
 /* An RC QP on @p id and s->buf registered for every remote access. */
 void qp_on(struct side *s, struct rdma_cm_id *id);
-/* @p c's id resolved to the server's @p port, address and route. */
+/* @p c's id resolved from the client's address to the server's @p port,
+ * address and route. */
 void client_to(struct side *c, uint16_t port);
+/* The same from address @p from to address @p to. */
+void client_from_to(struct side *c, const char *from, const char *to,
+		    uint16_t port);
 /* @p c (resolved: client_to()) given a QP and connecting with @p cp
  * (NULL: the defaults); @p s, listening, takes the request: s->id. */
 void cm_request(struct side *c, struct side *s,

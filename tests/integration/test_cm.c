@@ -236,7 +236,7 @@ test_cm_channel_fd(void **state)
 	struct rdma_cm_id *id;
 	struct rdma_cm_event *ev;
 	struct pollfd p;
-	struct sockaddr_in a = addr4(server_ip, 0);
+	struct sockaddr_in a = addr4(server_ip, 0), src = addr4(client_ip, 0);
 
 	(void)state;
 	assert_non_null(ch);
@@ -248,8 +248,8 @@ test_cm_channel_fd(void **state)
 	p.fd = ch->fd;
 	p.events = POLLIN;
 	assert_int_equal(poll(&p, 1, 0), 0);
-	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&a,
-					   1000), 0);
+	assert_int_equal(rdma_resolve_addr(id, (struct sockaddr *)&src,
+					   (struct sockaddr *)&a, 1000), 0);
 	assert_int_equal(poll(&p, 1, WAIT_MS), 1);
 	assert_int_equal(rdma_get_cm_event(ch, &ev), 0);
 	assert_int_equal(ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
@@ -309,6 +309,7 @@ test_cm_endpoint(void **state)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ep_server s = {0};
+	struct sockaddr_in src = addr4(client_ip, 0);
 	struct rdma_cm_id *id;
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
@@ -327,10 +328,14 @@ test_cm_endpoint(void **state)
 		 ntohs(rdma_get_src_port(s.listen)));
 	assert_int_equal(pthread_create(&t, NULL, ep_server_run, &s), 0);
 
+	/* from the client's device (the hints' source is the answer's) */
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_port_space = RDMA_PS_TCP;
+	hints.ai_src_addr = (struct sockaddr *)&src;
+	hints.ai_src_len = sizeof(src);
 	assert_int_equal(rdma_getaddrinfo(server_ip, port, &hints, &res), 0);
 	assert_non_null(res->ai_dst_addr);
+	assert_non_null(res->ai_src_addr);
 	assert_int_equal(rdma_create_ep(&id, res, NULL, &qa), 0);
 	rdma_freeaddrinfo(res);
 	if (rdma_connect(id, NULL) != 0)
@@ -391,6 +396,7 @@ test_cm_route_error(void **state)
 {
 	struct side cli = {0};
 	struct sockaddr_in a = addr4(server_ip, 4791);
+	struct sockaddr_in src = addr4(client_ip, 0);
 	struct ibv_port_attr pa;
 	struct rdma_cm_event *ev;
 	uint64_t end;
@@ -400,8 +406,8 @@ test_cm_route_error(void **state)
 	assert_non_null(cli.ch);
 	assert_int_equal(rdma_create_id(cli.ch, &cli.id, NULL, RDMA_PS_TCP),
 			 0);
-	assert_int_equal(rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&a,
-					   2000), 0);
+	assert_int_equal(rdma_resolve_addr(cli.id, (struct sockaddr *)&src,
+					   (struct sockaddr *)&a, 2000), 0);
 	expect_ack(cli.ch, RDMA_CM_EVENT_ADDR_RESOLVED);
 	assert_int_equal(droce_port_stop(cli.id->verbs), 0);
 	assert_int_equal(rdma_resolve_route(cli.id, 2000), 0);
@@ -675,7 +681,7 @@ static void
 test_cm_lossy(void **state)
 {
 	struct lossy l = {0};
-	struct sockaddr_in a = addr4(server_ip, 0);
+	struct sockaddr_in a = addr4(server_ip, 0), src = addr4(client_ip, 0);
 	struct droce_cm_stats st;
 	uint64_t end;
 	unsigned int i;
@@ -693,8 +699,9 @@ test_cm_lossy(void **state)
 	for (i = 0; i < LOSSY_CONNS; i++) {
 		assert_int_equal(rdma_create_id(l.cch, &l.cli[i], NULL,
 						RDMA_PS_TCP), 0);
-		assert_int_equal(rdma_resolve_addr(l.cli[i], NULL,
-			(struct sockaddr *)&a, 2000), 0);
+		assert_int_equal(rdma_resolve_addr(l.cli[i],
+			(struct sockaddr *)&src, (struct sockaddr *)&a, 2000),
+			0);
 	}
 	end = ep_now_ms() + 60000;
 	while ((l.established[0] + l.failed[0] < LOSSY_CONNS ||
@@ -750,6 +757,7 @@ static void
 test_cm_connect_ipv6(void **state)
 {
 	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+	struct sockaddr_in6 src = { .sin6_family = AF_INET6 };
 	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
 	struct side srv = {0}, cli = {0};
 	char want[INET6_ADDRSTRLEN], got[INET6_ADDRSTRLEN];
@@ -757,6 +765,7 @@ test_cm_connect_ipv6(void **state)
 
 	(void)state;
 	inet_pton(AF_INET6, "fd00:0:0:7::2", &sa.sin6_addr);
+	inet_pton(AF_INET6, "fd00:0:0:7::1", &src.sin6_addr);
 	srv.ch = rdma_create_event_channel();
 	assert_non_null(srv.ch);
 	assert_int_equal(rdma_create_id(srv.ch, &srv.listen, &srv,
@@ -769,8 +778,8 @@ test_cm_connect_ipv6(void **state)
 	cli.ch = rdma_create_event_channel();
 	assert_non_null(cli.ch);
 	assert_int_equal(rdma_create_id(cli.ch, &cli.id, &cli, RDMA_PS_TCP), 0);
-	assert_int_equal(rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&sa,
-					   2000), 0);
+	assert_int_equal(rdma_resolve_addr(cli.id, (struct sockaddr *)&src,
+					   (struct sockaddr *)&sa, 2000), 0);
 	expect_ack(cli.ch, RDMA_CM_EVENT_ADDR_RESOLVED);
 	assert_int_equal(rdma_get_local_addr(cli.id)->sa_family, AF_INET6);
 	assert_int_equal(rdma_resolve_route(cli.id, 2000), 0);
