@@ -267,7 +267,7 @@ ai_error(int gai)
 	case EAI_SERVICE:
 		return EINVAL;
 	case EAI_SYSTEM:
-		return errno;
+		return errno != 0 ? errno : EINVAL;
 	default:
 		return EINVAL;
 	}
@@ -300,30 +300,28 @@ rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
-int
-rdma_getaddrinfo(const char *node, const char *service,
-		 const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+/* A copy of @p len bytes of @p sa in *dst, *dst_len; 0 or ENOMEM. */
+static int
+ai_addr(struct sockaddr **dst, socklen_t *dst_len, const struct sockaddr *sa,
+	socklen_t len)
 {
-	struct rdma_addrinfo *rai;
+	*dst = sa_dup(sa, len);
+	if (*dst == NULL)
+		return ENOMEM;
+	*dst_len = len;
+	return 0;
+}
+
+/* @p rai's address of @p node and @p service, as getaddrinfo gives it;
+ * 0 or an errno. */
+static int
+ai_lookup(const char *node, const char *service,
+	  const struct rdma_addrinfo *hints, struct rdma_addrinfo *rai)
+{
 	struct addrinfo ai = {0}, *got = NULL;
 	int flags = hints != NULL ? hints->ai_flags : 0;
 	int ret;
 
-	if (res == NULL || (node == NULL && service == NULL)) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (hints != NULL && hints->ai_family != 0 &&
-	    hints->ai_family != AF_INET && hints->ai_family != AF_INET6) {
-		/* AF_IB is InfiniBand's own: droce speaks RoCE alone */
-		errno = EAFNOSUPPORT;
-		return -1;
-	}
-	rai = calloc(1, sizeof(*rai));
-	if (rai == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
 	rai->ai_flags = flags;
 	rai->ai_qp_type = hints != NULL && hints->ai_qp_type != 0 ?
 		hints->ai_qp_type : IBV_QPT_RC;
@@ -339,29 +337,66 @@ rdma_getaddrinfo(const char *node, const char *service,
 	if (flags & RAI_PASSIVE)
 		ai.ai_flags |= AI_PASSIVE;
 	ret = getaddrinfo(node, service, &ai, &got);
-	if (ret != 0) {
-		rdma_freeaddrinfo(rai);
-		errno = ai_error(ret);
+	if (ret != 0)
+		return ai_error(ret);
+	rai->ai_family = got->ai_family;
+	if (flags & RAI_PASSIVE)
+		ret = ai_addr(&rai->ai_src_addr, &rai->ai_src_len,
+			      got->ai_addr, got->ai_addrlen);
+	else
+		ret = ai_addr(&rai->ai_dst_addr, &rai->ai_dst_len,
+			      got->ai_addr, got->ai_addrlen);
+	freeaddrinfo(got);
+	return ret;
+}
+
+/*
+ * As rdma-core's: a node or a service is looked up (getaddrinfo); with
+ * neither, the hints are the answer: their flags, family, QP type, port
+ * space and destination address as given (libfabric asks so for the
+ * addresses it already has). The hints' source address is the answer's
+ * whenever the lookup gave none.
+ */
+int
+rdma_getaddrinfo(const char *node, const char *service,
+		 const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *rai;
+	int ret = 0;
+
+	if (res == NULL || (node == NULL && service == NULL && hints == NULL)) {
+		errno = EINVAL;
 		return -1;
 	}
-	rai->ai_family = got->ai_family;
-	if (flags & RAI_PASSIVE) {
-		rai->ai_src_len = got->ai_addrlen;
-		rai->ai_src_addr = sa_dup(got->ai_addr, got->ai_addrlen);
-	} else {
-		rai->ai_dst_len = got->ai_addrlen;
-		rai->ai_dst_addr = sa_dup(got->ai_addr, got->ai_addrlen);
-		if (hints != NULL && hints->ai_src_addr != NULL) {
-			rai->ai_src_len = hints->ai_src_len;
-			rai->ai_src_addr = sa_dup(hints->ai_src_addr,
-						  hints->ai_src_len);
-		}
+	if (hints != NULL && hints->ai_family != 0 &&
+	    hints->ai_family != AF_INET && hints->ai_family != AF_INET6) {
+		/* AF_IB is InfiniBand's own: droce speaks RoCE alone */
+		errno = EAFNOSUPPORT;
+		return -1;
 	}
-	freeaddrinfo(got);
-	if ((flags & RAI_PASSIVE) ? rai->ai_src_addr == NULL :
-	    rai->ai_dst_addr == NULL) {
-		rdma_freeaddrinfo(rai);
+	rai = calloc(1, sizeof(*rai));
+	if (rai == NULL) {
 		errno = ENOMEM;
+		return -1;
+	}
+	if (node != NULL || service != NULL) {
+		ret = ai_lookup(node, service, hints, rai);
+	} else {
+		rai->ai_flags = hints->ai_flags;
+		rai->ai_family = hints->ai_family;
+		rai->ai_qp_type = hints->ai_qp_type;
+		rai->ai_port_space = hints->ai_port_space;
+		if (hints->ai_dst_len != 0 && hints->ai_dst_addr != NULL)
+			ret = ai_addr(&rai->ai_dst_addr, &rai->ai_dst_len,
+				      hints->ai_dst_addr, hints->ai_dst_len);
+	}
+	if (ret == 0 && rai->ai_src_len == 0 && hints != NULL &&
+	    hints->ai_src_len != 0 && hints->ai_src_addr != NULL)
+		ret = ai_addr(&rai->ai_src_addr, &rai->ai_src_len,
+			      hints->ai_src_addr, hints->ai_src_len);
+	if (ret != 0) {
+		rdma_freeaddrinfo(rai);
+		errno = ret;
 		return -1;
 	}
 	*res = rai;

@@ -430,6 +430,98 @@ test_cm_route_error(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * Addresses as rdma-core's librdmacm and Linux's rdma_cm take them.
+ */
+
+/* The name of the device @p id is on ("" if none). */
+static const char *
+dev_of(const struct rdma_cm_id *id)
+{
+	return id->verbs != NULL ? ibv_get_device_name(id->verbs->device) :
+		"";
+}
+
+/* @p gid is address @p ip's (IPv4). */
+static void
+assert_gid_is(const union ibv_gid *gid, const char *ip)
+{
+	struct sockaddr_in a = addr4(ip, 0);
+	union ibv_gid want;
+
+	droce_cma_addr_to_gid((struct sockaddr *)&a, &want);
+	assert_memory_equal(gid, &want, sizeof(want));
+}
+
+/*
+ * rdma_getaddrinfo with neither node nor service: as rdma-core's, the
+ * hints are the answer (libfabric's verbs provider asks so for the
+ * addresses it already has): their flags, family, QP type, port space,
+ * destination and source, copied; without addresses, the same fields
+ * and none; without hints either, EINVAL. And an active endpoint made
+ * from such an answer goes from its source's device.
+ */
+static void
+test_cm_getaddrinfo_hints(void **state)
+{
+	struct sockaddr_in dst = addr4(server_ip, 7471);
+	struct sockaddr_in src = addr4(client_ip, 0);
+	struct rdma_addrinfo hints = {0}, *res;
+	struct rdma_cm_id *id;
+
+	(void)state;
+	hints.ai_family = AF_INET;
+	hints.ai_qp_type = IBV_QPT_RC;
+	hints.ai_port_space = RDMA_PS_TCP;
+	hints.ai_dst_addr = (struct sockaddr *)&dst;
+	hints.ai_dst_len = sizeof(dst);
+	hints.ai_src_addr = (struct sockaddr *)&src;
+	hints.ai_src_len = sizeof(src);
+	assert_int_equal(rdma_getaddrinfo(NULL, NULL, &hints, &res), 0);
+	assert_int_equal(res->ai_flags, 0);
+	assert_int_equal(res->ai_family, AF_INET);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_RC);
+	assert_int_equal(res->ai_port_space, RDMA_PS_TCP);
+	assert_int_equal(res->ai_dst_len, sizeof(dst));
+	assert_memory_equal(res->ai_dst_addr, &dst, sizeof(dst));
+	assert_int_equal(res->ai_src_len, sizeof(src));
+	assert_memory_equal(res->ai_src_addr, &src, sizeof(src));
+	assert_null(res->ai_next);
+	/* as libfabric's endpoints use it: resolved from droce0 */
+	assert_int_equal(rdma_create_ep(&id, res, NULL, NULL), 0);
+	assert_string_equal(dev_of(id), "droce0");
+	assert_gid_is(&id->route.addr.addr.ibaddr.dgid, server_ip);
+	rdma_destroy_ep(id);
+	rdma_freeaddrinfo(res);
+
+	/* passive, the source alone */
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = RAI_PASSIVE;
+	hints.ai_src_addr = (struct sockaddr *)&dst;
+	hints.ai_src_len = sizeof(dst);
+	assert_int_equal(rdma_getaddrinfo(NULL, NULL, &hints, &res), 0);
+	assert_int_equal(res->ai_flags, RAI_PASSIVE);
+	assert_null(res->ai_dst_addr);
+	assert_int_equal(res->ai_dst_len, 0);
+	assert_memory_equal(res->ai_src_addr, &dst, sizeof(dst));
+	rdma_freeaddrinfo(res);
+
+	/* no address at all: the hints' fields alone */
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_qp_type = IBV_QPT_UD;
+	hints.ai_port_space = RDMA_PS_UDP;
+	assert_int_equal(rdma_getaddrinfo(NULL, NULL, &hints, &res), 0);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_UD);
+	assert_int_equal(res->ai_port_space, RDMA_PS_UDP);
+	assert_null(res->ai_src_addr);
+	assert_null(res->ai_dst_addr);
+	rdma_freeaddrinfo(res);
+
+	/* and nothing to go by */
+	assert_int_equal(rdma_getaddrinfo(NULL, NULL, NULL, &res), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+/* ------------------------------------------------------------------------
  * Bad input: MADs a stranger or a broken peer could send, given to the
  * CM of droce1 as its GSI hands them over, from droce0's address.
  */
@@ -814,6 +906,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cm_addr_errors),
 		cmocka_unit_test(test_cm_route_error),
 		cmocka_unit_test(test_cm_bad_input),
+		cmocka_unit_test(test_cm_getaddrinfo_hints),
 	};
 	const struct CMUnitTest lossy[] = {
 		cmocka_unit_test(test_cm_lossy),
