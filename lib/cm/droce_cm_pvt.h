@@ -299,6 +299,9 @@ struct cm_dev *droce_cma_route_dev(const struct cm_id *id,
 				   const union ibv_gid *dst, int *index);
 uint16_t droce_cma_port(const struct sockaddr *sa);
 bool droce_cma_addr_any(const struct sockaddr *sa);
+/* 127.0.0.0/8 or ::1 */
+bool droce_cma_addr_loopback(const struct sockaddr *sa);
+struct cm_dev *droce_cma_loopback_dev(int family, int *index);
 socklen_t droce_cma_addr_len(const struct sockaddr *sa);
 void droce_cma_addr_to_gid(const struct sockaddr *sa, union ibv_gid *gid);
 

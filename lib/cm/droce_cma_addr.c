@@ -4,8 +4,8 @@
 
 /*
  * rdma_cm's IP addressing over droce's devices: sockaddrs to GIDs and
- * back, binding (a device's address or the wildcard, port 0 picking a
- * free port), and rdma_getaddrinfo.
+ * back, binding (a device's address, a loopback address or the
+ * wildcard, port 0 picking a free port), and rdma_getaddrinfo.
  */
 
 #include <errno.h>
@@ -97,6 +97,72 @@ droce_cma_addr_len(const struct sockaddr *sa)
 		sizeof(struct sockaddr_in);
 }
 
+bool
+droce_cma_addr_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+			>> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr,
+			      &in6addr_loopback, sizeof(in6addr_loopback)) == 0;
+	return false;
+}
+
+/* A GID of @p dev that is an address of @p family to bind or send from:
+ * IPv4, or IPv6 and not link-local (fe80::/10, which needs a scope);
+ * its index, or -1. */
+static int
+family_gid(const struct cm_dev *dev, int family)
+{
+	int i;
+
+	for (i = 0; i < dev->ngid; i++) {
+		const union ibv_gid *g = &dev->gid[i];
+
+		if (family == AF_INET && droce_cma_gid_is_v4(g))
+			return i;
+		if (family == AF_INET6 && !droce_cma_gid_is_v4(g) &&
+		    !(g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The device a loopback address of @p family stands for, as Linux's
+ * rdma_cm takes its first device with an active port for it
+ * (cma_bind_loopback): the first whose port is active and that has an
+ * address of that family, else the first that has one; *index gets the
+ * address's GID index. NULL if no device has one. Under the lock.
+ */
+struct cm_dev *
+droce_cma_loopback_dev(int family, int *index)
+{
+	struct cm_dev *first = NULL;
+	int d, i, first_i = 0;
+
+	for (d = 0; d < droce_cm.ndevs; d++) {
+		struct cm_dev *dev = &droce_cm.devs[d];
+		struct ibv_port_attr pa;
+
+		i = family_gid(dev, family);
+		if (i < 0)
+			continue;
+		if (ibv_query_port(dev->ctx, 1, &pa) == 0 &&
+		    pa.state == IBV_PORT_ACTIVE) {
+			*index = i;
+			return dev;
+		}
+		if (first == NULL) {
+			first = dev;
+			first_i = i;
+		}
+	}
+	*index = first_i;
+	return first;
+}
+
 /* Does bound id @p o keep @p id from binding @p port? */
 static bool
 port_taken(const struct cm_id *id, const struct cm_id *o, uint16_t port)
@@ -128,12 +194,20 @@ port_free(const struct cm_id *id, uint16_t port)
 	return true;
 }
 
-/* Bind @p id to @p sa (a device's address or the wildcard); under the
- * lock. */
+/*
+ * Bind @p id to @p sa (a device's address, a loopback address or the
+ * wildcard); under the lock. A loopback address binds the device
+ * droce_cma_loopback_dev() gives, and the id's local address is then
+ * that device's address: droce's devices have no interface of the
+ * kernel's, and a program that binds localhost to find its device
+ * (libfabric's verbs provider) takes the local address for the one to
+ * give its peers.
+ */
 int
 droce_cma_bind(struct cm_id *id, const struct sockaddr *sa)
 {
 	struct sockaddr *src = &id->id.route.addr.src_addr;
+	struct sockaddr_storage local;
 	struct cm_dev *dev = NULL;
 	union ibv_gid gid;
 	uint16_t port;
@@ -144,7 +218,14 @@ droce_cma_bind(struct cm_id *id, const struct sockaddr *sa)
 		return -EAFNOSUPPORT;
 	if (id->bound || id->state != ID_IDLE)
 		return -EINVAL;
-	if (!droce_cma_addr_any(sa)) {
+	if (droce_cma_addr_loopback(sa)) {
+		dev = droce_cma_loopback_dev(sa->sa_family, &index);
+		if (dev == NULL)
+			return -EADDRNOTAVAIL;
+		droce_cma_gid_to_addr(&dev->gid[index], droce_cma_port(sa),
+				      &local);
+		sa = (const struct sockaddr *)&local;
+	} else if (!droce_cma_addr_any(sa)) {
 		droce_cma_addr_to_gid(sa, &gid);
 		dev = droce_cm_dev_by_gid(&gid, &index);
 		if (dev == NULL)

@@ -452,6 +452,76 @@ assert_gid_is(const union ibv_gid *gid, const char *ip)
 	assert_memory_equal(gid, &want, sizeof(want));
 }
 
+/* @p sa is IPv4 address @p ip (any port if @p port is 0). */
+static void
+assert_addr_is(const struct sockaddr *sa, const char *ip, uint16_t port)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+	assert_int_equal(sa->sa_family, AF_INET);
+	assert_int_equal(in->sin_addr.s_addr, inet_addr(ip));
+	if (port != 0)
+		assert_int_equal(ntohs(in->sin_port), port);
+	else
+		assert_int_not_equal(in->sin_port, 0);
+}
+
+/*
+ * rdma_bind_addr of a loopback address (libfabric's verbs provider binds
+ * localhost to find its device): no EADDRNOTAVAIL, but the first device
+ * whose port is active, droce0, as Linux's rdma_cm takes it for
+ * loopback; the id's local address is that device's, with the port
+ * asked for or a free one, for any address of 127.0.0.0/8. A listener
+ * so bound takes a connection to droce0's address, which droce1 makes
+ * over the wire.
+ */
+static void
+test_cm_bind_loopback(void **state)
+{
+	struct side srv = {0}, cli = {0};
+	struct sockaddr_in lo = addr4("127.0.0.1", 0);
+	struct rdma_cm_id *id;
+	uint16_t port;
+
+	(void)state;
+	srv.ch = rdma_create_event_channel();
+	assert_non_null(srv.ch);
+	assert_int_equal(rdma_create_id(srv.ch, &srv.listen, &srv,
+					RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(srv.listen, (struct sockaddr *)&lo),
+			 0);
+	assert_string_equal(dev_of(srv.listen), "droce0");
+	assert_int_equal(srv.listen->port_num, 1);
+	assert_addr_is(rdma_get_local_addr(srv.listen), client_ip, 0);
+	assert_gid_is(&srv.listen->route.addr.addr.ibaddr.sgid, client_ip);
+	assert_int_equal(rdma_listen(srv.listen, 4), 0);
+	port = ntohs(rdma_get_src_port(srv.listen));
+
+	/* another loopback address, a port asked for */
+	assert_int_equal(rdma_create_id(srv.ch, &id, NULL, RDMA_PS_TCP), 0);
+	lo = addr4("127.1.2.3", (uint16_t)(port == 7471 ? 7472 : 7471));
+	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&lo), 0);
+	assert_string_equal(dev_of(id), "droce0");
+	assert_addr_is(rdma_get_local_addr(id), client_ip,
+		       ntohs(lo.sin_port));
+	assert_int_equal(rdma_destroy_id(id), 0);
+
+	/* droce1 connects to droce0's address and port */
+	client_from_to(&cli, server_ip, client_ip, port);
+	assert_string_equal(dev_of(cli.id), "droce1");
+	cm_request(&cli, &srv, NULL);
+	assert_ptr_equal(srv.id->context, &srv);
+	assert_addr_is(rdma_get_peer_addr(srv.id), server_ip, 0);
+	assert_string_equal(dev_of(srv.id), "droce0");
+	cm_establish(&cli, &srv, NULL);
+	send_checked(&cli, &srv, "to localhost's device");
+	assert_int_equal(rdma_disconnect(cli.id), 0);
+	expect_ack(srv.ch, RDMA_CM_EVENT_DISCONNECTED);
+	expect_ack(cli.ch, RDMA_CM_EVENT_DISCONNECTED);
+	side_free(&cli);
+	side_free(&srv);
+}
+
 /*
  * rdma_getaddrinfo with neither node nor service: as rdma-core's, the
  * hints are the answer (libfabric's verbs provider asks so for the
@@ -893,6 +963,31 @@ test_cm_connect_ipv6(void **state)
 	side_free(&srv);
 }
 
+/* ::1 (the lossy configuration gives the devices IPv6 addresses): the
+ * first active device's IPv6 address that is not link-local, droce0's
+ * fd00:0:0:7::1. */
+static void
+test_cm_bind_loopback6(void **state)
+{
+	struct sockaddr_in6 lo = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(7471),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct rdma_cm_id *id;
+	struct sockaddr_in6 *local;
+	char got[INET6_ADDRSTRLEN];
+
+	(void)state;
+	assert_int_equal(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&lo), 0);
+	assert_string_equal(dev_of(id), "droce0");
+	local = (struct sockaddr_in6 *)rdma_get_local_addr(id);
+	assert_int_equal(local->sin6_family, AF_INET6);
+	assert_int_equal(ntohs(local->sin6_port), 7471);
+	inet_ntop(AF_INET6, &local->sin6_addr, got, sizeof(got));
+	assert_string_equal(got, "fd00:0:0:7::1");
+	assert_int_equal(rdma_destroy_id(id), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -906,11 +1001,13 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cm_addr_errors),
 		cmocka_unit_test(test_cm_route_error),
 		cmocka_unit_test(test_cm_bad_input),
+		cmocka_unit_test(test_cm_bind_loopback),
 		cmocka_unit_test(test_cm_getaddrinfo_hints),
 	};
 	const struct CMUnitTest lossy[] = {
 		cmocka_unit_test(test_cm_lossy),
 		cmocka_unit_test(test_cm_connect_ipv6),
+		cmocka_unit_test(test_cm_bind_loopback6),
 		cmocka_unit_test(test_cm_connect_rc),
 		cmocka_unit_test(test_cm_reject),
 	};
