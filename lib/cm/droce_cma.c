@@ -588,6 +588,7 @@ rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src_addr,
 	union ibv_gid dgid;
 	struct ibv_ah *ah;
 	int index = 0, ret = 0;
+	bool own;
 
 	(void)timeout_ms;
 	if (cid == NULL || dst_addr == NULL)
@@ -610,8 +611,21 @@ rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src_addr,
 		pthread_mutex_unlock(&droce_cm.lock);
 		return fail(-ret);
 	}
-	droce_cma_addr_to_gid(dst_addr, &dgid);
+	if (droce_cma_addr_loopback(dst_addr)) {
+		/* as Linux's rdma_cm: to the id's own device, or the one a
+		 * loopback address stands for, from and to its address */
+		if (id->dev != NULL)
+			dgid = cid->route.addr.addr.ibaddr.sgid;
+		else if ((dev = droce_cma_loopback_dev(dst_addr->sa_family,
+						       &index)) != NULL)
+			dgid = dev->gid[index];
+		else
+			memset(&dgid, 0, sizeof(dgid));
+	} else {
+		droce_cma_addr_to_gid(dst_addr, &dgid);
+	}
 	dev = droce_cma_route_dev(id, &dgid, &index);
+	own = dev != NULL && droce_cm_dev_by_gid(&dgid, NULL) == dev;
 	memset(&cid->route.addr.dst_storage, 0,
 	       sizeof(cid->route.addr.dst_storage));
 	memcpy(&cid->route.addr.dst_addr, dst_addr,
@@ -619,9 +633,12 @@ rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src_addr,
 	pthread_mutex_unlock(&droce_cm.lock);
 
 	/* the neighbour, resolved out of the lock: ARP or ND may take
-	 * seconds, and the CM's thread must go on meanwhile */
+	 * seconds, and the CM's thread must go on meanwhile; a device's
+	 * own address has none (its frames loop back inside it) */
 	if (dev == NULL) {
 		ret = -ENETUNREACH;
+	} else if (own) {
+		ret = 0;
 	} else {
 		struct ibv_ah_attr aa;
 

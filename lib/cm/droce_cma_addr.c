@@ -5,7 +5,8 @@
 /*
  * rdma_cm's IP addressing over droce's devices: sockaddrs to GIDs and
  * back, binding (a device's address, a loopback address or the
- * wildcard, port 0 picking a free port), and rdma_getaddrinfo.
+ * wildcard, port 0 picking a free port), the device a destination goes
+ * through, and rdma_getaddrinfo.
  */
 
 #include <errno.h>
@@ -281,10 +282,11 @@ common_bits(const union ibv_gid *a, const union ibv_gid *b)
 
 /*
  * The device and source GID that send to @p dst: of the device @p id is
- * bound to, or else of any device, a GID of dst's family that is not dst
- * itself (droce's devices do not loop back to themselves) and shares the
- * longest prefix with it (so fd00::1 goes from fd00::2, not from the
- * link-local address); *index gets the GID's.
+ * bound to; else, as Linux routes to a local address, the device whose
+ * own address dst is, from that address (it loops back to itself); else
+ * of any device, a GID of dst's family that shares the longest prefix
+ * with it (so fd00::1 goes from fd00::2, not from the link-local
+ * address); *index gets the GID's.
  */
 struct cm_dev *
 droce_cma_route_dev(const struct cm_id *id, const union ibv_gid *dst,
@@ -304,14 +306,12 @@ droce_cma_route_dev(const struct cm_id *id, const union ibv_gid *dst,
 			}
 		return NULL;
 	}
+	best = droce_cm_dev_by_gid(dst, index);
+	if (best != NULL)
+		return best;
 	for (d = 0; d < droce_cm.ndevs; d++) {
 		struct cm_dev *dev = &droce_cm.devs[d];
-		bool own = false;
 
-		for (i = 0; i < dev->ngid; i++)
-			own |= memcmp(&dev->gid[i], dst, sizeof(*dst)) == 0;
-		if (own)
-			continue;
 		for (i = 0; i < dev->ngid; i++) {
 			unsigned int bits;
 

@@ -523,6 +523,71 @@ test_cm_bind_loopback(void **state)
 }
 
 /*
+ * rdma_resolve_addr from an id bound to no device, to a device's own
+ * address: as Linux routes a local address, through that device, from
+ * that address to itself (the engine loops its frames back inside it),
+ * with no neighbour to ask; and to 127.0.0.1, through the device
+ * loopback stands for, droce0, from and to its address. An id bound to
+ * droce0's address still goes to droce1's over the wire.
+ */
+static void
+test_cm_resolve_own(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in dst = addr4(server_ip, 4791);
+	struct sockaddr_in lo = addr4("127.0.0.1", 4791);
+	struct sockaddr_in src = addr4(client_ip, 0);
+	struct rdma_cm_id *id;
+	struct rdma_addr *ra;
+
+	(void)state;
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
+					   2000), 0);
+	expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ra = &id->route.addr;
+	assert_string_equal(dev_of(id), "droce1");
+	assert_gid_is(&ra->addr.ibaddr.sgid, server_ip);
+	assert_gid_is(&ra->addr.ibaddr.dgid, server_ip);
+	assert_addr_is(rdma_get_local_addr(id), server_ip, 0);
+	assert_addr_is(rdma_get_peer_addr(id), server_ip, 4791);
+	assert_int_equal(rdma_resolve_route(id, 2000), 0);
+	expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	assert_int_equal(id->route.num_paths, 1);
+	assert_gid_is(&id->route.path_rec->sgid, server_ip);
+	assert_gid_is(&id->route.path_rec->dgid, server_ip);
+	assert_int_equal(rdma_destroy_id(id), 0);
+
+	/* loopback: droce0 to itself; the peer's address as given */
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&lo,
+					   2000), 0);
+	expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ra = &id->route.addr;
+	assert_string_equal(dev_of(id), "droce0");
+	assert_gid_is(&ra->addr.ibaddr.sgid, client_ip);
+	assert_gid_is(&ra->addr.ibaddr.dgid, client_ip);
+	assert_addr_is(rdma_get_local_addr(id), client_ip, 0);
+	assert_addr_is(rdma_get_peer_addr(id), "127.0.0.1", 4791);
+	assert_int_equal(rdma_resolve_route(id, 2000), 0);
+	expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	assert_int_equal(rdma_destroy_id(id), 0);
+
+	/* bound to droce0's address: to droce1 over the wire */
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(id, (struct sockaddr *)&src,
+					   (struct sockaddr *)&dst, 2000), 0);
+	expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ra = &id->route.addr;
+	assert_string_equal(dev_of(id), "droce0");
+	assert_gid_is(&ra->addr.ibaddr.sgid, client_ip);
+	assert_gid_is(&ra->addr.ibaddr.dgid, server_ip);
+	assert_int_equal(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+}
+
+/*
  * rdma_getaddrinfo with neither node nor service: as rdma-core's, the
  * hints are the answer (libfabric's verbs provider asks so for the
  * addresses it already has): their flags, family, QP type, port space,
@@ -1002,6 +1067,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cm_route_error),
 		cmocka_unit_test(test_cm_bad_input),
 		cmocka_unit_test(test_cm_bind_loopback),
+		cmocka_unit_test(test_cm_resolve_own),
 		cmocka_unit_test(test_cm_getaddrinfo_hints),
 	};
 	const struct CMUnitTest lossy[] = {
