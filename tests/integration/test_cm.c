@@ -588,6 +588,85 @@ test_cm_resolve_own(void **state)
 }
 
 /*
+ * A connection to the device's own address, as on any RoCE NIC: the
+ * client, bound to nothing, resolves droce1's address and goes through
+ * droce1 itself; the CM's MADs and the QPs' packets loop back inside it,
+ * a SEND and a READ complete, both sides hear the disconnection, and
+ * droce0 at the wire's other end receives nothing all along.
+ */
+static void
+test_cm_connect_self(void **state)
+{
+	struct sockaddr_in dst;
+	struct side srv = {0}, cli = {0};
+	struct ibv_send_wr wr = {0}, *bad;
+	struct ibv_recv_wr rw = {0}, *rbad;
+	struct droce_counters c0, c1;
+	struct ibv_context *d0;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	uint16_t port;
+
+	(void)state;
+	d0 = ep_open_device(0);
+	assert_non_null(d0);
+	assert_int_equal(droce_query_counters(d0, &c0), 0);
+	port = listen_on(&srv, 8);
+	dst = addr4(server_ip, port);
+	cli.ch = rdma_create_event_channel();
+	assert_non_null(cli.ch);
+	assert_int_equal(rdma_create_id(cli.ch, &cli.id, &cli, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(cli.id, NULL,
+					   (struct sockaddr *)&dst, 2000), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_string_equal(dev_of(cli.id), "droce1");
+	assert_int_equal(rdma_resolve_route(cli.id, 2000), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	cm_request(&cli, &srv, NULL);
+	assert_addr_is(rdma_get_peer_addr(srv.id), server_ip,
+		       ntohs(rdma_get_src_port(cli.id)));
+	cm_establish(&cli, &srv, NULL);
+
+	strcpy(cli.buf, "to myself");
+	sge.addr = (uintptr_t)srv.buf;
+	sge.length = 64;
+	sge.lkey = srv.mr->lkey;
+	rw.sg_list = &sge;
+	rw.num_sge = 1;
+	assert_int_equal(ibv_post_recv(srv.id->qp, &rw, &rbad), 0);
+	sge.addr = (uintptr_t)cli.buf;
+	sge.lkey = cli.mr->lkey;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	assert_int_equal(ibv_post_send(cli.id->qp, &wr, &bad), 0);
+	assert_int_equal(poll_one(cli.id->send_cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(poll_one(srv.id->recv_cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_string_equal(srv.buf, "to myself");
+	sge.addr = (uintptr_t)srv.buf + 1024;
+	sge.lkey = srv.mr->lkey;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.wr.rdma.remote_addr = (uintptr_t)cli.buf;
+	wr.wr.rdma.rkey = cli.mr->rkey;
+	assert_int_equal(ibv_post_send(srv.id->qp, &wr, &bad), 0);
+	assert_int_equal(poll_one(srv.id->send_cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_string_equal(srv.buf + 1024, "to myself");
+
+	assert_int_equal(rdma_disconnect(cli.id), 0);
+	expect_ack(srv.ch, RDMA_CM_EVENT_DISCONNECTED);
+	expect_ack(cli.ch, RDMA_CM_EVENT_DISCONNECTED);
+	side_free(&cli);
+	side_free(&srv);
+	assert_int_equal(droce_query_counters(d0, &c1), 0);
+	assert_int_equal(c1.rx_frames, c0.rx_frames);
+	assert_int_equal(ibv_close_device(d0), 0);
+}
+
+/*
  * rdma_getaddrinfo with neither node nor service: as rdma-core's, the
  * hints are the answer (libfabric's verbs provider asks so for the
  * addresses it already has): their flags, family, QP type, port space,
@@ -1067,6 +1146,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cm_route_error),
 		cmocka_unit_test(test_cm_bad_input),
 		cmocka_unit_test(test_cm_bind_loopback),
+		cmocka_unit_test(test_cm_connect_self),
 		cmocka_unit_test(test_cm_resolve_own),
 		cmocka_unit_test(test_cm_getaddrinfo_hints),
 	};
