@@ -24,6 +24,8 @@
     finds no device alone and runs over droce through droce-run;
   - Debian's ibv_devinfo through droce-run lists droce0 and droce1,
     active;
+  - through droce-run, /dev/infiniband/uverbs<N> looks like a device's
+    node (libdroce_devnode.so, for UCX), and no other path is changed;
   - Debian's rping through droce-run, server and client over net_memif.
 
 DIR is not a real install, so the loader is told where libdroce.so is
@@ -99,7 +101,8 @@ def test_layout(tree):
     check(not archives, 'no static archive installed (%s)' % archives[:5])
     libdir = tree['libdir']
     for f in ('libdroce.so', 'pkgconfig/libdroce.pc',
-              'droce/libibverbs.so.1', 'droce/librdmacm.so.1'):
+              'droce/libibverbs.so.1', 'droce/librdmacm.so.1',
+              'droce/libdroce_devnode.so'):
         check(os.path.exists(os.path.join(libdir, f)), '%s installed' % f)
     shadow = glob.glob(os.path.join(libdir, 'libibverbs*')) + \
         glob.glob(os.path.join(libdir, 'librdmacm*'))
@@ -226,6 +229,22 @@ def test_ibv_devinfo(tree):
           'droce-run ibv_devinfo: %s, %d ports active' % (devs, active))
 
 
+def test_devnode(tree):
+    """droce-run answers a look at /dev/infiniband/uverbs<N> (UCX's) as
+    for a device's node, and leaves every other path alone."""
+    env = dict(os.environ)
+    env.pop('LD_PRELOAD', None)
+    probe = ('import os, stat; '
+             'print(stat.S_ISCHR(os.stat("/dev/infiniband/uverbs1").st_mode),'
+             ' os.access("/dev/infiniband/uverbs1", os.R_OK | os.W_OK),'
+             ' os.path.exists("/dev/infiniband/uverbsX"))')
+    rc, out = run([os.path.join(tree['bindir'], 'droce-run'),
+                   '/usr/bin/python3', '-c', probe], env=env)
+    check(rc == 0 and out.split() == ['True', 'True', 'False'],
+          'droce-run: /dev/infiniband/uverbs1 a character device, '
+          'read-write; uverbsX none (%s)' % tail(out, 200))
+
+
 def test_rping(tree, work):
     env = dict(os.environ)
     env.pop('DROCE_CONFIG', None)
@@ -274,6 +293,7 @@ def main():
     test_pkg_config_build(tree, source, work)
     test_plain_build(tree, source, work)
     test_ibv_devinfo(tree)
+    test_devnode(tree)
     netns.enter()
     test_rping(tree, work)
     print('%d passed, %d failed' % (rd.passed, len(rd.failures)))
