@@ -679,6 +679,12 @@ port_start(struct droce_dev *dev, const struct droce_dev_cfg *c,
 	}
 	if (ret < 0)
 		return ret;
+	/* a memif client its server refused (the server's port was not
+	 * started yet) dials it again: as long again as for the start */
+	ret = droce_memif_connect(dev->name, droce_eng.cfg.eal_args, c->port,
+				  dev->port_id, START_TRIES * START_RETRY_MS);
+	if (ret < 0)
+		return ret;
 	/* Frames for our MAC only; promiscuous where the port's MAC is not
 	 * ours (the MAC check is done in software either way). */
 	if (rte_eth_macaddr_get(dev->port_id, &port_mac) == 0 &&

@@ -1331,6 +1331,22 @@ int droce_memif_claim(const char *name, const char *eal_args,
 int droce_memif_why(const char *eal_args, const char *port, int ret,
 		    char *why, size_t len);
 
+/**
+ * Once port @p port_id of device @p name has started: if @p port (its
+ * arguments as for droce_memif_claim()) is a net_memif client, wait for
+ * its link, and while it stays down (a server refuses its clients until
+ * its own port has started) stop and start the port, dialing the server
+ * again, waits growing, for up to @p wait_ms. Run before any burst on
+ * the port.
+ *
+ * @return 0 (the port started, its link up, or down with a warning if
+ *   the server refused it all along), or the error of the last start if
+ *   the server went away meanwhile: the port is stopped then.
+ */
+int droce_memif_connect(const char *name, const char *eal_args,
+			const char *port, uint16_t port_id,
+			unsigned int wait_ms);
+
 /* ------------------------------------------------------------------------
  * Telemetry (lib/engine/droce_telemetry.c).
  */

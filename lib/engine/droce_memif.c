@@ -4,8 +4,9 @@
 
 /*
  * net_memif's sockets, looked at before and after DPDK uses them: a
- * server's socket file left by a process that is gone is replaced, and a
- * memif port that did not come up is explained by what its socket says.
+ * server's socket file left by a process that is gone is replaced, a
+ * memif port that did not come up is explained by what its socket says,
+ * and a client its server refused as it was starting dials it again.
  *
  * A memif server's socket file outlives a process that is killed or
  * crashes, and the next server on it cannot bind it ("Address already in
@@ -24,6 +25,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_alarm.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
 #include <rte_kvargs.h>
 #include <rte_string_fns.h>
 
@@ -34,6 +38,11 @@
 #define MEMIF_DEFAULT_SOCKET "/run/memif.sock"
 /* how long a knock waits for the server's hello */
 #define KNOCK_WAIT_MS 2000
+/* a client's first wait for its link once it has dialed (a handshake
+ * takes a few milliseconds); each next wait twice the last, up to
+ * REDIAL_MAX_MS (a handshake slowed down by a busy machine is let end) */
+#define REDIAL_MS 100
+#define REDIAL_MAX_MS 1600
 
 /* What a net_memif port's arguments say of its socket. */
 struct memif_sock {
@@ -309,4 +318,154 @@ droce_memif_why(const char *eal_args, const char *port, int ret, char *why,
 	knock = sock_knock(&s, &pid);
 	return s.server ? server_why(&s, ret, knock, pid, why, len) :
 		client_why(&s, ret, knock, why, len);
+}
+
+/* ------------------------------------------------------------------------
+ * A client its server refused as it was starting.
+ *
+ * A memif server's socket listens from the moment DPDK probes the port,
+ * but net_memif registers the port's interface id for its clients only
+ * when the port starts (memif_connect_server() clears the port's
+ * ETH_MEMIF_FLAG_DISABLED): in between, while the server's process sets
+ * up its EAL, mbuf pool and queues, memif_msg_receive_init() answers a
+ * client with "ID 0 not found" and a disconnect. The client's link goes
+ * down, and nothing in net_memif dials again: it connects only as its
+ * port starts (memif_connect_client()). Two processes started at once
+ * (mpirun, ucx_perftest) meet that window often. So a client whose link
+ * stays down once it has dialed is stopped and started again, the waits
+ * growing, until its link is up.
+ */
+
+/* A stop and a start of a port, run on DPDK's interrupt thread. */
+struct redial {
+	uint16_t port_id;
+	bool started;                 /**< the port is started (in and out) */
+	int ret;
+	uint32_t done;
+};
+
+/*
+ * On DPDK's interrupt thread, where net_memif runs its side of the
+ * handshake: a stop run from another thread as a message of the server
+ * is handled there would tear down the same connection twice.
+ */
+static void
+redial_alarm(void *arg)
+{
+	struct redial *r = arg;
+	int ret = 0;
+
+	/* (a port whose last start failed is stopped already) */
+	if (r->started)
+		ret = rte_eth_dev_stop(r->port_id);
+	if (ret == 0) {
+		ret = rte_eth_dev_start(r->port_id);
+		r->started = ret == 0;
+	}
+	r->ret = ret;
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Stop and start port r->port_id on DPDK's interrupt thread, waited for
+ * up to REDIAL_MAX_MS.
+ * @return 0, or why not: the start's error (the server has gone: the
+ *   port is stopped, r->started false), the stop's, the alarm's, or
+ *   -ETIMEDOUT if the interrupt thread did not come (the port as it was).
+ */
+static int
+redial(struct redial *r)
+{
+	uint64_t deadline = rte_get_timer_cycles() +
+		rte_get_timer_hz() / 1000 * REDIAL_MAX_MS;
+	int ret;
+
+	r->done = 0;
+	ret = rte_eal_alarm_set(1, redial_alarm, r);
+	if (ret < 0)
+		return ret;
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) &&
+	       rte_get_timer_cycles() < deadline)
+		rte_delay_us_sleep(1000);
+	/* (one running is waited for: r is ours again either way) */
+	rte_eal_alarm_cancel(redial_alarm, r);
+	if (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+		return -ETIMEDOUT;
+	return r->ret;
+}
+
+/* Whether the link of @p port_id is up. */
+static bool
+link_up(uint16_t port_id)
+{
+	struct rte_eth_link link;
+
+	return rte_eth_link_get_nowait(port_id, &link) == 0 &&
+		link.link_status == RTE_ETH_LINK_UP;
+}
+
+/*
+ * Wait up to @p ms for the link of @p port_id, or until TSC @p deadline.
+ * @return whether it is up.
+ */
+static bool
+link_wait(uint16_t port_id, unsigned int ms, uint64_t deadline)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * ms;
+
+	end = RTE_MIN(end, deadline);
+	while (!link_up(port_id)) {
+		if (rte_get_timer_cycles() >= end)
+			return false;
+		rte_delay_us_sleep(1000);
+	}
+	return true;
+}
+
+int
+droce_memif_connect(const char *name, const char *eal_args,
+		    const char *port, uint16_t port_id, unsigned int wait_ms)
+{
+	struct redial r = { .port_id = port_id, .started = true };
+	uint64_t deadline = rte_get_timer_cycles() +
+		rte_get_timer_hz() / 1000 * wait_ms;
+	unsigned int ms = REDIAL_MS, dials = 1;
+	struct memif_sock s;
+	int ret;
+
+	if (!memif_sock_of(eal_args, port, &s) || s.server)
+		return 0;
+	while (!link_wait(port_id, ms, deadline)) {
+		if (rte_get_timer_cycles() >= deadline) {
+			if (!r.started)
+				return r.ret;
+			DROCE_LOG(WARNING, "%s: port %u (%s): memif link still "
+				  "down after %u dials in %u s: the server "
+				  "refuses it (another id or secret, or a "
+				  "client of its own already?)", name, port_id,
+				  port, dials, wait_ms / 1000);
+			return 0;
+		}
+		if (dials == 1)
+			DROCE_LOG(NOTICE, "%s: port %u (%s): memif link still "
+				  "down %u ms after dialing %s%s (a server "
+				  "whose port has not started yet refuses its "
+				  "clients): dialing again until it is up",
+				  name, port_id, port, ms, sock_kind(&s),
+				  s.path);
+		ret = redial(&r);
+		if (ret < 0 && r.started) {
+			/* (the port left started, its link down) */
+			DROCE_LOG(WARNING, "%s: port %u: cannot dial memif "
+				  "%s%s again: %s", name, port_id,
+				  sock_kind(&s), s.path, strerror(-ret));
+			return 0;
+		}
+		dials++;
+		ms = RTE_MIN(ms * 2, (unsigned int)REDIAL_MAX_MS);
+	}
+	if (dials > 1)
+		DROCE_LOG(NOTICE, "%s: port %u: memif link up after %u dials",
+			  name, port_id, dials);
+	return 0;
 }
