@@ -56,9 +56,19 @@
  * socket and the live server's pid; the socket file is left as it was,
  * and the first server then serves its client.
  *
+ * With "together", a server and a client process started at the same
+ * moment, 50 times in a row, as mpirun and ucx_perftest start both sides:
+ * released together, or the server or the client first by up to 300 ms,
+ * in turn, half of the rounds with link_wait_s set as in the memif sample
+ * configurations. In every round both ports must be active within
+ * 3 s (with link_wait_s, as soon as the device is open), and a SEND each
+ * way must land. A client that connects while the server's port is
+ * probed but not started is refused by net_memif ("ID 0 not found"), and
+ * nothing in DPDK connects it again.
+ *
  * Usage: test_memif WORKDIR
  *                   [starved [IDLE_YIELD_US] | shared | killed | restart |
- *                    served]
+ *                    served | together]
  */
 
 #include <arpa/inet.h>
@@ -111,6 +121,7 @@ static bool socket_file;
  * doomed, that it is connected ('c'); -1: nobody listens */
 static int ready_fd = -1;
 static const char *idle_yield_us;     /* the engine's, if given */
+static unsigned int link_wait_s;      /* the engine's, if not 0 */
 
 #define PINGPONGS 1000
 #define PINGPONG_LEN 4096
@@ -186,14 +197,17 @@ write_config(const char *dir, const char *name, const char *memif_role,
 	fprintf(f, "[eal]\nargs = --no-huge -m 256 --no-pci --no-shconf "
 		"--file-prefix=droce-test-%s-%d "
 		"--vdev=net_memif0,role=%s,socket=%s/memif.sock,%sid=0\n"
-		"[engine]\ncores = %d\npcap = %s/%s.pcap\n%s%s%s\n"
-		"[device droce0]\nport = net_memif0\n"
-		"mac = 02:d7:0c:e0:09:%02x\nipv4 = 10.9.0.%d/24\n",
+		"[engine]\ncores = %d\npcap = %s/%s.pcap\n%s%s%s\n",
 		name, (int)getpid(), memif_role, dir,
 		socket_file ? "socket-abstract=no," : "", core, dir, name,
 		idle_yield_us != NULL ? "idle_yield_us = " : "",
 		idle_yield_us != NULL ? idle_yield_us : "",
-		idle_yield_us != NULL ? "\n" : "", last_octet, last_octet);
+		idle_yield_us != NULL ? "\n" : "");
+	if (link_wait_s != 0)
+		fprintf(f, "link_wait_s = %u\n", link_wait_s);
+	fprintf(f, "[device droce0]\nport = net_memif0\n"
+		"mac = 02:d7:0c:e0:09:%02x\nipv4 = 10.9.0.%d/24\n",
+		last_octet, last_octet);
 	/* the server's other QPs: two devices on a net_ring pair, driven
 	 * by the same lcore as the memif port */
 	if (killed && strcmp(memif_role, "server") == 0)
@@ -916,11 +930,11 @@ log_to(const char *dir, const char *name)
 }
 
 /*
- * DIR/NAME.log has a line with @p want in it; its lines are shown with
- * the test's output either way.
+ * Show the lines of DIR/NAME.log with the test's output.
+ * @return whether one has @p want in it (NULL: none looked for).
  */
-static void
-log_expect(const char *dir, const char *name, const char *want)
+static bool
+log_show(const char *dir, const char *name, const char *want)
 {
 	char path[512], line[1024];
 	bool found = false;
@@ -931,11 +945,45 @@ log_expect(const char *dir, const char *name, const char *want)
 	CHECK(f != NULL);
 	while (fgets(line, sizeof(line), f) != NULL) {
 		printf("test_memif %s: %s.log: %s", role, name, line);
-		found |= strstr(line, want) != NULL;
+		found |= want != NULL && strstr(line, want) != NULL;
 	}
 	fclose(f);
 	fflush(stdout);
-	if (!found)
+	return found;
+}
+
+/*
+ * The first line of DIR/NAME.log with @p want in it, from there on, into
+ * @p line (@p len bytes, the newline dropped). @return whether there is.
+ */
+static bool
+log_find(const char *dir, const char *name, const char *want, char *line,
+	 size_t len)
+{
+	char path[512], buf[1024];
+	bool found = false;
+	const char *at;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.log", dir, name);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	while (!found && fgets(buf, sizeof(buf), f) != NULL) {
+		at = strstr(buf, want);
+		if (at != NULL) {
+			snprintf(line, len, "%.*s", (int)strcspn(at, "\n"), at);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* DIR/NAME.log has a line with @p want in it; its lines are shown. */
+static void
+log_expect(const char *dir, const char *name, const char *want)
+{
+	if (!log_show(dir, name, want))
 		die("%s.log has no \"%s\"", name, want);
 }
 
@@ -1167,27 +1215,241 @@ main_served(const char *dir)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------
+ * "together": server and client started at the same moment.
+ */
+
+#define ROUNDS 50
+#define ROUND_LINK_MS 3000       /* both links up within this */
+#define ROUND_LINK_WAIT_S 3      /* link_wait_s, every other pair of rounds */
+#define ROUND_STAGGER_MS 300     /* the most one side starts before the other */
+#define ROUND_MSG 256u           /* the SEND each way */
+#define ROUND_DEADLINE_S 30      /* a side that takes longer is stuck */
+
+/* Who is released first in a round. */
+enum round_order {
+	ROUND_TOGETHER,
+	ROUND_SERVER_FIRST,
+	ROUND_CLIENT_FIRST,
+};
+
+static const char *const round_order_name[] = {
+	[ROUND_TOGETHER] = "together",
+	[ROUND_SERVER_FIRST] = "server first",
+	[ROUND_CLIENT_FIRST] = "client first",
+};
+
+/*
+ * Port 1 of @p e's device is active within @p ms (0: at once).
+ * @return how long it took, in ms; -1 if it did not come up.
+ */
+static long
+port_active_within(const struct ep *e, unsigned int ms)
+{
+	uint64_t start = ep_now_ms();
+	struct ibv_port_attr pa;
+
+	for (;;) {
+		CHECK(ibv_query_port(e->ctx, 1, &pa) == 0);
+		if (pa.state == IBV_PORT_ACTIVE)
+			return (long)(ep_now_ms() - start);
+		if (ep_now_ms() - start >= ms)
+			return -1;
+		usleep(1000);
+	}
+}
+
+/*
+ * One side of a round: released when @p go is closed, it opens droce0,
+ * waits for its port, joins the peer's QP and SENDs it ROUND_MSG bytes
+ * as the peer SENDs it as many.
+ */
+static void
+round_side(const char *dir, bool is_server, bool waits, int to_peer,
+	   int from_peer, int go)
+{
+	static uint8_t want[ROUND_MSG];
+	struct ep_opts o;
+	struct ibv_wc wc;
+	struct info peer;
+	struct ep e;
+	long up;
+	char c;
+
+	role = is_server ? "server" : "client";
+	wfd = to_peer;
+	rfd = from_peer;
+	use_config(dir, waits ? (is_server ? "server-w" : "client-w") : role);
+	/* a side that hangs ends the round, not the test */
+	alarm(ROUND_DEADLINE_S);
+	CHECK(read(go, &c, 1) == 0);
+	close(go);
+	ep_opts_default(&o);
+	if (ep_open(&e, 0, 2 * ROUND_MSG, &o) != 0)
+		die("cannot open droce0: %s", strerror(errno));
+	/* with link_wait_s, the port is active as the device opens (perftest
+	 * gives up on one that is not) */
+	up = port_active_within(&e, waits ? 0 : ROUND_LINK_MS);
+	if (up < 0 && waits)
+		die("port down as the device opened, link_wait_s %d",
+		    ROUND_LINK_WAIT_S);
+	if (up < 0)
+		die("port down %d ms after the device opened", ROUND_LINK_MS);
+	printf("test_memif %s: port active %ld ms after the device opened\n",
+	       role, up);
+	exchange(&e, &peer, &o);
+	CHECK(ep_post_recv(&e, 1, ROUND_MSG, ROUND_MSG) == 0);
+	token('s');
+	fill_pattern(e.buf, ROUND_MSG, is_server ? 1 : 2);
+	CHECK(ep_post(&e, IBV_WR_SEND, 2, 0, ROUND_MSG, NULL, 0,
+		      IBV_SEND_SIGNALED) == 0);
+	expect_ok(e.scq, IBV_WC_SEND, &wc);
+	expect_ok(e.rcq, IBV_WC_RECV, &wc);
+	CHECK(wc.byte_len == ROUND_MSG);
+	fill_pattern(want, ROUND_MSG, is_server ? 2 : 1);
+	CHECK(memcmp(e.buf + ROUND_MSG, want, ROUND_MSG) == 0);
+	token('z');
+	ep_close(&e);
+	printf("test_memif %s: ok\n", role);
+}
+
+/*
+ * Fork one side of a round, its output to DIR/server.log or client.log,
+ * released by go[@p gate]: no write end of either go pipe stays open in
+ * it (one would hold its own release, or the other side's, back).
+ */
+static pid_t
+round_fork(const char *dir, bool is_server, bool waits, const int s2c[2],
+	   const int c2s[2], int go[2][2], int gate)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(go[0][1]);
+	close(go[1][1]);
+	close(go[1 - gate][0]);
+	close(is_server ? s2c[0] : s2c[1]);
+	close(is_server ? c2s[1] : c2s[0]);
+	log_to(dir, is_server ? "server" : "client");
+	if (is_server)
+		round_side(dir, true, waits, s2c[1], c2s[0], go[gate][0]);
+	else
+		round_side(dir, false, waits, c2s[1], s2c[0], go[gate][0]);
+	exit(0);
+}
+
+/* Whether the side @p pid of a round ended well; its log shown if not. */
+static bool
+round_side_ok(const char *dir, pid_t pid, const char *name)
+{
+	int status;
+
+	CHECK(waitpid(pid, &status, 0) == pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return true;
+	if (WIFSIGNALED(status))
+		printf("test_memif together: the %s died of signal %d\n",
+		       name, WTERMSIG(status));
+	log_show(dir, name, NULL);
+	return false;
+}
+
+/*
+ * Round @p n: a server and a client, released as @p order says (the
+ * second @p lag_ms after the first), with link_wait_s if @p waits.
+ * @return whether both came up and swapped their SENDs.
+ */
+static bool
+round_run(const char *dir, unsigned int n, enum round_order order,
+	  unsigned int lag_ms, bool waits)
+{
+	int s2c[2], c2s[2], go[2][2];
+	pid_t server, client;
+	uint64_t start = ep_now_ms();
+	char dials[128];
+	bool ok, redialed;
+
+	CHECK(pipe(s2c) == 0 && pipe(c2s) == 0);
+	CHECK(pipe(go[0]) == 0 && pipe(go[1]) == 0);
+	server = round_fork(dir, true, waits, s2c, c2s, go, 0);
+	/* together: one pipe releases both */
+	client = round_fork(dir, false, waits, s2c, c2s, go,
+			    order == ROUND_TOGETHER ? 0 : 1);
+	close(s2c[0]);
+	close(s2c[1]);
+	close(c2s[0]);
+	close(c2s[1]);
+	close(go[0][0]);
+	close(go[1][0]);
+	/* closing a pipe's last write end is the release */
+	close(go[order == ROUND_CLIENT_FIRST ? 1 : 0][1]);
+	if (order != ROUND_TOGETHER)
+		usleep(lag_ms * 1000);
+	close(go[order == ROUND_CLIENT_FIRST ? 0 : 1][1]);
+	ok = round_side_ok(dir, server, "server");
+	ok &= round_side_ok(dir, client, "client");
+	/* a client the server refused says so, and how often it dialed */
+	redialed = log_find(dir, "client", "memif link up after", dials,
+			    sizeof(dials));
+	printf("test_memif together: round %u (%s, %u ms apart%s): %s in "
+	       "%llu ms%s%s\n", n, round_order_name[order],
+	       order == ROUND_TOGETHER ? 0 : lag_ms,
+	       waits ? ", link_wait_s" : "", ok ? "up" : "FAILED",
+	       (unsigned long long)(ep_now_ms() - start),
+	       redialed ? ", the client's " : "", redialed ? dials : "");
+	return ok;
+}
+
+/*
+ * "together": ROUNDS rounds, each order in turn, with and without
+ * link_wait_s, the lag varied; every round must come up.
+ */
+static int
+main_together(const char *dir)
+{
+	unsigned int n, up = 0;
+
+	role = "together";
+	write_config(dir, "server", "server", 1, 1);
+	write_config(dir, "client", "client", 2, 0);
+	link_wait_s = ROUND_LINK_WAIT_S;
+	write_config(dir, "server-w", "server", 1, 1);
+	write_config(dir, "client-w", "client", 2, 0);
+	for (n = 0; n < ROUNDS; n++)
+		up += round_run(dir, n + 1, (enum round_order)(n % 3),
+				(n * 53) % ROUND_STAGGER_MS, (n / 3) % 2 == 1);
+	printf("test_memif together: %u of %d rounds up\n", up, ROUNDS);
+	return up == ROUNDS ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
 	int s2c[2], c2s[2], status, ok;
 	pid_t pid, busy[64];
 	int nbusy = 0, i;
-	bool restart, served;
+	bool restart, served, together;
 
 	killed = argc == 3 && strcmp(argv[2], "killed") == 0;
 	shared = argc == 3 && strcmp(argv[2], "shared") == 0;
 	restart = argc == 3 && strcmp(argv[2], "restart") == 0;
 	served = argc == 3 && strcmp(argv[2], "served") == 0;
+	together = argc == 3 && strcmp(argv[2], "together") == 0;
 	if (argc < 2 || argc > 4 ||
 	    (argc > 2 && !killed && !shared && !restart && !served &&
-	     strcmp(argv[2], "starved") != 0)) {
+	     !together && strcmp(argv[2], "starved") != 0)) {
 		fprintf(stderr, "usage: test_memif WORKDIR [starved "
 			"[IDLE_YIELD_US] | shared | killed | restart | "
-			"served]\n");
+			"served | together]\n");
 		return 2;
 	}
-	starved = argc > 2 && !killed && !shared && !restart && !served;
+	starved = argc > 2 && !killed && !shared && !restart && !served &&
+		!together;
 	idle_yield_us = argc > 3 ? argv[3] : NULL;
 	mkdir(argv[1], 0755);
 	if (killed)
@@ -1197,6 +1459,8 @@ main(int argc, char **argv)
 		return main_restart(argv[1]);
 	if (served)
 		return main_served(argv[1]);
+	if (together)
+		return main_together(argv[1]);
 	/* the machine kept busy: two spinning processes per CPU */
 	for (i = 0; starved && i < 2 * sysconf(_SC_NPROCESSORS_ONLN) &&
 	     nbusy < 64; i++) {
