@@ -12,6 +12,19 @@ the round trip, as perftest and sockperf report it; p50 and p99 where
 the tool gives them, qperf's average otherwise).
 
   droce, droce-perf    RDMA WRITEs over net_memif (write_bw, write_lat)
+  droce, SEND          droce-perf's send_bw and send_lat, the same way:
+                       what the middleware below is carried by
+  droce, UCX           Debian's ucx_perftest (UCX 1.13) through
+                       droce-run, over the same memif: tag_bw (64 B),
+                       ucp_put_bw (64 KiB), tag_lat (its p50; UCX gives
+                       no p99); UCX_NET_DEVICES=droce0:1 and, the two
+                       processes sharing a machine, UCX_TLS=^sm
+  droce, libfabric     Debian's fi_pingpong (libfabric 1.17's verbs
+                       provider, MSG endpoints) over droce's drop-ins,
+                       each side's device net_af_packet on one end of a
+                       veth pair: a ping-pong, so its 64 KiB figure is a
+                       ping-pong's bandwidth and it has no message rate;
+                       its latency an average
   droce, qperf         Debian's qperf, unmodified, over droce's
                        libibverbs.so.1 and librdmacm.so.1 (-cm1;
                        rc_rdma_write_bw, rc_lat), each side's device
@@ -149,6 +162,70 @@ def droce_perf(work, test, size, secs, extra=()):
                        (test, size, out[-2000:]))
 
 
+RUN = os.path.join(TOP, 'build', 'app', 'run', 'droce-run')
+
+
+def ucx_perftest(work, test, size, secs):
+    """ucx_perftest over droce between the memif pair: the result line's
+    (p50 us, msg/s, MB/s)."""
+    sini, cini = memif_configs(work, 'ucx')
+    port = str(free_port())
+    env = {'UCX_NET_DEVICES': 'droce0:1', 'UCX_TLS': '^sm'}
+    # as many iterations as take about secs (a warm-up first)
+    iters = {'tag_lat': 20000, 'tag_bw': 2000000, 'ucp_put_bw': 100000}
+    n = str(max(1000, iters[test] * secs // 3))
+    out = Pair([RUN, '-c', sini, 'ucx_perftest', '-p', port],
+               [RUN, '-c', cini, 'ucx_perftest', '-p', port, '127.0.0.1',
+                '-t', test, '-s', str(size), '-n', n], env=env,
+               settle=0.5, timeout=120 + 10 * secs).run()
+    m = re.search(r'^Final:\s+\d+\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+'
+                  r'[\d.]+\s+([\d.]+)\s+[\d.]+\s+([\d.]+)', out, re.M)
+    if m is None:
+        raise RuntimeError('ucx_perftest -t %s: no result:\n%s' %
+                           (test, out[-2000:]))
+    return float(m.group(1)), float(m.group(3)), float(m.group(2))
+
+
+def veth_ready():
+    """The veth pair qperf's and fi_pingpong's devices are on, made once."""
+    if subprocess.run(['ip', 'link', 'show', 'veth1'],
+                      capture_output=True).returncode == 0:
+        return
+    err = dropin.veth_up()
+    if err:
+        raise RuntimeError('no veth pair: ' + err)
+
+
+def fi_pingpong(work, secs):
+    """fi_pingpong's MSG endpoints over droce on the veth pair: (None, the
+    64 KiB ping-pong's bandwidth, the 64 B one's average latency)."""
+    veth_ready()
+    inis = []
+    for role, iface, core, n in (('server', 'veth1', SERVER_CORE, 1),
+                                 ('client', 'veth2', CLIENT_CORE, 2)):
+        ini = os.path.join(work, 'fi-%s.ini' % role)
+        with open(ini, 'w') as f:
+            f.write(dropin.AF_PACKET.format(pid=os.getpid(), role='fi' + role,
+                                            iface=iface, core=core, n=n))
+        inis.append(ini)
+    res = {}
+    for size, iters in ((64, 20000 * secs), (65536, 2000 * secs)):
+        port = str(free_port())
+        base = ['fi_pingpong', '-p', 'verbs', '-e', 'msg', '-S', str(size),
+                '-I', str(iters)]
+        out = Pair([RUN, '-c', inis[0]] + base + ['-B', port],
+                   [RUN, '-c', inis[1]] + base + ['-P', port, '127.0.0.1'],
+                   settle=2.0, timeout=120 + 10 * secs).run()
+        # bytes, sent, =acked, total, time, MB/s, usec/xfer, Mxfers/s
+        m = re.search(r'^\d\S*\s+\S+\s+=\S+\s+\S+\s+\S+s\s+([\d.]+)\s+'
+                      r'([\d.]+)\s+[\d.]+$', out, re.M)
+        if m is None:
+            raise RuntimeError('fi_pingpong -S %d: no result:\n%s' %
+                               (size, out[-2000:]))
+        res[size] = float(m.group(1)), float(m.group(2))
+    return None, res[65536][0] * 1e6 * 8, res[64][1]
+
+
 def iperf3(secs, size, udp=False):
     port = str(free_port())
     client = ['iperf3', '-c', '127.0.0.1', '-p', port, '-t', str(secs),
@@ -202,9 +279,7 @@ def qperf_tcp(secs):
 
 def qperf_droce(work, secs):
     """Debian's qperf over droce (-cm1), as test_rdmacm_dropin runs it."""
-    err = dropin.veth_up()
-    if err:
-        raise RuntimeError('no veth pair: ' + err)
+    veth_ready()
     env = dict(os.environ, LD_LIBRARY_PATH=LIBS)
     envs = []
     for role, iface, core, n in (('server', 'veth1', SERVER_CORE, 1),
@@ -263,7 +338,8 @@ def fmt_lat(v):
     if v is None:
         return '-'
     if isinstance(v, tuple):
-        return '%.1f / %.1f us' % v
+        return '%.1f / %s us' % (v[0], '-' if v[1] is None else
+                                 '%.1f' % v[1])
     return '%.1f us (avg)' % v
 
 
@@ -297,6 +373,17 @@ def main():
             bw = droce_perf(work, 'write_bw', 65536, secs)[1]
             return rate, bw, droce_perf(work, 'write_lat', 64, secs)
 
+        def send():
+            return (droce_perf(work, 'send_bw', 64, secs)[0],
+                    droce_perf(work, 'send_bw', 65536, secs)[1],
+                    droce_perf(work, 'send_lat', 64, secs))
+
+        def ucx():
+            lat = ucx_perftest(work, 'tag_lat', 8, secs)[0]
+            return (ucx_perftest(work, 'tag_bw', 64, secs)[1],
+                    ucx_perftest(work, 'ucp_put_bw', 65536, secs)[2] *
+                    (1 << 20) * 8, (lat, None))
+
         def raw():
             return (droce_perf(work, 'raw', 64, secs)[0],
                     droce_perf(work, 'raw', 65536, secs)[1], None)
@@ -309,6 +396,9 @@ def main():
             return iperf3(secs, 64, udp=True)[0], None, sockperf(secs, False)
 
         row('droce, droce-perf', droce)
+        row('droce, SEND', send)
+        row('droce, UCX', ucx)
+        row('droce, libfabric', lambda: fi_pingpong(work, secs))
         row('droce, qperf', lambda: qperf_droce(work, secs))
         row('raw DPDK frames', raw)
         row('kernel TCP, iperf3', tcp)
@@ -330,7 +420,7 @@ def main():
         print('  '.join(x.ljust(w) for x, w in zip(c, widths)).rstrip())
     if rst:
         print(line)
-    return 0 if all(r[1] is not None for r in rows) else 1
+    return 0 if all(any(x is not None for x in r[1:]) for r in rows) else 1
 
 
 if __name__ == '__main__':
