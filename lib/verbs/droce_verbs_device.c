@@ -21,7 +21,15 @@
 
 RTE_LOG_REGISTER(droce_verbs_logtype, lib.droce.verbs, NOTICE);
 
-#define DROCE_VENDOR_ID 0x0000
+/*
+ * The vendor ID is a 24-bit IEEE company ID. droce has none registered:
+ * it reports 0x02d70c, the prefix of its default MAC addresses
+ * (02:d7:0c:...), an identifier of IEEE 802c's AAI quadrant (locally
+ * administered: the U/L bit set, the X bit clear), which no company can
+ * be assigned, so no program mistakes droce for a vendor's device; 0
+ * reads as no vendor at all (rdma-core's tests refuse it).
+ */
+#define DROCE_VENDOR_ID 0x02d70c
 #define DROCE_VENDOR_PART 0xd20e
 #define DROCE_HW_VER 1
 
@@ -303,6 +311,7 @@ droce_query_device_ex(struct ibv_context *context,
 		return EINVAL;
 	memset(&a, 0, sizeof(a));
 	fill_device_attr(to_ctx(context), &a.orig_attr);
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	/* completion timestamps count the TSC */
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = droce_clock_hz() / 1000;

@@ -369,6 +369,8 @@ test_query_device(void **state)
 	assert_int_equal(ibv_query_device(d.ctx, &da), 0);
 	assert_true(da.node_guid == ibv_get_device_guid(d.ctx->device));
 	assert_int_equal(da.phys_port_cnt, 1);
+	/* droce's own company ID: locally administered, never 0 */
+	assert_int_equal(da.vendor_id, 0x02d70c);
 	assert_true(da.max_qp >= 64);
 	assert_true(da.max_qp_wr >= 256);
 	assert_true(da.max_sge >= 4);
@@ -400,6 +402,7 @@ test_query_device_ex(void **state)
 	assert_int_equal(ibv_query_device_ex(d.ctx, NULL, &dx), 0);
 	assert_int_equal(ibv_query_device(d.ctx, &da), 0);
 	assert_memory_equal(&dx.orig_attr, &da, sizeof(da));
+	assert_int_equal(dx.phys_port_cnt_ex, da.phys_port_cnt);
 	assert_true(dx.hca_core_clock != 0);
 	dev_close(&d);
 }
