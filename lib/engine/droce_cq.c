@@ -69,3 +69,46 @@ cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
 					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		ring->notify(ring);
 }
+
+struct owed_args {
+	const struct droce_cq_ring *ring;
+	uint32_t owed;
+};
+
+/* On a shard's lcore, its QPs: what each send queue owes the ring. */
+static int
+cq_owed_shard(struct droce_dev *dev, void *arg)
+{
+	struct owed_args *a = arg;
+	uint32_t i, idx, end;
+
+	for (i = 0; i < dev->nlive; i++) {
+		const struct droce_qp_eng *qp = dev->live[i];
+		const struct droce_wq *sq = qp->cfg.sq;
+
+		if (qp->cfg.send_cq != a->ring || sq == NULL)
+			continue;
+		end = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
+		for (idx = qp->req.comp; idx != end; idx++) {
+			const struct droce_send_wqe *wqe =
+				droce_wq_slot(sq, idx);
+
+			if (qp->cfg.sq_sig_all ||
+			    (wqe->flags & DROCE_WQE_SIGNALED))
+				a->owed++;
+		}
+	}
+	return 0;
+}
+
+int
+droce_cq_owed(struct droce_dev *dev, const struct droce_cq_ring *ring,
+	      uint32_t *owed)
+{
+	struct owed_args a = { .ring = ring };
+	int ret;
+
+	ret = droce_dev_call_shards(dev, cq_owed_shard, cq_owed_shard, &a);
+	*owed = a.owed;
+	return ret;
+}

@@ -583,6 +583,19 @@ struct droce_cq_ring {
 #define DROCE_CQ_ARMED_ANY 1
 #define DROCE_CQ_ARMED_SOLICITED 2
 
+/**
+ * The completions the QPs of @p dev still owe @p ring: signalled send
+ * WQEs posted and not yet completed (a QP's send queue writes them
+ * whatever happens, flushed if not done). Receives are not counted:
+ * they complete only if a message comes. Counted on each engine lcore
+ * of the device; a completion written meanwhile may be counted here and
+ * in the ring too, never in neither.
+ *
+ * @return 0, *owed set.
+ */
+int droce_cq_owed(struct droce_dev *dev, const struct droce_cq_ring *ring,
+		  uint32_t *owed);
+
 /* ------------------------------------------------------------------------
  * Engine objects created by the verbs layer.
  */

@@ -591,6 +591,7 @@ struct resize_args {
 	struct droce_cqe *cqes;
 	uint32_t size;
 	uint32_t depth;
+	uint32_t owed;          /**< completions its QPs still owe it */
 };
 
 /* On the engine lcore, so that no completion is written meanwhile. */
@@ -606,7 +607,7 @@ cq_resize(struct droce_dev *dev, void *arg)
 	/* the CQ's QPs on the device's other engine lcores push under it */
 	rte_spinlock_lock(&ring->lock);
 	n = ring->prod - cons;
-	if (n > a->depth) {
+	if (n > a->depth || a->owed > a->depth - n) {
 		rte_spinlock_unlock(&ring->lock);
 		return EINVAL;
 	}
@@ -639,7 +640,11 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (a.cqes == NULL)
 		return ENOMEM;
 	cq_lock(cq);
-	ret = droce_dev_call(cq->ctx->dev, cq_resize, &a);
+	/* what it holds and what its QPs' sends will still write must fit,
+	 * as on a device whose sends complete as they are posted */
+	ret = droce_cq_owed(cq->ctx->dev, &cq->ring, &a.owed);
+	if (ret == 0)
+		ret = droce_dev_call(cq->ctx->dev, cq_resize, &a);
 	if (ret == 0)
 		ibcq->cqe = cqe;
 	cq_unlock(cq);

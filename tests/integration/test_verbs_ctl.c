@@ -736,7 +736,12 @@ test_cq_ex_supported_wc_flags(void **state)
 	dev_close(&d);
 }
 
-/* Completions waiting in a CQ survive a resize; the new size holds. */
+/*
+ * Completions waiting in a CQ survive a resize; the new size holds. A
+ * size below the completions it holds and those its QPs' signalled
+ * sends still owe it is refused (EINVAL) whether they have been written
+ * yet or not, the CQ left as it was.
+ */
 static void
 test_resize_cq(void **state)
 {
@@ -757,6 +762,8 @@ test_resize_cq(void **state)
 			0, IBV_SEND_SIGNALED);
 		assert_int_equal(ibv_post_send(a.qp, &wr, &bad), 0);
 	}
+	assert_int_equal(ibv_resize_cq(a.scq, 4), EINVAL);
+	assert_true(a.scq->cqe >= 16);
 	assert_int_equal(ibv_resize_cq(a.scq, 64), 0);
 	assert_true(a.scq->cqe >= 64);
 	assert_int_equal(ep_poll(a.scq, wc, 8, TIMEOUT_MS), 8);
