@@ -1221,6 +1221,13 @@ droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m)
 	droce_dev_tx_frame(dev, m, false);
 }
 
+/**
+ * Loop @p m back to @p dev, as a NIC's switch turns a frame to the
+ * device's own address back: its next pass receives it, counted as sent
+ * and received (lost if the loop queue is full).
+ */
+void droce_dev_tx_loop(struct droce_dev *dev, struct rte_mbuf *m);
+
 /** Send what is queued on @p dev. */
 void droce_dev_tx_flush(struct droce_dev *dev);
 

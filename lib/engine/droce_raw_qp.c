@@ -32,15 +32,22 @@ struct frame_view {
 	const uint8_t *ether_type;  /**< after any VLAN tag */
 	const uint8_t *ip4;
 	const uint8_t *ip6;
+	/** the TCP or UDP header, within an IP length that fits (what
+	 * checksums are computed over) */
 	const uint8_t *l4;
+	/** the TCP or UDP header as a NIC's parser finds it, whatever the
+	 * IP length says (what rules match) */
+	const uint8_t *l4_hdr;
 	uint8_t proto;
 };
 
 /*
  * The layers of @p len bytes at @p f from the Ethernet type at @p off
- * on, the IP header (if any) at @p l3. A TCP or UDP header counts only
- * if the IP header's length stays within the bytes there are (checksums
- * are computed over that length).
+ * on, the IP header (if any) at @p l3. A TCP or UDP header counts for
+ * checksums only if the IP header's length stays within the bytes there
+ * are (they are computed over that length); for rules, if its bytes are
+ * there (rdma-core's tests send IPv6 with the header counted in the
+ * payload length, and a NIC's rules take them).
  */
 static void
 view_from_type(const uint8_t *f, uint32_t off, uint32_t l3, uint32_t len,
@@ -64,6 +71,9 @@ view_from_type(const uint8_t *f, uint32_t off, uint32_t l3, uint32_t len,
 	} else {
 		return;
 	}
+	if ((v->proto == IPPROTO_UDP_ && len >= off + 8) ||
+	    (v->proto == IPPROTO_TCP_ && len >= off + 20))
+		v->l4_hdr = f + off;
 	if (l3 + ip_len > len)
 		return;
 	if ((v->proto == IPPROTO_UDP_ && ip_len >= off - l3 + 8) ||
@@ -132,9 +142,9 @@ flow_match(const struct droce_flow_eng *fl, const struct frame_view *v)
 		uint8_t want = (l & DROCE_FLOW_TCP) ? IPPROTO_TCP_ :
 			IPPROTO_UDP_;
 
-		if (v->l4 == NULL || v->proto != want ||
-		    !field_ok(v->l4, &fl->sport, 2) ||
-		    !field_ok(v->l4 + 2, &fl->dport, 2))
+		if (v->l4_hdr == NULL || v->proto != want ||
+		    !field_ok(v->l4_hdr, &fl->sport, 2) ||
+		    !field_ok(v->l4_hdr + 2, &fl->dport, 2))
 			return false;
 	}
 	return true;
@@ -578,6 +588,37 @@ raw_tso(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 	return true;
 }
 
+/*
+ * While the device has rules, a raw QP's frame reaches them as a NIC's
+ * switch would take it back: one to the device's own MAC goes to the
+ * device alone (unless the port turns such frames back itself), one to
+ * a group or broadcast to the port and, a copy, to the device. So two
+ * raw QPs of one device talk as they do on one port of a NIC.
+ * @return true if @p m was taken (not to go to the port).
+ */
+static bool
+raw_loop(struct droce_dev *dev, struct rte_mbuf *m)
+{
+	const struct rte_ether_addr *dst =
+		rte_pktmbuf_mtod(m, const struct rte_ether_addr *);
+	struct rte_mbuf *c;
+
+	if (rte_is_same_ether_addr(dst, &dev->mac)) {
+		if (dev->port_loops)
+			return false;
+		droce_dev_tx_loop(dev, m);
+		return true;
+	}
+	if (rte_is_multicast_ether_addr(dst)) {
+		c = rte_pktmbuf_copy(m, dev->pool, 0, UINT32_MAX);
+		if (c != NULL)
+			droce_dev_tx_loop(dev, c);
+		else
+			dev->stats.no_mbuf++;
+	}
+	return false;
+}
+
 bool
 droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 {
@@ -605,6 +646,10 @@ droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 	if (wqe->flags & DROCE_WQE_IP_CSUM)
 		raw_csum(qp->dev, m);
 	qp->stats.tx_pkts++;
+	if (unlikely(__atomic_load_n(&qp->dev->primary->nflows,
+				     __ATOMIC_RELAXED) != 0) &&
+	    raw_loop(qp->dev, m))
+		return true;
 	droce_dev_tx(qp->dev, m);
 	return true;
 }

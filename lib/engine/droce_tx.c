@@ -309,6 +309,12 @@ loop_push(struct droce_dev *dev, struct rte_mbuf *m)
 	dev->loop[dev->loop_tail++ & (DROCE_LOOP_BUF - 1)] = m;
 }
 
+void
+droce_dev_tx_loop(struct droce_dev *dev, struct rte_mbuf *m)
+{
+	loop_push(dev, m);
+}
+
 /* Is @p eth a RoCEv2 datagram to a multicast group? */
 static bool
 roce_to_group(const uint8_t *eth, uint32_t len)

@@ -18,6 +18,10 @@
  *    last, the payload whole; cut by DPDK's GSO library over IPv4
  *    (net_ring has no TSO: the tx_gso counter), by droce over IPv6;
  *    through ibv_wr_send_tso too; a header that is not TCP is refused;
+ *  - an IPv6 TCP frame whose payload length is 40 bytes too long is
+ *    still taken by a rule on its port;
+ *  - loopback: a raw QP's frame to its own device's MAC reaches that
+ *    device's rules alone, one to a group its rules and the wire;
  *  - a sniffer rule sees RoCE traffic too, and RoCE between the devices
  *    keeps working while a broad rule is in place;
  *  - the RAW_PACKET column of the opcode table of ibv_post_send(3): SEND
@@ -305,6 +309,96 @@ test_raw_ipv6_udp(void **state)
 }
 
 /*
+ * An IPv6 TCP frame whose payload length also counts the IPv6 header
+ * (40 bytes more than the frame holds, as rdma-core's tests send them):
+ * a rule on the TCP port still takes it, as a NIC's parser does.
+ */
+static void
+test_raw_ipv6_tcp_long_length(void **state)
+{
+	struct ibv_flow *f;
+	struct ibv_wc wc;
+	uint32_t len, plen;
+
+	(void)state;
+	f = l4_rule(true, true, 5000);
+	assert_non_null(f);
+	len = ip_frame(true, true, 5000, 300);
+	plen = (uint32_t)(a.buf[18] << 8 | a.buf[19]) + 40;
+	a.buf[18] = (uint8_t)(plen >> 8);
+	a.buf[19] = (uint8_t)plen;
+	send_frame(len, 0);
+	expect_frame(len, &wc);
+	assert_int_equal(ibv_destroy_flow(f), 0);
+}
+
+/* A rule on a's own raw QP for frames to @p dst of type ETYPE. */
+static struct ibv_flow *
+own_rule(struct ibv_qp *qp, const uint8_t *dst)
+{
+	struct eth_rule r;
+
+	memset(&r, 0, sizeof(r));
+	r.attr.type = IBV_FLOW_ATTR_NORMAL;
+	r.attr.size = sizeof(r);
+	r.attr.num_of_specs = 1;
+	r.attr.port = 1;
+	r.eth.type = IBV_FLOW_SPEC_ETH;
+	r.eth.size = sizeof(r.eth);
+	memcpy(r.eth.val.dst_mac, dst, 6);
+	memset(r.eth.mask.dst_mac, 0xff, 6);
+	r.eth.val.ether_type = htobe16(ETYPE);
+	r.eth.mask.ether_type = 0xffff;
+	return ibv_create_flow(qp, &r.attr);
+}
+
+/*
+ * Loopback, as a NIC's switch: a raw QP's frame to its own device's MAC
+ * reaches that device's rules and not the wire; one to a group reaches
+ * them and the wire (b) both.
+ */
+static void
+test_raw_loopback(void **state)
+{
+	static const uint8_t group[6] = { 0x01, 0x50, 0x56, 0x19, 0x20, 0xa7 };
+	struct ibv_flow *fa, *fb, *fg;
+	struct ibv_wc wc;
+	uint32_t len = 14 + 200;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++)
+		assert_int_equal(ep_post_recv(&a, i, RECV_OFF +
+					      (size_t)i * SLOT, SLOT), 0);
+	fa = own_rule(a.qp, mac_a);
+	assert_non_null(fa);
+	eth(a.buf, ETYPE);
+	memcpy(a.buf, mac_a, 6);
+	fill_pattern(a.buf + 14, 200, 7);
+	send_frame(len, 0);
+	assert_int_equal(ep_poll(a.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, len);
+	assert_memory_equal(a.buf + RECV_OFF + wc.wr_id * SLOT, a.buf, len);
+
+	fg = own_rule(a.qp, group);
+	fb = own_rule(b.qp, group);
+	assert_non_null(fg);
+	assert_non_null(fb);
+	memcpy(a.buf, group, 6);
+	send_frame(len, 0);
+	assert_int_equal(ep_poll(a.rcq, &wc, 1, 2000), 1);
+	assert_int_equal(wc.byte_len, len);
+	assert_memory_equal(a.buf + RECV_OFF + wc.wr_id * SLOT, a.buf, len);
+	expect_frame(len, &wc);
+	/* the frame to a's own MAC went nowhere else */
+	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
+	assert_int_equal(ibv_destroy_flow(fa), 0);
+	assert_int_equal(ibv_destroy_flow(fg), 0);
+	assert_int_equal(ibv_destroy_flow(fb), 0);
+}
+
+/*
  * A TSO WR of @p payload bytes in segments of @p mss, its header the
  * first bytes of a's buffer (as ip_frame() makes it), the payload after
  * them; b checks every segment.
@@ -586,6 +680,8 @@ main(void)
 		cmocka_unit_test(test_raw_ipv4_udp),
 		cmocka_unit_test(test_raw_ipv4_tcp),
 		cmocka_unit_test(test_raw_ipv6_udp),
+		cmocka_unit_test(test_raw_ipv6_tcp_long_length),
+		cmocka_unit_test(test_raw_loopback),
 		cmocka_unit_test(test_raw_tso),
 		cmocka_unit_test(test_raw_tso_qp_ex),
 		cmocka_unit_test(test_raw_sniffer_and_roce),
