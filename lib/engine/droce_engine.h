@@ -701,6 +701,11 @@ struct droce_srq_eng {
 #define DROCE_TM_MAX_SGE 4
 /** The most a rendezvous request may carry: one packet of the least MTU. */
 #define DROCE_TM_MAX_RNDV_HDR 256
+/**
+ * Send queue slots a QP of a TM SRQ has besides what the application
+ * asked: the engine's rendezvous READs and their FINs go there.
+ */
+#define DROCE_TM_RNDV_WQES 32
 
 /** A tagged buffer. */
 struct droce_tm_tag {

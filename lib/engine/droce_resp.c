@@ -253,10 +253,12 @@ tm_recv_done(struct droce_qp_eng *qp, uint32_t byte_len)
 			     IBV_WC_SUCCESS, wqe->wr_id, byte_len, 0, 0, 0);
 		break;
 	case DROCE_TM_UNEXPECTED:
-		/* the application handles it, then syncs */
-		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_RECV, IBV_WC_SUCCESS,
-			     wqe->wr_id, byte_len, IBV_WC_TM_SYNC_REQ,
-			     qp->resp.tm_tag, qp->resp.tm_priv);
+		/* a tag matching completion that matched nothing, as the
+		 * devices that have tag matching report it (and rdma-core's
+		 * tests expect): no flags, no tag (the TMH is in the
+		 * buffer); the application handles it, then syncs */
+		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
+			     IBV_WC_SUCCESS, wqe->wr_id, byte_len, 0, 0, 0);
 		break;
 	default:
 		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_RECV, IBV_WC_SUCCESS,

@@ -235,15 +235,15 @@ droce_tm_wqe_done(struct droce_qp_eng *qp, uint32_t idx,
 	const struct droce_send_wqe *w = droce_wq_slot(sq, idx);
 
 	if (w->flags & DROCE_WQE_TM_RNDV) {
-		/* imm and compare_add keep the TMH's app_ctx and tag, both
-		 * in network order */
+		/* the data's completion: the tag was the match's (as the
+		 * devices that have tag matching report it, and rdma-core's
+		 * tests expect); imm and compare_add keep the TMH's app_ctx
+		 * and tag, both in network order, for the FIN */
 		droce_tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
 			     status, w->wr_id,
 			     status == IBV_WC_SUCCESS ? w->length : 0,
 			     status == IBV_WC_SUCCESS ?
-			     IBV_WC_TM_DATA_VALID : 0,
-			     rte_be_to_cpu_64(w->compare_add),
-			     rte_be_to_cpu_32(w->imm));
+			     IBV_WC_TM_DATA_VALID : 0, 0, 0);
 		if (status == IBV_WC_SUCCESS)
 			send_fin(qp, w->compare_add, w->imm);
 	}

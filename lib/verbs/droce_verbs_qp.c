@@ -214,7 +214,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
 	struct droce_qp_cfg cfg;
 	struct droce_qp *qp;
-	uint32_t send_payload;
+	uint32_t send_payload, sq_wr;
 
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
 	    attr->qp_type != IBV_QPT_UD && !ini && !tgt &&
@@ -288,7 +288,16 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 					      sizeof(struct droce_send_wqe),
 					      RTE_CACHE_LINE_SIZE) -
 			sizeof(struct droce_send_wqe) + DROCE_UD_HDR_ROOM;
-	if (droce_wq_init(&qp->sq, cap->max_send_wr,
+	/* a QP of a TM SRQ: the engine's rendezvous READs (into up to
+	 * DROCE_TM_MAX_SGE pieces) and FINs go on its send queue, however
+	 * few WRs the application asked (rdma-core's tests ask none) */
+	sq_wr = cap->max_send_wr;
+	if (qp->srq != NULL && qp->srq->eng.tm != NULL) {
+		sq_wr += DROCE_TM_RNDV_WQES;
+		send_payload = RTE_MAX(send_payload, DROCE_TM_MAX_SGE *
+				       (uint32_t)sizeof(struct ibv_sge));
+	}
+	if (droce_wq_init(&qp->sq, sq_wr,
 		    sizeof(struct droce_send_wqe) + send_payload,
 		    cap->max_send_sge, cap->max_inline_data) < 0 ||
 	    (qp->srq == NULL && droce_wq_init(&qp->rq, cap->max_recv_wr,
