@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -207,13 +208,21 @@ ibv_open_device(struct ibv_device *device)
 	droce_dev_query(d->dev, &ctx->attr);
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ctx->vctx.context.device = device;
-	ctx->vctx.context.cmd_fd = -1;
+	/* no kernel command channel, but a file of the context's own:
+	 * programs dup() it to import the context elsewhere (which droce
+	 * refuses: ibv_import_device, EOPNOTSUPP) */
+	ctx->vctx.context.cmd_fd = memfd_create("droce-context", MFD_CLOEXEC);
+	if (ctx->vctx.context.cmd_fd < 0) {
+		free(ctx);
+		return NULL;
+	}
 	ctx->vctx.context.num_comp_vectors = 1;
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	pthread_mutex_init(&ctx->async_lock, NULL);
 	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ctx->vctx.context.async_fd < 0) {
+		close(ctx->vctx.context.cmd_fd);
 		free(ctx);
 		return NULL;
 	}
@@ -241,6 +250,7 @@ ibv_close_device(struct ibv_context *context)
 		}
 	pthread_mutex_unlock(&contexts_lock);
 	close(context->async_fd);
+	close(context->cmd_fd);
 	pthread_mutex_destroy(&ctx->async_lock);
 	free(ctx);
 	return 0;

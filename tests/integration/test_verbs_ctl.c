@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -302,7 +303,7 @@ test_device_open_close(void **state)
 {
 	struct ibv_device **list;
 	struct ibv_context *c0, *c1;
-	int n;
+	int n, fd;
 
 	(void)state;
 	list = ibv_get_device_list(&n);
@@ -315,6 +316,16 @@ test_device_open_close(void **state)
 	assert_ptr_equal(c0->device, list[0]);
 	assert_ptr_equal(c1->device, list[1]);
 	assert_true(c0->num_comp_vectors >= 1);
+	/* a file of the context's own, which another context cannot be
+	 * imported from: EOPNOTSUPP, as the tests that dup() it skip on */
+	assert_true(c0->cmd_fd >= 0);
+	assert_int_not_equal(c0->cmd_fd, c1->cmd_fd);
+	fd = dup(c0->cmd_fd);
+	assert_true(fd >= 0);
+	errno = 0;
+	assert_null(ibv_import_device(fd));
+	assert_int_equal(errno, EOPNOTSUPP);
+	close(fd);
 	ibv_free_device_list(list);
 	assert_int_equal(ibv_close_device(c0), 0);
 	assert_int_equal(ibv_close_device(c1), 0);
