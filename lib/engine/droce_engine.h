@@ -849,6 +849,25 @@ void droce_ah_destroy(struct droce_ah_eng *ah);
 /** The GSI's well-known Q_Key (privileged). */
 #define DROCE_GSI_QKEY 0x80010000u
 
+/** The longest Toeplitz key an RSS QP may have (a NIC's usual 40 bytes). */
+#define DROCE_RSS_QP_KEY_LEN 40
+
+/**
+ * Receive side scaling of a raw packet QP (ibv_create_qp_ex with
+ * rx_hash_conf and an indirection table): a frame its rules take goes to
+ * the receive work queue of entry hash & (size - 1), the Toeplitz hash
+ * under its key of the fields it names, as rte_softrss() takes them
+ * (source address, destination address, source port << 16 | destination
+ * port; a field not named, or a frame without it, left out).
+ */
+struct droce_rss_eng {
+	uint64_t fields;            /**< enum ibv_rx_hash_fields */
+	uint8_t key[DROCE_RSS_QP_KEY_LEN]; /**< zero padded */
+	uint32_t size;              /**< entries of wqs, a power of two */
+	/** each a raw packet QP with a receive queue only: a work queue */
+	struct droce_qp_eng *const *wqs;
+};
+
 /** QP attributes the engine keeps (the verbs layer checks transitions). */
 struct droce_qp_cfg {
 	enum ibv_qp_type type;
@@ -859,6 +878,9 @@ struct droce_qp_cfg {
 	struct droce_wq *sq;
 	struct droce_wq *rq;        /**< NULL with an SRQ */
 	struct droce_srq_eng *srq;
+	/** RAW_PACKET: what its rules take goes to these work queues (its
+	 * own receive queue has none) */
+	const struct droce_rss_eng *rss;
 	uint32_t xrcd;              /**< XRC_RECV: its XRC domain */
 	bool sq_sig_all;
 	/** UD: be the device's GSI, QP number DROCE_GSI_QPN, instead of

@@ -19,6 +19,8 @@
 #include <rte_gso.h>
 #include <rte_ip.h>
 
+#include <rte_thash.h>
+
 #include "droce_engine_pvt.h"
 
 #define ETH_P_VLAN 0x8100
@@ -194,16 +196,66 @@ csum_flags(const struct frame_view *v)
 	return sum == 0xffff ? IBV_WC_IP_CSUM_OK : 0;
 }
 
-/* The next receive WQE of raw QP @p qp takes the frame. */
+/* The work queue of RSS QP @p rss that frame @p v goes to. */
+static struct droce_qp_eng *
+rss_wq(const struct droce_rss_eng *rss, const struct frame_view *v)
+{
+	uint32_t t[RTE_THASH_V6_L4_LEN], ports = 0, i;
+	uint64_t fl = rss->fields;
+	unsigned int n = 0;
+	bool sp = false, dp = false;
+
+	if (v->ip4 != NULL) {
+		if (fl & IBV_RX_HASH_SRC_IPV4)
+			t[n++] = droce_get_be32(v->ip4 + 12);
+		if (fl & IBV_RX_HASH_DST_IPV4)
+			t[n++] = droce_get_be32(v->ip4 + 16);
+	} else if (v->ip6 != NULL) {
+		if (fl & IBV_RX_HASH_SRC_IPV6)
+			for (i = 0; i < 4; i++)
+				t[n++] = droce_get_be32(v->ip6 + 8 + 4 * i);
+		if (fl & IBV_RX_HASH_DST_IPV6)
+			for (i = 0; i < 4; i++)
+				t[n++] = droce_get_be32(v->ip6 + 24 + 4 * i);
+	}
+	if (v->l4_hdr != NULL && v->proto == IPPROTO_TCP_) {
+		sp = fl & IBV_RX_HASH_SRC_PORT_TCP;
+		dp = fl & IBV_RX_HASH_DST_PORT_TCP;
+	} else if (v->l4_hdr != NULL && v->proto == IPPROTO_UDP_) {
+		sp = fl & IBV_RX_HASH_SRC_PORT_UDP;
+		dp = fl & IBV_RX_HASH_DST_PORT_UDP;
+	}
+	if (sp)
+		ports |= (uint32_t)droce_get_be16(v->l4_hdr) << 16;
+	if (dp)
+		ports |= droce_get_be16(v->l4_hdr + 2);
+	if (sp || dp)
+		t[n++] = ports;
+	return rss->wqs[(n != 0 ? rte_softrss(t, n, rss->key) : 0) &
+			(rss->size - 1)];
+}
+
+/*
+ * The next receive WQE of raw QP @p qp takes the frame (of an RSS QP,
+ * the next of the work queue its hash picks).
+ */
 static void
 raw_deliver(struct droce_qp_eng *qp, const uint8_t *f, uint32_t len,
 	    uint16_t wc_flags)
 {
-	struct droce_wq *rq = qp->cfg.rq;
+	struct droce_wq *rq;
 	struct droce_recv_wqe *wqe;
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
-	uint32_t idx = qp->resp.rq_cons;
+	uint32_t idx;
 
+	if (qp->cfg.rss != NULL) {
+		struct frame_view v;
+
+		frame_view(f, len, &v);
+		qp = rss_wq(qp->cfg.rss, &v);
+	}
+	rq = qp->cfg.rq;
+	idx = qp->resp.rq_cons;
 	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
 		return;
 	if (idx == __atomic_load_n(&rq->prod_tail, __ATOMIC_ACQUIRE)) {

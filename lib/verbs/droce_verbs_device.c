@@ -335,6 +335,17 @@ droce_query_device_ex(struct ibv_context *context,
 	a.tso_caps.max_tso = DROCE_MAX_TSO;
 	a.tso_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET |
 		1u << IBV_QPT_UD;
+	/* raw packet RSS: work queues, tables of up to 2^8 of them */
+	a.rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	a.rss_caps.max_rwq_indirection_tables = DROCE_MAX_QP;
+	a.rss_caps.max_rwq_indirection_table_size = 256;
+	a.rss_caps.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+		IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_IPV6 |
+		IBV_RX_HASH_DST_IPV6 | IBV_RX_HASH_SRC_PORT_TCP |
+		IBV_RX_HASH_DST_PORT_TCP | IBV_RX_HASH_SRC_PORT_UDP |
+		IBV_RX_HASH_DST_PORT_UDP;
+	a.rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	a.max_wq_type_rq = DROCE_MAX_QP;
 	a.max_dm_size = 0;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	return 0;

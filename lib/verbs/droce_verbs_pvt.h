@@ -157,7 +157,48 @@ struct droce_qp {
 	/** the largest TSO header its WQEs hold (raw: DROCE_TSO_HDR at
 	 * least; UD: what ibv_create_qp_ex asked, 0 for no TSO) */
 	uint16_t max_tso_header;
+	struct droce_rss *rss;          /**< an RSS QP: its spreading */
 };
+
+/** A receive work queue (ibv_create_wq): a raw packet QP's receive queue,
+ * the QP droce's own. */
+struct droce_rwq {
+	struct ibv_wq wq;
+	struct ibv_qp *qp;
+	uint32_t tables;                /**< indirection tables holding it */
+};
+
+/** An indirection table of work queues (ibv_create_rwq_ind_table). */
+struct droce_ind_table {
+	struct ibv_rwq_ind_table table;
+	uint32_t size;
+	uint32_t users;                 /**< RSS QPs on it: destroy waits */
+	struct droce_rwq **wqs;
+	struct droce_qp_eng **eng;      /**< each work queue's QP */
+};
+
+/** An RSS QP's hash and table. */
+struct droce_rss {
+	struct droce_rss_eng eng;
+	struct droce_ind_table *table;
+};
+
+/**
+ * Check the RSS attributes of @p attr (a raw packet QP, a Toeplitz hash
+ * of fields droce has, a key of at most DROCE_RSS_QP_KEY_LEN bytes, a
+ * table of @p context's) and make *rss of them.
+ * @return 0, EINVAL or EOPNOTSUPP (a hash or field droce has not got),
+ * ENOMEM.
+ */
+int droce_rss_qp_check(struct ibv_context *context,
+		       const struct ibv_qp_init_attr_ex *attr,
+		       struct droce_rss **rss);
+
+/** Free @p rss (NULL: nothing), letting its table go. */
+void droce_rss_free(struct droce_rss *rss);
+
+/** Install the work queue and indirection table operations in @p ctx. */
+void droce_verbs_set_wq_ops(struct droce_context *ctx);
 
 /** Does this process have CAP_NET_RAW (raw QPs, privileged Q_Keys)? */
 bool droce_has_net_raw(void);

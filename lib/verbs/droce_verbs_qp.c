@@ -201,12 +201,14 @@ qp_event(void *arg, enum ibv_event_type type)
 /*
  * Make a QP; an XRC target (XRC_RECV) has @p xrcd instead of a PD, and
  * neither queues nor CQs of its own, an XRC initiator (XRC_SEND) a send
- * queue only. With @p gsi, a UD QP is the device's QP1.
+ * queue only. With @p gsi, a UD QP is the device's QP1. With @p rss, a
+ * raw packet QP receives into the work queues of that table, and has
+ * neither queues nor CQs of its own.
  */
 static struct ibv_qp *
 create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	  struct ibv_qp_init_attr *attr, struct droce_xrcd *xrcd,
-	  uint32_t tso_hdr, bool gsi)
+	  uint32_t tso_hdr, bool gsi, struct droce_rss *rss)
 {
 	struct droce_context *ctx = to_ctx(context);
 	struct ibv_qp_cap *cap = &attr->cap;
@@ -238,6 +240,12 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
+	if (rss != NULL) {
+		attr->srq = NULL;
+		attr->send_cq = NULL;
+		attr->recv_cq = NULL;
+		memset(cap, 0, sizeof(*cap));
+	}
 	if (ini || tgt) {
 		/* nothing is received into an XRC QP: its SRQs are */
 		attr->srq = NULL;
@@ -249,8 +257,8 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 			memset(cap, 0, sizeof(*cap));
 		}
 	}
-	if ((attr->send_cq == NULL && !tgt) ||
-	    (attr->recv_cq == NULL && !ini && !tgt) ||
+	if ((attr->send_cq == NULL && !tgt && rss == NULL) ||
+	    (attr->recv_cq == NULL && !ini && !tgt && rss == NULL) ||
 	    cap->max_send_wr > DROCE_MAX_QP_WR ||
 	    cap->max_recv_wr > DROCE_MAX_QP_WR ||
 	    cap->max_send_sge > DROCE_MAX_SGE ||
@@ -327,6 +335,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	cfg.sq = &qp->sq;
 	cfg.rq = qp->srq != NULL ? NULL : &qp->rq;
 	cfg.srq = qp->srq != NULL ? &qp->srq->eng : NULL;
+	cfg.rss = rss != NULL ? &rss->eng : NULL;
 	cfg.sq_sig_all = qp->sq_sig_all;
 	cfg.gsi = gsi;
 	cfg.event = qp_event;
@@ -352,6 +361,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 		__atomic_add_fetch(&xrcd->users, 1, __ATOMIC_RELAXED);
 	if (qp->srq != NULL)
 		__atomic_add_fetch(&qp->srq->users, 1, __ATOMIC_RELAXED);
+	qp->rss = rss;
 
 	qp->qpx.qp_base.context = context;
 	qp->qpx.qp_base.qp_context = attr->qp_context;
@@ -379,7 +389,7 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	return create_qp(pd->context, pd, attr, NULL,
 			 attr->qp_type == IBV_QPT_RAW_PACKET ? DROCE_TSO_HDR :
-			 0, false);
+			 0, false, NULL);
 }
 
 /*
@@ -412,11 +422,13 @@ droce_create_qp_ex(struct ibv_context *context,
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
 		IBV_QP_INIT_ATTR_CREATE_FLAGS |
 		IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-		IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
+		IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
+		IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH;
 	/* an XRC target has a domain, every other QP a PD */
 	const uint32_t needed = attr->qp_type == IBV_QPT_XRC_RECV ?
 		IBV_QP_INIT_ATTR_XRCD : IBV_QP_INIT_ATTR_PD;
 	struct droce_xrcd *xrcd = NULL;
+	struct droce_rss *rss = NULL;
 	struct ibv_qp_init_attr a;
 	uint32_t tso_hdr = 0;
 	struct ibv_qp *ibqp;
@@ -439,6 +451,14 @@ droce_create_qp_ex(struct ibv_context *context,
 		}
 		xrcd = to_xrcd(attr->xrcd);
 	}
+	if (attr->comp_mask & (IBV_QP_INIT_ATTR_IND_TABLE |
+			       IBV_QP_INIT_ATTR_RX_HASH)) {
+		err = droce_rss_qp_check(context, attr, &rss);
+		if (err != 0) {
+			errno = err;
+			return NULL;
+		}
+	}
 	memset(&a, 0, sizeof(a));
 	a.qp_context = attr->qp_context;
 	a.send_cq = attr->send_cq;
@@ -459,9 +479,11 @@ droce_create_qp_ex(struct ibv_context *context,
 	if (attr->qp_type == IBV_QPT_RAW_PACKET)
 		tso_hdr = RTE_MAX(tso_hdr, (uint32_t)DROCE_TSO_HDR);
 	ibqp = create_qp(context, xrcd != NULL ? NULL : attr->pd, &a, xrcd,
-			 tso_hdr, gsi);
-	if (ibqp == NULL)
+			 tso_hdr, gsi, rss);
+	if (ibqp == NULL) {
+		droce_rss_free(rss);
 		return NULL;
+	}
 	attr->cap = a.cap;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		err = droce_qpx_init(to_qp(ibqp), attr->send_ops_flags);
@@ -528,6 +550,8 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 		__atomic_sub_fetch(&qp->xrcd->users, 1, __ATOMIC_RELEASE);
 	if (qp->srq != NULL)
 		__atomic_sub_fetch(&qp->srq->users, 1, __ATOMIC_RELEASE);
+	if (qp->rss != NULL)
+		droce_rss_free(qp->rss);
 	pthread_mutex_destroy(&qp->modify_lock);
 	droce_qpx_free(qp);
 	rte_free(qp->sq.slots);

@@ -22,6 +22,9 @@
  *    still taken by a rule on its port;
  *  - loopback: a raw QP's frame to its own device's MAC reaches that
  *    device's rules alone, one to a group its rules and the wire;
+ *  - receive side scaling: an RSS QP over an indirection table of four
+ *    work queues puts each frame in the one the Toeplitz hash of its
+ *    addresses (computed here) names;
  *  - a sniffer rule sees RoCE traffic too, and RoCE between the devices
  *    keeps working while a broad rule is in place;
  *  - the RAW_PACKET column of the opcode table of ibv_post_send(3): SEND
@@ -398,6 +401,153 @@ test_raw_loopback(void **state)
 	assert_int_equal(ibv_destroy_flow(fb), 0);
 }
 
+/* The Toeplitz hash of @p n bytes under @p key, bit by bit. */
+static uint32_t
+toeplitz(const uint8_t *key, const uint8_t *in, unsigned int n)
+{
+	uint32_t h = 0, win = (uint32_t)key[0] << 24 | key[1] << 16 |
+		key[2] << 8 | key[3];
+	unsigned int i, bit;
+
+	for (i = 0; i < n; i++)
+		for (bit = 0; bit < 8; bit++) {
+			if (in[i] & (0x80 >> bit))
+				h ^= win;
+			win = win << 1 | ((key[i + 4] >> (7 - bit)) & 1);
+		}
+	return h;
+}
+
+#define RSS_WQS 4
+
+/*
+ * Receive side scaling: four work queues on b over two CQs, a table of
+ * them, an RSS QP hashing IPv4 source and destination with a key of its
+ * own. 32 frames from as many source addresses each arrive once, in the
+ * work queue the Toeplitz hash (computed here) names, with its number
+ * as qp_num; the objects in use refuse to go (EBUSY); a hash droce has
+ * not got is refused.
+ */
+static void
+test_raw_rss(void **state)
+{
+	static const uint8_t key[40] = {
+		0x2c, 0xc6, 0x81, 0xd1, 0x5b, 0xdb, 0xf4, 0xf7, 0xfc, 0xa2,
+		0x83, 0x19, 0xdb, 0x1a, 0x3e, 0x94, 0x6b, 0x9e, 0x38, 0xd9,
+		0x2c, 0x9c, 0x03, 0xd1, 0xad, 0x99, 0x44, 0xa7, 0xd9, 0x56,
+		0x3d, 0x59, 0x06, 0x3c, 0x25, 0xf3, 0xfc, 0x1f, 0xdc, 0x2a,
+	};
+	struct ibv_wq *wq[RSS_WQS];
+	struct ibv_cq *cq[2];
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = 2,
+						  .ind_tbl = wq };
+	struct ibv_qp_init_attr_ex qa;
+	struct ibv_wq_attr wa = { .attr_mask = IBV_WQ_ATTR_STATE,
+				  .wq_state = IBV_WQS_RDY };
+	struct ibv_flow *f;
+	struct ibv_qp *rss;
+	unsigned int i, j, used = 0;
+	uint32_t len;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		cq[i] = ibv_create_cq(b.ctx, 64, NULL, NULL, 0);
+		assert_non_null(cq[i]);
+	}
+	for (i = 0; i < RSS_WQS; i++) {
+		struct ibv_wq_init_attr wia = {
+			.wq_type = IBV_WQT_RQ, .max_wr = 32, .max_sge = 1,
+			.pd = b.pd, .cq = cq[i % 2],
+		};
+		struct ibv_sge sge;
+		struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		wq[i] = ibv_create_wq(b.ctx, &wia);
+		assert_non_null(wq[i]);
+		assert_int_equal(ibv_modify_wq(wq[i], &wa), 0);
+		assert_int_equal(wq[i]->state, IBV_WQS_RDY);
+		for (j = 0; j < 32; j++) {
+			wr.wr_id = i * 100 + j;
+			sge.addr = (uintptr_t)(b.buf + RECV_OFF +
+					       (size_t)(i * 32 + j) * SLOT);
+			sge.length = SLOT;
+			sge.lkey = b.mr->lkey;
+			assert_int_equal(ibv_post_wq_recv(wq[i], &wr, &bad), 0);
+		}
+	}
+	tbl = ibv_create_rwq_ind_table(b.ctx, &ta);
+	assert_non_null(tbl);
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_RAW_PACKET;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+		IBV_QP_INIT_ATTR_RX_HASH;
+	qa.pd = b.pd;
+	qa.rwq_ind_tbl = tbl;
+	qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	qa.rx_hash_conf.rx_hash_key_len = sizeof(key);
+	qa.rx_hash_conf.rx_hash_key = (uint8_t *)(uintptr_t)key;
+	qa.rx_hash_conf.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+		IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_IPSEC_SPI;
+	errno = 0;
+	assert_null(ibv_create_qp_ex(b.ctx, &qa));
+	assert_int_equal(errno, EOPNOTSUPP);
+	qa.rx_hash_conf.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+		IBV_RX_HASH_DST_IPV4;
+	rss = ibv_create_qp_ex(b.ctx, &qa);
+	assert_non_null(rss);
+	assert_int_equal(ibv_destroy_rwq_ind_table(tbl), EBUSY);
+	assert_int_equal(ibv_destroy_wq(wq[0]), EBUSY);
+	{
+		struct eth_rule r;
+
+		memset(&r, 0, sizeof(r));
+		r.attr.type = IBV_FLOW_ATTR_NORMAL;
+		r.attr.size = sizeof(r);
+		r.attr.num_of_specs = 1;
+		r.attr.port = 1;
+		r.eth.type = IBV_FLOW_SPEC_ETH;
+		r.eth.size = sizeof(r.eth);
+		memcpy(r.eth.val.dst_mac, mac_b, 6);
+		memset(r.eth.mask.dst_mac, 0xff, 6);
+		f = ibv_create_flow(rss, &r.attr);
+		assert_non_null(f);
+	}
+
+	for (i = 0; i < 32; i++) {
+		uint8_t *ip = a.buf + 14;
+		struct ibv_wc wc;
+		uint32_t want;
+
+		len = ip_frame(false, false, 5000, 100);
+		ip[12] = 10;
+		ip[13] = (uint8_t)i;
+		ip[14] = (uint8_t)(i * 7);
+		ip[15] = (uint8_t)(i * 13 + 1);
+		want = toeplitz(key, ip + 12, 8) & (RSS_WQS - 1);
+		send_frame(len, 0);
+		assert_int_equal(ep_poll(cq[want % 2], &wc, 1, 2000), 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.byte_len, len);
+		assert_int_equal(wc.qp_num, wq[want]->wq_num);
+		assert_int_equal(wc.wr_id / 100, want);
+		assert_memory_equal(b.buf + RECV_OFF +
+				    (size_t)(want * 32 + wc.wr_id % 100) *
+				    SLOT, a.buf, len);
+		used |= 1u << want;
+	}
+	/* 32 addresses reach more than one work queue */
+	assert_true(__builtin_popcount(used) > 1);
+
+	assert_int_equal(ibv_destroy_flow(f), 0);
+	assert_int_equal(ibv_destroy_qp(rss), 0);
+	assert_int_equal(ibv_destroy_rwq_ind_table(tbl), 0);
+	for (i = 0; i < RSS_WQS; i++)
+		assert_int_equal(ibv_destroy_wq(wq[i]), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(ibv_destroy_cq(cq[i]), 0);
+}
+
 /*
  * A TSO WR of @p payload bytes in segments of @p mss, its header the
  * first bytes of a's buffer (as ip_frame() makes it), the payload after
@@ -682,6 +832,7 @@ main(void)
 		cmocka_unit_test(test_raw_ipv6_udp),
 		cmocka_unit_test(test_raw_ipv6_tcp_long_length),
 		cmocka_unit_test(test_raw_loopback),
+		cmocka_unit_test(test_raw_rss),
 		cmocka_unit_test(test_raw_tso),
 		cmocka_unit_test(test_raw_tso_qp_ex),
 		cmocka_unit_test(test_raw_sniffer_and_roce),
