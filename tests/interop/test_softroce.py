@@ -403,10 +403,10 @@ def check_captures(args, plan):
           (frames, ', '.join('%s %d' % kv for kv in sorted(opcodes.items()))))
 
 
-def boot_guest(workdir, script, programs=()):
+def boot_guest(workdir, script, programs=(), modules=()):
     """The tap, and the guest booted with script as its /test.sh (and
-    programs in its /usr/bin) up to 'guest: ready', checked; None if it
-    did not come up (then the tap is gone again)."""
+    programs in its /usr/bin, modules loaded) up to 'guest: ready',
+    checked; None if it did not come up (then the tap is gone again)."""
     kvers = sorted(v for v in os.listdir('/lib/modules')
                    if os.path.exists('/boot/vmlinuz-' + v) and
                    os.path.exists('/lib/modules/%s/kernel/drivers/'
@@ -417,8 +417,9 @@ def boot_guest(workdir, script, programs=()):
         return None
     kver = kvers[-1]
     base = os.path.join(workdir, 'base.cpio.gz')
-    sh(os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver, base,
-       *programs)
+    subprocess.run([os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver,
+                    base] + list(programs), check=True,
+                   env=dict(os.environ, MODULES=' '.join(modules)))
     script_dir = os.path.join(workdir, 'script')
     os.makedirs(script_dir)
     with open(os.path.join(script_dir, 'test.sh'), 'w') as f:

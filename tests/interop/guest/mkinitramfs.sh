@@ -9,8 +9,10 @@
 # perftest, qperf and iproute2's rdma, each with the libraries ldd names,
 # and guest/init as /init.
 #
-# Usage: mkinitramfs.sh KERNEL_VERSION OUTPUT.cpio.gz [PROGRAM...]
-# (each PROGRAM goes to /usr/bin, with its libraries)
+# Usage: [MODULES="MOD..."] mkinitramfs.sh KERNEL_VERSION OUTPUT.cpio.gz
+#        [PROGRAM...]
+# (each PROGRAM goes to /usr/bin, with its libraries; MODULES are loaded
+# at boot after the ones rdma_rxe needs)
 
 set -eu
 # the guest's libraries are the system's, whatever the caller runs with
@@ -46,7 +48,8 @@ add_module() {
 	order="$order $1"
 	echo "$rel" >>"$root/modules.order"
 }
-for m in virtio_pci virtio_net crc32_generic rdma_rxe ib_uverbs rdma_ucm; do
+for m in virtio_pci virtio_net crc32_generic rdma_rxe ib_uverbs rdma_ucm \
+	${MODULES:-}; do
 	add_module "$m"
 done
 
