@@ -17,9 +17,8 @@ other way round:
   - udaddy (UD: SIDR_REQ/SIDR_REP, then datagrams both ways);
   - mckey (UD multicast: a receiver joins, a sender sends to the group);
   - rdma_server/rdma_client (the synchronous endpoint calls);
-  - perftest's ib_write_bw, ib_read_bw and ib_send_lat with -R, droce
-    as the server (and as the client with --perftest-client: see
-    PERFTEST_CLIENT_RACE);
+  - perftest's ib_write_bw, ib_read_bw and ib_send_lat with -R (see
+    REQ_DELAY_MS for the guest serving);
   - qperf's rc_bw, rc_lat and rc_rdma_write_bw with -cm1, droce as the
     client only (qperf's control connection must reach the server's
     RDMA address over TCP, which only the guest's kernel can answer).
@@ -30,7 +29,7 @@ in tshark and agree with droce-dump.
 
 Usage: test_softroce_cm.py --lib-verbs DIR --lib-rdmacm DIR
         --dump DROCE_DUMP --tshark TSHARK_ROCE --workdir DIR
-        [--only SUBSTRINGS] [--perftest-client]
+        [--only SUBSTRINGS]
 """
 
 import argparse
@@ -114,36 +113,52 @@ NOT_YET = (r'RDMA_CM_EVENT_REJECTED|Unexpected CM event bl blka 8|'
            r'Connection refused|Unable to init')
 
 
-# PERFTEST_CLIENT_RACE: perftest -R with droce's client against the
-# guest's server is left out unless --perftest-client asks. perftest
-# makes two connections, the second once its parameter exchange on the
-# first is over; its server listens for the second only then, and its
-# client asks at once. A native client against a server in a TCG guest
-# asks first, some 25 ms after the exchange, and meets the REJ of a
-# service no one listens on (reason 8), as a Linux client as quick would;
-# the tool does not retry. The pair started again passes now and then
-# (1 in 4 or so here); the other direction, and both directions droce to
-# droce (rdmacm_dropin), pass every time.
-#
-# A server in the guest is started again when its run failed, at most
-# SERVER_TRIES times, each try bounded by SERVER_WAIT seconds. perftest's
-# -R server needs it: it listens for its test connection only once its
-# parameter exchange on the first one is over, and droce's client (a
-# native process against a TCG guest) can ask before that; the REJ ends
-# the client, and the server waits for a connection no one makes.
-SERVER_TRIES = 3
-SERVER_WAIT = 45
+# REQ_DELAY_MS: every REQ droce sends reaches the guest's CM that much
+# later (netem on eth0's ingress, through ifb0). perftest's -R tools
+# connect twice, the second time once their parameter exchange on the
+# first connection is over; the server listens for the second only when
+# its last SEND of the exchange has been acknowledged, the client asks as
+# soon as it has that SEND. A native client (droce's here, Linux's on a
+# host as fast) asks some 1 ms after its ACK; perftest's server in the
+# TCG guest needs a few ms from that ACK to its listen, and its CM meets
+# the REQ first with the REJ of a service no one listens on (reason 8),
+# as Linux's CM does for any client. The tool does not recover (the
+# client ends, the server waits for a connection no one makes). 100 ms
+# gives the guest the time a native server would not need; nothing else
+# droce sends is held, so the data path and the other MADs keep their
+# timing.
+REQ_DELAY_MS = 100
+REQ_DELAY = [
+    'ip link set ifb0 up',
+    '/usr/bin/tc qdisc add dev eth0 handle ffff: ingress',
+    # UDP to 4791, BTH destination QP 1, MAD attribute 0x0010 (REQ)
+    '/usr/bin/tc filter add dev eth0 parent ffff: protocol ip prio 1 u32 '
+    'match ip protocol 17 0xff match ip dport 4791 0xffff '
+    'match u32 0x00000001 0x00ffffff at 32 match u16 0x0010 0xffff at 64 '
+    'action mirred egress redirect dev ifb0',
+    '/usr/bin/tc qdisc add dev ifb0 root netem delay %dms' % REQ_DELAY_MS,
+]
+GUEST_MODULES = ('ifb', 'sch_ingress', 'cls_u32', 'act_mirred', 'sch_netem')
+
+# A server in the guest is announced ("guest: serving STEP") once its
+# listener is in the guest's CM (rdma res show cm_id), so droce's client
+# starts then, once, for the programs that listen on the step's port;
+# the others (udaddy, mckey, qperf: their own port, no listener, or TCP
+# first) get a few seconds and are started again while they find the
+# server not there yet (NOT_YET).
+SERVER_WAIT = 120
 
 
-def steps(only, perftest_client=False):
+def listens(run):
+    return run not in QPERFS and '{port}' in run[1]
+
+
+def steps(only):
     out = []
     i = 0
     for run in RUNS + QPERFS:
         for server in ('guest', 'droce'):
             if run in QPERFS and server == 'droce':
-                continue
-            if run[0].endswith('-R') and server == 'guest' and \
-               not perftest_client:
                 continue
             name = '%s-%s-server' % (run[0], server)
             if only and not any(o in name for o in only.split(',')):
@@ -163,21 +178,28 @@ def argv(template, side, port):
 
 def guest_script(plan):
     lines = ['#!/bin/sh', 'cd /tmp']
+    lines += ['%s || echo "guest: REQ delay failed"' % c for c in REQ_DELAY]
+    lines.append('echo "guest: REQs held %d ms"' % REQ_DELAY_MS)
     for name, run, server, port in plan:
         lines.append('echo "guest: begin %s"' % name)
         if server == 'guest':
             cmd = ' '.join(argv(run[1], 'guest', port))
-            # qperf's server serves until it is stopped; the others may
-            # be started again (SERVER_TRIES), each try announced
+            # qperf's server serves until it is stopped
             if run in QPERFS:
-                lines.append('echo "guest: serving %s 0"' % name)
+                lines.append('echo "guest: serving %s"' % name)
                 lines.append('timeout 20 %s >out 2>&1; rc=$?' % cmd)
+            elif listens(run):
+                lines.append('timeout %d %s >out 2>&1 & pid=$!' %
+                             (SERVER_WAIT, cmd))
+                lines.append('n=0; while [ $n -lt 300 ] && ! rdma res show '
+                             'cm_id | grep -q "state LISTEN .*:%d "; do '
+                             'n=$((n+1)); sleep 0.1; done' % port)
+                lines.append('echo "guest: serving %s"' % name)
+                lines.append('wait $pid; rc=$?')
             else:
-                lines.append('n=0; while :; do echo "guest: serving %s $n";'
-                             ' timeout %d %s >out 2>&1; rc=$?; '
-                             '[ $rc -eq 0 ] && break; n=$((n+1)); '
-                             '[ $n -ge %d ] && break; done' %
-                             (name, SERVER_WAIT, cmd, SERVER_TRIES))
+                lines.append('echo "guest: serving %s"' % name)
+                lines.append('timeout %d %s >out 2>&1; rc=$?' %
+                             (SERVER_WAIT, cmd))
         else:
             cmd = ' '.join(argv(run[2], 'guest', port))
             if run[0] == 'mckey':
@@ -210,23 +232,25 @@ def reported(run, out):
     return sr.reported(run[1][0], out)
 
 
-def run_client(args, env, name, run, port, server_try):
-    """droce's client, against the guest's server's try server_try: again
-    while it finds the server not yet listening. (rc, output)."""
-    # the guest's server a moment to listen (a TCG guest starts a program
-    # slowly), and mckey's receiver to join: a datagram sent before is
-    # lost, while it waits for every one
-    time.sleep(5)
-    for attempt in range(60):
+def run_client(args, env, name, run, port):
+    """droce's client, against the guest's server: once if the guest saw
+    it listen, else again while it finds the server not yet there.
+    (rc, output)."""
+    if not listens(run):
+        # the guest's server a moment to listen (a TCG guest starts a
+        # program slowly), and mckey's receiver to join: a datagram sent
+        # before is lost, while it waits for every one
+        time.sleep(5)
+    for attempt in range(60 if not listens(run) else 1):
         try:
             p = subprocess.run(argv(run[2], 'droce', port), env=env,
                                capture_output=True, text=True, timeout=120)
             rc, out = p.returncode, p.stdout + p.stderr
         except subprocess.TimeoutExpired:
             return -1, 'timed out after 120 s'
-        if rc == 0 or not re.search(NOT_YET, out):
+        if rc == 0 or not re.search(NOT_YET, out) or listens(run):
             return rc, out
-        tag = '%d.%d' % (server_try, attempt)
+        tag = '%d' % attempt
         with open(os.path.join(args.workdir, '%s.host.%s.log' %
                                (name, tag)), 'w') as f:
             f.write(out)
@@ -257,32 +281,17 @@ def run_step(args, guest, step):
         rc = p.returncode
     else:
         rc, out = -1, 'the guest never served'
-        for server_try in range(1 if run in QPERFS else SERVER_TRIES):
-            m = guest.wait_for(r'^guest: (serving %s %d|end %s rc=)' %
-                               (re.escape(name), server_try,
-                                re.escape(name)), 200)
-            if m is None or m.group(1).startswith('end'):
-                break
-            rc, out = run_client(args, env, name, run, port, server_try)
+        m = guest.wait_for(r'^guest: (serving|end) %s( rc=|$)' %
+                           re.escape(name), 200)
+        if m is not None and m.group(1) == 'serving':
+            rc, out = run_client(args, env, name, run, port)
             # mckey's sender sends its datagrams once: if the guest's
             # receiver (slow to start under TCG) joined after them, it
             # waits for more; send again until it has had them all
             if run[0] == 'mckey':
-                while rc == 0:
-                    m = guest.wait_for(
-                        r'^guest: (end %s rc=|serving %s %d$)' %
-                        (re.escape(name), re.escape(name), server_try + 1),
-                        3)
-                    if m is not None:
-                        break
-                    rc, out = run_client(args, env, name, run, port,
-                                         server_try)
-                if rc == 0 and m.group(1).startswith('serving'):
-                    continue        # the receiver was started again
-            if rc == 0:
-                break
-            print('note  %s: client failed, server started again: %s' %
-                  (name, out.strip()[-200:]), flush=True)
+                while rc == 0 and guest.wait_for(
+                        r'^guest: end %s rc=' % re.escape(name), 3) is None:
+                    rc, out = run_client(args, env, name, run, port)
     m = guest.wait_for(r'^guest: end %s rc=(\d+)' % re.escape(name), 600)
     grc = int(m.group(1)) if m else -1
     gout = '\n'.join(l.split('> ', 1)[1] for l in guest.text().splitlines()
@@ -309,19 +318,20 @@ def main():
     ap.add_argument('--only', default='',
                     help='run only the steps whose names hold one of these '
                     '(comma-separated)')
-    ap.add_argument('--perftest-client', action='store_true',
-                    help='add perftest -R with droce as the client '
-                    '(PERFTEST_CLIENT_RACE)')
     args = ap.parse_args()
     netns.enter()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
 
-    plan = steps(args.only, args.perftest_client)
-    guest = sr.boot_guest(args.workdir, guest_script(plan))
+    plan = steps(args.only)
+    guest = sr.boot_guest(args.workdir, guest_script(plan), ['/sbin/tc'],
+                          GUEST_MODULES)
     if guest is None:
         return 1
     try:
+        check(guest.wait_for(r'^guest: REQs held', 120) is not None and
+              'REQ delay failed' not in guest.text(),
+              "the guest holds droce's REQs %d ms" % REQ_DELAY_MS)
         for step in plan:
             run_step(args, guest, step)
         check(guest.wait_for(r'^guest: done', 120) is not None,
