@@ -653,6 +653,14 @@ struct droce_mr_eng {
 int droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr);
 
 /**
+ * Register region @p mr with @p dev again, under the keys it had (its
+ * place, PD and access as they are now): after droce_mr_unregister(), as
+ * ibv_rereg_mr() keeps a region's keys.
+ * @return 0, or -EBUSY if another region took its slot meanwhile.
+ */
+int droce_mr_reregister(struct droce_dev *dev, struct droce_mr_eng *mr);
+
+/**
  * Forget @p mr: its keys are refused from now on. A window bound to a
  * region lets go of it. A region's memory that packets still being sent
  * point to (zero copy) is waited for, until the ports have let go of it.

@@ -79,23 +79,55 @@ zc_free(void *addr, void *opaque)
 	RTE_VERIFY(0);
 }
 
-int
-droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr)
+/* On the primary: the region back in the slot of its keys, if free. */
+static int
+mr_reinsert(struct droce_dev *dev, void *arg)
+{
+	struct droce_mr_eng *mr = arg;
+	uint32_t slot = droce_key_slot(mr->rkey);
+
+	if (dev->mrs[slot] != NULL)
+		return -EBUSY;
+	dev->mrs[slot] = mr;
+	return 0;
+}
+
+/* Into every shard's table by @p first on the primary, with what zero
+ * copy needs. */
+static int
+mr_enter(struct droce_dev *dev, struct droce_mr_eng *mr,
+	 int (*first)(struct droce_dev *dev, void *arg))
 {
 	struct droce_dev *p = dev->primary;
 	int ret;
 
+	mr->gone = false;
 	mr->zc.free_cb = zc_free;
 	mr->zc.fcb_opaque = mr;
 	rte_mbuf_ext_refcnt_set(&mr->zc, DROCE_MR_ZC_BASE);
-	/* where zero copy needs the region mapped for the port's DMA */
+	/* where zero copy needs the region mapped for the port's DMA (not
+	 * an on-demand one: mapping would pin it, and its pages need not
+	 * be there; zero copy copies from it instead) */
 	mr->dma_mapped = mr->mw_type == 0 && p->zero_copy && p->dma_map &&
 		droce_eng.cfg.zero_copy_min != 0 &&
+		!(mr->access & IBV_ACCESS_ON_DEMAND) &&
 		droce_dma_map(p, mr->addr, mr->length) == 0;
-	ret = droce_dev_call_shards(dev, mr_insert, mr_place, mr);
+	ret = droce_dev_call_shards(dev, first, mr_place, mr);
 	if (ret != 0 && mr->dma_mapped)
 		droce_dma_unmap(p, mr->addr, mr->length);
 	return ret;
+}
+
+int
+droce_mr_register(struct droce_dev *dev, struct droce_mr_eng *mr)
+{
+	return mr_enter(dev, mr, mr_insert);
+}
+
+int
+droce_mr_reregister(struct droce_dev *dev, struct droce_mr_eng *mr)
+{
+	return mr_enter(dev, mr, mr_reinsert);
 }
 
 /* A window lets go of its region. */

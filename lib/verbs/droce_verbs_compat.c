@@ -258,15 +258,6 @@ ibv_unimport_dm(struct ibv_dm *dm)
 {
 }
 
-/* The old MR stays valid: nothing was changed. */
-int
-ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
-	     size_t length, int access)
-{
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
-}
-
 /* Not promised: the conservative answer the man page allows. */
 int
 ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,

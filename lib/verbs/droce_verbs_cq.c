@@ -528,8 +528,18 @@ droce_create_cq_ex(struct ibv_context *context,
 {
 	struct droce_cq *cq;
 
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD)) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* a parent domain's CQ: its thread domain and allocators are hints
+	 * droce's CQ rings need not take (droce_verbs_mem.c) */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (attr->parent_domain == NULL ||
+	     attr->parent_domain->context != context ||
+	     to_pd(attr->parent_domain)->protection == NULL)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&

@@ -346,6 +346,19 @@ droce_query_device_ex(struct ibv_context *context,
 		IBV_RX_HASH_DST_PORT_UDP;
 	a.rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
 	a.max_wq_type_rq = DROCE_MAX_QP;
+	/* on-demand paging, explicit (droce_verbs_mem.c): every transport
+	 * and operation reads a region at its address, faulting pages in */
+	a.odp_caps.general_caps = IBV_ODP_SUPPORT;
+	a.odp_caps.per_transport_caps.rc_odp_caps = IBV_ODP_SUPPORT_SEND |
+		IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
+		IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.uc_odp_caps = IBV_ODP_SUPPORT_SEND |
+		IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND |
+		IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
+	a.xrc_odp_caps = a.odp_caps.per_transport_caps.rc_odp_caps;
 	a.max_dm_size = 0;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	return 0;

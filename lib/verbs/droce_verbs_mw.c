@@ -30,7 +30,7 @@ alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = ENOMEM;
 		return NULL;
 	}
-	mw->eng.pd = &to_pd(pd)->eng;
+	mw->eng.pd = pd_eng(pd);
 	mw->eng.mw_type = (uint8_t)type;
 	ret = droce_mr_register(to_ctx(pd->context)->dev, &mw->eng);
 	if (ret < 0) {

@@ -68,6 +68,7 @@ droce_verbs_set_ops(struct droce_context *ctx)
 	droce_verbs_set_xrc_ops(ctx);
 	droce_verbs_set_flow_ops(ctx);
 	droce_verbs_set_wq_ops(ctx);
+	droce_verbs_set_mem_ops(ctx);
 	set_compat_ops(ctx);
 }
 

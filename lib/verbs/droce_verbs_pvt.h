@@ -56,7 +56,26 @@ struct droce_pd {
 	struct ibv_pd pd;
 	struct droce_pd_eng eng;
 	uint32_t users;		/**< MRs and QPs on it: dealloc waits for 0 */
+	/** a parent domain (ibv_alloc_parent_domain()): the PD it stands
+	 * for, whose eng its objects take (it holds a use of it); and its
+	 * thread domain and allocators, as given. NULL for a PD. */
+	struct droce_pd *protection;
+	struct ibv_td *td;
+	void *pd_context;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
 };
+
+/** The engine's record of @p pd, a PD or a parent domain's PD. */
+static inline struct droce_pd_eng *
+pd_eng(struct ibv_pd *pd)
+{
+	struct droce_pd *p = container_of(pd, struct droce_pd, pd);
+
+	return p->protection != NULL ? &p->protection->eng : &p->eng;
+}
 
 struct droce_mr {
 	struct ibv_mr mr;
@@ -283,6 +302,9 @@ int droce_post_send_wr(struct droce_qp *qp, struct ibv_send_wr *wr,
 
 /** Install the memory window operations in @p ctx. */
 void droce_verbs_set_mw_ops(struct droce_context *ctx);
+/** Install the thread and parent domain and memory advice operations
+ * (droce_verbs_mem.c). */
+void droce_verbs_set_mem_ops(struct droce_context *ctx);
 int droce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
 int droce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,

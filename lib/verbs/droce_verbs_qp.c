@@ -325,7 +325,7 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.type = attr->qp_type;
 	/* a target's PD and CQ are those of the SRQ each message names */
-	cfg.pd = pd != NULL ? &to_pd(pd)->eng : NULL;
+	cfg.pd = pd != NULL ? pd_eng(pd) : NULL;
 	cfg.send_cq = qp->send_cq != NULL ? &qp->send_cq->ring : NULL;
 	cfg.recv_cq = qp->recv_cq != NULL ? &qp->recv_cq->ring : NULL;
 	/* a TM SRQ reports every receive to its own CQ */

@@ -60,7 +60,7 @@ create_srq(struct ibv_context *context, struct ibv_pd *pd,
 	rte_rwlock_init(&srq->post_lock);
 	srq->eng.event = srq_event;
 	srq->eng.event_arg = srq;
-	srq->eng.pd = &to_pd(pd)->eng;
+	srq->eng.pd = pd_eng(pd);
 	if (droce_srq_register(srq->ctx->dev, &srq->eng) < 0) {
 		rte_free(srq->eng.wq.slots);
 		rte_free(srq);
