@@ -312,6 +312,9 @@ loop_push(struct droce_dev *dev, struct rte_mbuf *m)
 void
 droce_dev_tx_loop(struct droce_dev *dev, struct rte_mbuf *m)
 {
+	/* (mirrored as sent, as a flush mirrors what it turns back) */
+	if (dev->mirror != NULL)
+		droce_mirror_frame(dev->mirror, m);
 	loop_push(dev, m);
 }
 
