@@ -1003,8 +1003,13 @@ eal_init(struct droce_cfg *cfg)
 /*
  * Wait up to link_wait_s for every port's link, so that a verbs program
  * that checks its port at once (perftest does) finds it active when the
- * peer comes within that time.
+ * peer comes within that time. Looked at every LINK_WAIT_POLL_US: a
+ * memif peer whose program gives up at once (its tool finds no one on
+ * TCP yet) is connected for a few milliseconds only, and a link up for
+ * so short a time is up all the same.
  */
+#define LINK_WAIT_POLL_US 200
+
 static void
 links_wait(const struct droce_cfg *cfg)
 {
@@ -1025,7 +1030,7 @@ links_wait(const struct droce_cfg *cfg)
 					  "%u s", dev->name, cfg->link_wait_s);
 				return;
 			}
-			rte_delay_us_sleep(10000);
+			rte_delay_us_sleep(LINK_WAIT_POLL_US);
 		}
 	}
 }
