@@ -1222,11 +1222,15 @@ droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m)
 }
 
 /**
- * Loop @p m back to @p dev, as a NIC's switch turns a frame to the
- * device's own address back: its next pass receives it, counted as sent
- * and received (lost if the loop queue is full).
+ * Loop @p m, a frame not queued for the port yet, back to @p dev as a
+ * NIC's switch turns frames back: one to the device's own address goes
+ * to it alone (mirrored as sent; unless the port turns such frames back
+ * itself), a copy of one to a group or broadcast goes to it too. Its next
+ * pass receives them, counted as sent and received (lost if the loop
+ * queue is full).
+ * @return true if @p m was taken (it is not to go to the port).
  */
-void droce_dev_tx_loop(struct droce_dev *dev, struct rte_mbuf *m);
+bool droce_dev_tx_loop(struct droce_dev *dev, struct rte_mbuf *m);
 
 /** Send what is queued on @p dev. */
 void droce_dev_tx_flush(struct droce_dev *dev);

@@ -640,37 +640,6 @@ raw_tso(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 	return true;
 }
 
-/*
- * While the device has rules, a raw QP's frame reaches them as a NIC's
- * switch would take it back: one to the device's own MAC goes to the
- * device alone (unless the port turns such frames back itself), one to
- * a group or broadcast to the port and, a copy, to the device. So two
- * raw QPs of one device talk as they do on one port of a NIC.
- * @return true if @p m was taken (not to go to the port).
- */
-static bool
-raw_loop(struct droce_dev *dev, struct rte_mbuf *m)
-{
-	const struct rte_ether_addr *dst =
-		rte_pktmbuf_mtod(m, const struct rte_ether_addr *);
-	struct rte_mbuf *c;
-
-	if (rte_is_same_ether_addr(dst, &dev->mac)) {
-		if (dev->port_loops)
-			return false;
-		droce_dev_tx_loop(dev, m);
-		return true;
-	}
-	if (rte_is_multicast_ether_addr(dst)) {
-		c = rte_pktmbuf_copy(m, dev->pool, 0, UINT32_MAX);
-		if (c != NULL)
-			droce_dev_tx_loop(dev, c);
-		else
-			dev->stats.no_mbuf++;
-	}
-	return false;
-}
-
 bool
 droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 {
@@ -698,9 +667,13 @@ droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 	if (wqe->flags & DROCE_WQE_IP_CSUM)
 		raw_csum(qp->dev, m);
 	qp->stats.tx_pkts++;
+	/* while the device has rules, its raw QPs' frames reach them as a
+	 * NIC's switch takes them back: one to the device's own MAC the
+	 * device alone, one to a group or broadcast the port and the
+	 * device too; so two raw QPs of one device talk as on one port */
 	if (unlikely(__atomic_load_n(&qp->dev->primary->nflows,
 				     __ATOMIC_RELAXED) != 0) &&
-	    raw_loop(qp->dev, m))
+	    droce_dev_tx_loop(qp->dev, m))
 		return true;
 	droce_dev_tx(qp->dev, m);
 	return true;

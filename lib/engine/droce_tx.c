@@ -309,13 +309,42 @@ loop_push(struct droce_dev *dev, struct rte_mbuf *m)
 	dev->loop[dev->loop_tail++ & (DROCE_LOOP_BUF - 1)] = m;
 }
 
-void
+/*
+ * Loopback, as a NIC's, of one frame @p m the device sends: to its own
+ * MAC it goes to the loop queue alone (@return true), unless the port
+ * turns such frames back itself; with @p copy, a copy goes there too and
+ * @p m on to the port. One taken whole is mirrored first if @p mirror (a
+ * frame not queued for the port yet, which no flush will mirror).
+ */
+static bool
+loop_frame(struct droce_dev *dev, struct rte_mbuf *m, bool copy, bool mirror)
+{
+	struct rte_mbuf *c;
+
+	if (!dev->port_loops &&
+	    rte_is_same_ether_addr(rte_pktmbuf_mtod(m,
+				const struct rte_ether_addr *), &dev->mac)) {
+		if (mirror && dev->mirror != NULL)
+			droce_mirror_frame(dev->mirror, m);
+		loop_push(dev, m);
+		return true;
+	}
+	if (copy) {
+		c = rte_pktmbuf_copy(m, dev->pool, 0, UINT32_MAX);
+		if (c != NULL)
+			loop_push(dev, c);
+		else
+			dev->stats.no_mbuf++;
+	}
+	return false;
+}
+
+bool
 droce_dev_tx_loop(struct droce_dev *dev, struct rte_mbuf *m)
 {
-	/* (mirrored as sent, as a flush mirrors what it turns back) */
-	if (dev->mirror != NULL)
-		droce_mirror_frame(dev->mirror, m);
-	loop_push(dev, m);
+	return loop_frame(dev, m, rte_is_multicast_ether_addr(
+			rte_pktmbuf_mtod(m, const struct rte_ether_addr *)),
+			  true);
 }
 
 /* Is @p eth a RoCEv2 datagram to a multicast group? */
@@ -350,23 +379,13 @@ tx_loop(struct droce_dev *dev, uint16_t from)
 	uint16_t i, kept = from;
 
 	for (i = from; i < dev->ntx; i++) {
-		struct rte_mbuf *m = dev->tx[i], *c;
-		const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *);
+		struct rte_mbuf *m = dev->tx[i];
 
-		if (!dev->port_loops &&
-		    rte_is_same_ether_addr((const struct rte_ether_addr *)eth,
-					   &dev->mac)) {
-			loop_push(dev, m);
-			continue;
-		}
-		dev->tx[kept++] = m;
-		if (unlikely(groups) && roce_to_group(eth, m->data_len)) {
-			c = rte_pktmbuf_copy(m, dev->pool, 0, UINT32_MAX);
-			if (c != NULL)
-				loop_push(dev, c);
-			else
-				dev->stats.no_mbuf++;
-		}
+		if (!loop_frame(dev, m, unlikely(groups) &&
+				roce_to_group(rte_pktmbuf_mtod(m,
+						const uint8_t *), m->data_len),
+				false))
+			dev->tx[kept++] = m;
 	}
 	dev->ntx = kept;
 	dev->nready = kept;
