@@ -196,18 +196,26 @@ def veth_ready():
         raise RuntimeError('no veth pair: ' + err)
 
 
-def fi_pingpong(work, secs):
-    """fi_pingpong's MSG endpoints over droce on the veth pair: (None, the
-    64 KiB ping-pong's bandwidth, the 64 B one's average latency)."""
+def veth_configs(work, tag):
+    """The server's and the client's configuration of a pair of devices
+    on the veth pair (made if it is not there), net_af_packet on each
+    end, each on its process's core; file names and prefixes of @tag."""
     veth_ready()
     inis = []
     for role, iface, core, n in (('server', 'veth1', SERVER_CORE, 1),
                                  ('client', 'veth2', CLIENT_CORE, 2)):
-        ini = os.path.join(work, 'fi-%s.ini' % role)
+        ini = os.path.join(work, '%s-%s.ini' % (tag, role))
         with open(ini, 'w') as f:
-            f.write(dropin.AF_PACKET.format(pid=os.getpid(), role='fi' + role,
+            f.write(dropin.AF_PACKET.format(pid=os.getpid(), role=tag + role,
                                             iface=iface, core=core, n=n))
         inis.append(ini)
+    return inis
+
+
+def fi_pingpong(work, secs):
+    """fi_pingpong's MSG endpoints over droce on the veth pair: (None, the
+    64 KiB ping-pong's bandwidth, the 64 B one's average latency)."""
+    inis = veth_configs(work, 'fi')
     res = {}
     for size, iters in ((64, 20000 * secs), (65536, 2000 * secs)):
         port = str(free_port())
@@ -279,16 +287,9 @@ def qperf_tcp(secs):
 
 def qperf_droce(work, secs):
     """Debian's qperf over droce (-cm1), as test_rdmacm_dropin runs it."""
-    veth_ready()
     env = dict(os.environ, LD_LIBRARY_PATH=LIBS)
-    envs = []
-    for role, iface, core, n in (('server', 'veth1', SERVER_CORE, 1),
-                                 ('client', 'veth2', CLIENT_CORE, 2)):
-        ini = os.path.join(work, 'qperf-%s.ini' % role)
-        with open(ini, 'w') as f:
-            f.write(dropin.AF_PACKET.format(pid=os.getpid(), role=role,
-                                            iface=iface, core=core, n=n))
-        envs.append(dict(env, DROCE_CONFIG=ini))
+    envs = [dict(env, DROCE_CONFIG=ini)
+            for ini in veth_configs(work, 'qperf')]
     with socket.socket() as so:
         so.bind((dropin.QPERF_SERVER, 0))
         port = str(so.getsockname()[1])
