@@ -45,7 +45,7 @@ import sys
 import time
 
 import netns
-from test_rdmacm_dropin import communicate, ip, tail, tcp_listening
+from test_rdmacm_dropin import communicate, tail, tcp_listening, veth_up
 
 # fi_pingpong's own TCP exchange: its default port
 CTRL_PORT = 47592
@@ -84,27 +84,6 @@ def check(cond, what):
         passed += 1
     else:
         failures.append(what)
-
-
-def veth_up():
-    """The veth pair, veth1 and veth2, up: None, or what failed."""
-    # (the indexes keep DPDK's af_packet fanout groups of the two
-    # processes apart: see test_rdmacm_dropin.py's veth_up())
-    try:
-        ip('link', 'add', 'veth1', 'index', '16386', 'type', 'veth',
-           'peer', 'name', 'veth2', 'index', '2')
-        for i in ('veth1', 'veth2'):
-            ip('link', 'set', i, 'up')
-    except subprocess.CalledProcessError as e:
-        return '%s: %s' % (' '.join(e.cmd), e.stderr.strip())
-    for _ in range(50):
-        links = subprocess.run(['ip', '-o', 'link', 'show', 'type', 'veth'],
-                               capture_output=True, text=True).stdout
-        if len(re.findall(r' state UP ', links)) == 2:
-            break
-        time.sleep(0.1)
-    time.sleep(1)
-    return None
 
 
 def results(out):
