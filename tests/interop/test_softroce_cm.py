@@ -111,34 +111,53 @@ QPERFS = [('qperf-' + t, ['qperf', '-lp', '{port}'],
 # CM's REJ of an unknown service, or perftest's or qperf's complaint.
 NOT_YET = (r'RDMA_CM_EVENT_REJECTED|Unexpected CM event bl blka 8|'
            r'Connection refused|Unable to init')
+# perftest's client is started again only when its first connection
+# found no server: once the server is past its first connection, a new
+# client would take the server's second listen for its first.
+PERFTEST_NOT_YET = r'Unable to init the socket connection'
+
+
+def not_yet(run):
+    return PERFTEST_NOT_YET if run[0].startswith('ib_') else NOT_YET
 
 
 # REQ_DELAY_MS: every REQ droce sends reaches the guest's CM that much
-# later (netem on eth0's ingress, through ifb0). perftest's -R tools
-# connect twice, the second time once their parameter exchange on the
-# first connection is over; the server listens for the second only when
-# its last SEND of the exchange has been acknowledged, the client asks as
-# soon as it has that SEND. A native client (droce's here, Linux's on a
-# host as fast) asks some 1 ms after its ACK; perftest's server in the
-# TCG guest needs a few ms from that ACK to its listen, and its CM meets
-# the REQ first with the REJ of a service no one listens on (reason 8),
-# as Linux's CM does for any client. The tool does not recover (the
-# client ends, the server waits for a connection no one makes). 100 ms
-# gives the guest the time a native server would not need; nothing else
-# droce sends is held, so the data path and the other MADs keep their
-# timing.
+# later (netem on eth0's ingress, through ifb0), and every REQ the guest
+# sends leaves that much later (netem on a band of eth0's root). perftest's
+# -R tools connect twice, the second time once their parameter exchange
+# on the first connection is over; the server listens for the second only
+# when its last SEND of the exchange has been acknowledged, the client
+# asks as soon as it has that SEND. That race is perftest's, on any pair
+# of hosts: a server slower to listen than its client to ask meets the
+# REQ with the REJ of a service no one listens on (reason 8), as Linux's
+# CM does, and the tool does not recover (the client ends, the server
+# waits for a connection no one makes). A native client (droce's here,
+# Linux's on a host as fast) asks some 1 ms after its ACK, while the TCG
+# guest's server needs a few ms to listen; the other way, the guest
+# asks within milliseconds and droce's server, on a host whose cores the
+# guest shares, can lose them for as long. 100 ms gives either server
+# the time it would not need on hosts of its own; nothing else is held,
+# so the data path and the other MADs keep their timing.
 REQ_DELAY_MS = 100
+# UDP to 4791, BTH destination QP 1, MAD attribute 0x0010 (REQ)
+REQ_MATCH = ('u32 match ip protocol 17 0xff match ip dport 4791 0xffff '
+             'match u32 0x00000001 0x00ffffff at 32 '
+             'match u16 0x0010 0xffff at 64')
 REQ_DELAY = [
     'ip link set ifb0 up',
     '/usr/bin/tc qdisc add dev eth0 handle ffff: ingress',
-    # UDP to 4791, BTH destination QP 1, MAD attribute 0x0010 (REQ)
-    '/usr/bin/tc filter add dev eth0 parent ffff: protocol ip prio 1 u32 '
-    'match ip protocol 17 0xff match ip dport 4791 0xffff '
-    'match u32 0x00000001 0x00ffffff at 32 match u16 0x0010 0xffff at 64 '
-    'action mirred egress redirect dev ifb0',
+    '/usr/bin/tc filter add dev eth0 parent ffff: protocol ip prio 1 %s '
+    'action mirred egress redirect dev ifb0' % REQ_MATCH,
     '/usr/bin/tc qdisc add dev ifb0 root netem delay %dms' % REQ_DELAY_MS,
+    # the guest's own REQs: a prio qdisc's third band, held there
+    '/usr/bin/tc qdisc add dev eth0 root handle 1: prio',
+    '/usr/bin/tc qdisc add dev eth0 parent 1:3 handle 30: netem delay %dms'
+    % REQ_DELAY_MS,
+    '/usr/bin/tc filter add dev eth0 parent 1: protocol ip prio 1 %s '
+    'flowid 1:3' % REQ_MATCH,
 ]
-GUEST_MODULES = ('ifb', 'sch_ingress', 'cls_u32', 'act_mirred', 'sch_netem')
+GUEST_MODULES = ('ifb', 'sch_ingress', 'sch_prio', 'cls_u32', 'act_mirred',
+                 'sch_netem')
 
 # A server in the guest is announced ("guest: serving STEP") once its
 # listener is in the guest's CM (rdma res show cm_id), so droce's client
@@ -207,7 +226,7 @@ def guest_script(plan):
             lines.append('n=0; while :; do timeout 120 %s >out 2>&1; '
                          'rc=$?; grep -Eq "%s" out || break; n=$((n+1)); '
                          '[ $n -ge 60 ] && break; sleep 1; done' %
-                         (cmd, NOT_YET.replace('\\b', '')))
+                         (cmd, not_yet(run).replace('\\b', '')))
         lines.append('sed "s/^/guest[%s]> /" out' % name)
         lines.append('echo "guest: end %s rc=$rc"' % name)
     return '\n'.join(lines) + '\n'
@@ -309,6 +328,25 @@ def run_step(args, guest, step):
           (name, time.time() - t0,
            'ok' if ok_host else 'exit %d: %s' % (rc, out.strip()[-300:]),
            'ok' if ok_guest else 'exit %d: %s' % (grc, gout.strip()[-300:])))
+    if not (ok_host and ok_guest):
+        explain(args, name, out)
+
+
+def explain(args, name, out):
+    """What a failed step's log and capture say, for a run whose work
+    directory is gone: droce's CM lines and the frames, in short."""
+    cm = [l for l in out.splitlines() if l.startswith('droce cm ')]
+    lines = ['droce\'s CM:'] + cm[:40] + (['...'] + cm[-20:]
+                                          if len(cm) > 60 else cm[40:])
+    pcap = os.path.join(args.workdir, name + '-droce0.pcap')
+    if os.path.exists(pcap):
+        p = subprocess.run([args.tshark, '-r', pcap], capture_output=True,
+                           text=True, timeout=60)
+        frames = [l for l in p.stdout.splitlines() if 'RRoCE' in l]
+        lines += ['frames:'] + frames[:60] + (['...'] + frames[-30:]
+                                              if len(frames) > 90
+                                              else frames[60:])
+    print('\n'.join('      ' + l for l in lines))
 
 
 def main():
