@@ -14,6 +14,9 @@ the tool gives them, qperf's average otherwise).
   droce, droce-perf    RDMA WRITEs over net_memif (write_bw, write_lat)
   droce, SEND          droce-perf's send_bw and send_lat, the same way:
                        what the middleware below is carried by
+  droce-perf, -t 32    write_bw at 64 KiB with 32 WRITEs in flight, the
+                       window ucp_put_bw keeps by default: the UCX row's
+                       64 KiB yardstick at the same window
   droce, UCX           Debian's ucx_perftest (UCX 1.13) through
                        droce-run, over the same memif: tag_bw (64 B),
                        ucp_put_bw (64 KiB), tag_lat (its p50; UCX gives
@@ -379,6 +382,10 @@ def main():
                     droce_perf(work, 'send_bw', 65536, secs)[1],
                     droce_perf(work, 'send_lat', 64, secs))
 
+        def window32():
+            return None, droce_perf(work, 'write_bw', 65536, secs,
+                                    ('-t', '32'))[1], None
+
         def ucx():
             lat = ucx_perftest(work, 'tag_lat', 8, secs)[0]
             return (ucx_perftest(work, 'tag_bw', 64, secs)[1],
@@ -398,6 +405,7 @@ def main():
 
         row('droce, droce-perf', droce)
         row('droce, SEND', send)
+        row('droce-perf, -t 32', window32)
         row('droce, UCX', ucx)
         row('droce, libfabric', lambda: fi_pingpong(work, secs))
         row('droce, qperf', lambda: qperf_droce(work, secs))
