@@ -93,6 +93,11 @@ rnr_nak(struct droce_qp_eng *qp, uint32_t psn)
 	}
 	qp->stats.rnr_naks_sent++;
 	droce_resp_send_ack(qp, DROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn);
+	/* the packets behind it in the same flight are sent again after the
+	 * requester's RNR wait: dropped as after a sequence NAK, not
+	 * answered with one (which a requester would charge to its retry
+	 * count once its wait is over, an RNR episode at a time) */
+	qp->resp.nak_sent = true;
 }
 
 /* Acknowledge @p psn with the next coalesced ACK if the packet asked. */

@@ -124,6 +124,7 @@ struct soak_port_books {
 	/* the QPs' own: sums over the QPs given */
 	uint64_t qp_tx_pkts, qp_rx_pkts, qp_retransmits, qp_timeouts;
 	uint64_t qp_naks_sent, qp_dup_reqs, qp_rx_dropped;
+	uint64_t qp_rnr_naks_sent, qp_rnr_naks_rcvd;
 };
 
 /** Open what the books need: the devices' contexts, the fault ports. */

@@ -142,6 +142,8 @@ soak_books_read(struct soak_port_books b[2], struct ibv_qp **qps[2],
 			p->qp_retransmits += qc.retransmits;
 			p->qp_timeouts += qc.timeouts;
 			p->qp_naks_sent += qc.naks_sent;
+			p->qp_rnr_naks_sent += qc.rnr_naks_sent;
+			p->qp_rnr_naks_rcvd += qc.rnr_naks_rcvd;
 			p->qp_dup_reqs += qc.dup_reqs;
 			p->qp_rx_dropped += qc.rx_dropped;
 		}
@@ -221,6 +223,7 @@ soak_books_reconcile(const struct soak_port_books b[2])
 	ROW(ring_opackets); ROW(ring_ipackets); ROW(ring_oerrors);
 	ROW(qp_tx_pkts); ROW(qp_rx_pkts); ROW(qp_retransmits);
 	ROW(qp_timeouts); ROW(qp_naks_sent); ROW(qp_dup_reqs);
+	ROW(qp_rnr_naks_sent); ROW(qp_rnr_naks_rcvd);
 	ROW(qp_rx_dropped);
 #undef ROW
 
