@@ -347,11 +347,25 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 				DROCE_AETH_ACK ? droce_psn_add(psn, 1) : psn);
 		else if (flags & DROCE_OPF_ATOMIC)
 			droce_req_take_answered(qp, psn);
-		if (droce_psn_diff(psn, qp->req.psn) >= 0)
+		if (droce_psn_diff(psn, qp->req.psn) >= 0 &&
+		    (flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)))
 			return;
 	}
 
-	if (flags & DROCE_OPF_READ) {
+	if (droce_psn_diff(psn, qp->req.psn) >= 0) {
+		/* an ACK past a READ or atomic whose response is still due
+		 * (the seek stops there), or a NAK of the PSN the requester
+		 * now resumes at: all before that PSN is acknowledged. A
+		 * requester rewound far behind it would otherwise count it
+		 * all in flight, its window shut, and its timer resend the
+		 * same packets to retry_cnt. */
+		uint32_t before = droce_psn_add(qp->req.psn, DROCE_PSN_MASK);
+
+		if (droce_psn_diff(before, qp->req.una_psn) < 0)
+			return;
+		ack_upto(qp, before, psn);
+		progress(qp, before, now);
+	} else if (flags & DROCE_OPF_READ) {
 		read_response(qp, m, psn, meta, now);
 	} else if (flags & DROCE_OPF_ATOMIC) {
 		atomic_ack(qp, bth, psn, meta, now);

@@ -1934,6 +1934,92 @@ test_read_resumed_by_timer(void **state)
 	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
 }
 
+/*
+ * A requester its timer took back far behind an atomic that the
+ * responder has answered past (the atomic's response lost): a
+ * duplicate's ACK for a PSN after the atomic acknowledges all before the
+ * atomic, and the atomic is asked again. The ACK was once dropped whole
+ * as an answer to packets not sent since the rewind: the window stayed
+ * shut on what the requester counted as unacknowledged, and each timeout
+ * sent the same packets again, to retry_cnt (the soak's SEND before a
+ * READ or atomic, failed with IBV_WC_RETRY_EXC_ERR).
+ */
+static void
+test_ack_past_atomic_after_timeout(void **state)
+{
+	enum { N = 40 };        /* the SEND's packets, more than a window */
+	struct ibv_sge sge[3] = {
+		{ (uintptr_t)b.buf, N * 1024, b.mr->lkey },
+		{ (uintptr_t)(b.buf + N * 1024), 8, b.mr->lkey },
+		{ (uintptr_t)b.buf, 2048, b.mr->lkey },
+	};
+	struct ibv_send_wr wr[3] = {
+		{ .wr_id = 1, .next = &wr[1], .sg_list = &sge[0],
+		  .num_sge = 1, .opcode = IBV_WR_SEND,
+		  .send_flags = IBV_SEND_SIGNALED },
+		{ .wr_id = 2, .next = &wr[2], .sg_list = &sge[1],
+		  .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+		  .send_flags = IBV_SEND_SIGNALED,
+		  .wr.atomic = { .remote_addr = 0x10000, .compare_add = 1,
+				 .rkey = 0x1234 } },
+		{ .wr_id = 3, .sg_list = &sge[2], .num_sge = 1,
+		  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+	}, *bad;
+	struct droce_wire_pkt p[2];
+	struct answer x[64];
+	struct ibv_wc wc[3];
+	uint32_t psn, n, i, k;
+	uint64_t orig;
+	bool asked = false;
+
+	(void)state;
+	memset(b.buf + N * 1024, 0, 8);
+	assert_int_equal(ibv_post_send(b.qp, wr, &bad), 0);
+	assert_int_equal(answers(x, 64), N + 1 + 2);
+	psn = x[0].psn;
+	/* nothing answered: the timer (4 s) goes back to the SEND's first
+	 * PSN, a window of fewer packets than the SEND has */
+	n = answers(x, 64);
+	for (i = 0; n == 0 && i < 20; i++)
+		n = answers(x, 64);
+	assert_true(n > 0 && n < N);
+	assert_int_equal(x[0].psn, psn);
+	/* the responder has it all: the ACK of a duplicate names the last
+	 * SEND's last PSN, past the atomic */
+	ack(&p[0], psn + N + 2, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID);
+	inject(p, 1);
+	assert_int_equal(ep_poll(b.scq, wc, 1, 2000), 1);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	/* the atomic is asked again, at once */
+	for (i = 0; i < 3 && !asked; i++) {
+		n = answers(x, 64);
+		for (k = 0; k < n; k++)
+			if (x[k].opcode == (DROCE_TR_RC | DROCE_OP_FETCH_ADD) &&
+			    x[k].psn == ((psn + N) & DROCE_PSN_MASK))
+				asked = true;
+	}
+	assert_true(asked);
+	/* its answer, then the ACK again: the atomic and the SEND after it
+	 * complete */
+	request(&p[0], DROCE_TR_RC | DROCE_OP_ATOMIC_ACKNOWLEDGE,
+		b.qp->qp_num, psn + N);
+	p[0].bth.ackreq = 0;
+	p[0].aeth = (struct droce_aeth) {
+		DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 2 };
+	p[0].atomicacketh.orig = 41;
+	ack(&p[1], psn + N + 2, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID);
+	inject(p, 2);
+	assert_int_equal(ep_poll(b.scq, wc, 2, 2000), 2);
+	assert_int_equal(wc[0].wr_id, 2);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	memcpy(&orig, b.buf + N * 1024, 8);
+	assert_int_equal(orig, 41);
+	assert_int_equal(wc[1].wr_id, 3);
+	assert_int_equal(wc[1].status, IBV_WC_SUCCESS);
+	assert_int_equal(ep_qp_state(b.qp), IBV_QPS_RTS);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1950,6 +2036,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup(test_payload_not_path_mtu, b_up),
 		cmocka_unit_test_setup(test_read_response_out_of_order, b_up),
 		cmocka_unit_test_setup(test_read_resumed_by_timer, b_up),
+		cmocka_unit_test_setup(test_ack_past_atomic_after_timeout,
+				       b_up),
 		cmocka_unit_test(test_qpn_unpredictable),
 		cmocka_unit_test(test_arp_does_not_redirect),
 		cmocka_unit_test_setup(test_bad_read_response_fails_the_read,
