@@ -68,6 +68,7 @@
 #define SLICES_MAX 1000
 #define ALONE_US 400000             /* droce1 alone this long, at the end */
 #define ALONE_SETTLE_US 100000      /* ... measured after this much */
+#define ALONE_SLICE_US 10000        /* ... slice by slice */
 
 static const char *workdir;
 static unsigned int nsenders;
@@ -208,13 +209,14 @@ sender_drain(unsigned int i, unsigned int out)
 static void
 alone(void)
 {
-	uint64_t t, t0 = now_ns(), q0[Q_MAX], q1[Q_MAX];
+	uint64_t t, t0 = now_ns(), q0[Q_MAX], q1[Q_MAX], qs[Q_MAX];
 	uint64_t from_at = t0 + ALONE_SETTLE_US * 1000ull;
 	uint64_t end_at = t0 + ALONE_US * 1000ull;
-	unsigned int out = 0;
+	uint64_t slice_t = 0;
+	unsigned int out = 0, nslice = 0;
 	bool measuring = false;
 	struct droce_qp_cc cc;
-	double util;
+	double util, util_median;
 
 	memset(q0, 0, sizeof(q0));
 	for (t = t0; t < end_at; t = now_ns()) {
@@ -223,23 +225,35 @@ alone(void)
 			measuring = true;
 			assert_int_equal(rte_eth_xstats_reset(bn_port), 0);
 			bottleneck_read(q0);
+			memcpy(qs, q0, sizeof(qs));
+			slice_t = t;
+		} else if (measuring && t - slice_t >= ALONE_SLICE_US * 1000ull &&
+			   nslice < SLICES_MAX) {
+			bottleneck_read(q1);
+			slice_util[nslice++] = line_util(qs, q1, t - slice_t);
+			memcpy(qs, q1, sizeof(qs));
+			slice_t = t;
 		}
 	}
 	bottleneck_read(q1);
 	droce_query_qp_cc(snd[0].qp, &cc);
 	sender_drain(0, out);
 	util = line_util(q0, q1, end_at - from_at);
+	qsort(slice_util, nslice, sizeof(slice_util[0]), cmp_double);
+	util_median = nslice > 0 ? slice_util[nslice / 2] : 0;
 	printf("alone rate_mbps=%" PRIu64 " cuts=%" PRIu64 " util=%.3f "
-	       "marked=%" PRIu64 " backlog_max=%" PRIu64 "\n",
-	       cc.rate_kbps / 1000, cc.cuts, util, q1[Q_MARKED] - q0[Q_MARKED],
-	       q1[Q_BACKLOG_MAX]);
+	       "util_median=%.3f marked=%" PRIu64 " backlog_max=%" PRIu64 "\n",
+	       cc.rate_kbps / 1000, cc.cuts, util, util_median,
+	       q1[Q_MARKED] - q0[Q_MARKED], q1[Q_BACKLOG_MAX]);
 	fflush(stdout);
 	assert_true(cc.cuts > 0);
 	assert_int_equal(cc.rate_kbps, RATE_MBPS * 1000ull);
 	assert_true(q1[Q_BACKLOG_MAX] < KMAX_BYTES);
 	/* (a lone QP paced in software: the lcore's passes are not on time
-	 * to the microsecond, under sanitizers least of all) */
-	assert_true(util >= 0.85);
+	 * to the microsecond, under sanitizers least of all; and the slice
+	 * in the middle, as above: a host that takes this process's CPUs
+	 * for a spell says nothing of the pacing) */
+	assert_true(util_median >= 0.85);
 }
 
 static void
