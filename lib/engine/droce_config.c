@@ -63,6 +63,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cfgfile.h>
 #include <rte_mempool.h>
@@ -373,41 +374,64 @@ dev_lcores_check(const struct droce_dev_cfg *d, unsigned int ncores)
 	return 0;
 }
 
+/* The numbers of [engine]: each from min to max, an unsigned int of
+ * struct droce_cfg. */
+static const struct {
+	const char *key;
+	unsigned long min, max;
+	size_t off;
+} engine_numbers[] = {
+#define N(k, lo, hi) { #k, lo, hi, offsetof(struct droce_cfg, k) }
+	N(idle_sleep_us, 0, 1000000),
+	N(idle_yield_us, 0, 1000000),
+	N(link_wait_s, 0, 3600),
+	N(mbufs, 1024, 1u << 22),
+	N(mbuf_cache, 0, RTE_MEMPOOL_CACHE_MAX_SIZE),
+	N(zero_copy_min, 1, UINT16_MAX),
+	N(cnp_interval_us, 0, 1000000),
+#undef N
+};
+
 /*
- * [engine] @p key of @p f, if there, into *v: a number from @p min to
- * @p max. @return 0, or -EINVAL (logged) if it is not one.
+ * [engine] @p key of @p f, if there, one of the @p n @p names: its index
+ * into *k. @return 0, or -EINVAL (logged) if it is none of them.
  */
 static int
-engine_uint(struct rte_cfgfile *f, const char *path, const char *key,
-	    unsigned long min, unsigned long max, unsigned int *v)
+engine_choice(struct rte_cfgfile *f, const char *path, const char *key,
+	      const char *const *names, unsigned int n, unsigned int *k)
 {
-	const char *s = rte_cfgfile_get_entry(f, "engine", key);
-	unsigned long n;
+	const char *v = rte_cfgfile_get_entry(f, "engine", key);
+	char hint[64] = "";
+	unsigned int i;
 
-	if (s == NULL)
+	if (v == NULL)
 		return 0;
-	if (parse_uint(s, max, &n) < 0 || n < min) {
-		DROCE_LOG(ERR, "%s: bad %s '%s'", path, key, s);
-		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			*k = i;
+			return 0;
+		}
+		strlcat(hint, i == 0 ? "" : i + 1 < n ? ", " : " or ",
+			sizeof(hint));
+		strlcat(hint, names[i], sizeof(hint));
 	}
-	*v = (unsigned int)n;
-	return 0;
+	DROCE_LOG(ERR, "%s: bad %s '%s' (%s)", path, key, v, hint);
+	return -EINVAL;
 }
 
-int
-droce_config_parse_file(const char *path, struct droce_cfg *cfg)
+/* The [eal] and [engine] sections. */
+static int
+parse_engine(struct rte_cfgfile *f, const char *path, struct droce_cfg *cfg)
 {
-	struct rte_cfgfile *f;
-	char **sections = NULL;
+	static const char *const rtc[] = {
+		[DROCE_RTC_AUTO] = "auto",
+		[DROCE_RTC_ALWAYS] = "always",
+		[DROCE_RTC_NEVER] = "never",
+	};
+	static const char *const off_on[] = { "off", "on" };
+	static const char *const zero_copy[] = { "auto", "off" };
+	unsigned int i, ecn = cfg->ecn, zc = 0;
 	const char *v;
-	int nsec = 0, ndev, i, ret = 0;
-
-	config_defaults(cfg);
-	f = rte_cfgfile_load(path, 0);
-	if (f == NULL) {
-		DROCE_LOG(ERR, "cannot read configuration %s", path);
-		return -ENOENT;
-	}
 
 	v = rte_cfgfile_get_entry(f, "eal", "args");
 	if (v != NULL)
@@ -415,111 +439,125 @@ droce_config_parse_file(const char *path, struct droce_cfg *cfg)
 	v = rte_cfgfile_get_entry(f, "engine", "cores");
 	if (v != NULL && parse_cores(v, cfg) < 0) {
 		DROCE_LOG(ERR, "%s: bad cores '%s'", path, v);
-		ret = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	if (engine_uint(f, path, "idle_sleep_us", 0, 1000000,
-			&cfg->idle_sleep_us) < 0 ||
-	    engine_uint(f, path, "idle_yield_us", 0, 1000000,
-			&cfg->idle_yield_us) < 0 ||
-	    engine_uint(f, path, "link_wait_s", 0, 3600,
-			&cfg->link_wait_s) < 0 ||
-	    engine_uint(f, path, "mbufs", 1024, 1u << 22, &cfg->mbufs) < 0 ||
-	    engine_uint(f, path, "mbuf_cache", 0, RTE_MEMPOOL_CACHE_MAX_SIZE,
-			&cfg->mbuf_cache) < 0 ||
-	    engine_uint(f, path, "zero_copy_min", 1, UINT16_MAX,
-			&cfg->zero_copy_min) < 0 ||
-	    engine_uint(f, path, "cnp_interval_us", 0, 1000000,
-			&cfg->cnp_interval_us) < 0) {
-		ret = -EINVAL;
-		goto out;
-	}
-	v = rte_cfgfile_get_entry(f, "engine", "run_to_completion");
-	if (v != NULL) {
-		static const char *const names[] = {
-			[DROCE_RTC_AUTO] = "auto",
-			[DROCE_RTC_ALWAYS] = "always",
-			[DROCE_RTC_NEVER] = "never",
-		};
-		unsigned int k;
+	for (i = 0; i < RTE_DIM(engine_numbers); i++) {
+		unsigned long n;
 
-		for (k = 0; k < RTE_DIM(names); k++)
-			if (strcmp(v, names[k]) == 0)
-				break;
-		if (k == RTE_DIM(names)) {
-			DROCE_LOG(ERR, "%s: bad run_to_completion '%s' "
-				  "(auto, always or never)", path, v);
-			ret = -EINVAL;
-			goto out;
+		v = rte_cfgfile_get_entry(f, "engine", engine_numbers[i].key);
+		if (v == NULL)
+			continue;
+		if (parse_uint(v, engine_numbers[i].max, &n) < 0 ||
+		    n < engine_numbers[i].min) {
+			DROCE_LOG(ERR, "%s: bad %s '%s'", path,
+				  engine_numbers[i].key, v);
+			return -EINVAL;
 		}
-		cfg->run_to_completion = k;
+		*(unsigned int *)((char *)cfg + engine_numbers[i].off) =
+			(unsigned int)n;
 	}
-	v = rte_cfgfile_get_entry(f, "engine", "ecn");
-	if (v != NULL && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
-		cfg->ecn = strcmp(v, "on") == 0;
-	} else if (v != NULL) {
-		DROCE_LOG(ERR, "%s: bad ecn '%s' (on or off)", path, v);
-		ret = -EINVAL;
-		goto out;
-	}
-	v = rte_cfgfile_get_entry(f, "engine", "zero_copy");
-	if (v != NULL && strcmp(v, "off") == 0) {
+	if (engine_choice(f, path, "run_to_completion", rtc, RTE_DIM(rtc),
+			  &cfg->run_to_completion) < 0 ||
+	    engine_choice(f, path, "ecn", off_on, RTE_DIM(off_on), &ecn) < 0 ||
+	    engine_choice(f, path, "zero_copy", zero_copy,
+			  RTE_DIM(zero_copy), &zc) < 0)
+		return -EINVAL;
+	cfg->ecn = ecn != 0;
+	/* off, whatever zero_copy_min says */
+	if (zc == 1)
 		cfg->zero_copy_min = 0;
-	} else if (v != NULL && strcmp(v, "auto") != 0) {
-		DROCE_LOG(ERR, "%s: bad zero_copy '%s' (auto or off)", path, v);
-		ret = -EINVAL;
-		goto out;
-	}
 	v = rte_cfgfile_get_entry(f, "engine", "pcap");
 	if (v != NULL)
 		strlcpy(cfg->pcap, v, sizeof(cfg->pcap));
+	return 0;
+}
 
-	ndev = rte_cfgfile_num_sections(f, "device ", strlen("device "));
+/* The names of @p f's sections, into *@p names (free_names()). @return
+ * how many, or -ENOMEM. */
+static int
+section_names(struct rte_cfgfile *f, char ***names)
+{
+	int n = rte_cfgfile_num_sections(f, NULL, 0), i;
+
+	*names = calloc((size_t)RTE_MAX(n, 1), sizeof(**names));
+	if (*names == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		(*names)[i] = malloc(CFG_NAME_LEN);
+		if ((*names)[i] == NULL)
+			return -ENOMEM;
+	}
+	return rte_cfgfile_sections(f, *names, n);
+}
+
+static void
+free_names(char **names, int n)
+{
+	int i;
+
+	for (i = 0; names != NULL && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* The [device NAME] sections, in the file's order. */
+static int
+parse_devices(struct rte_cfgfile *f, const char *path, struct droce_cfg *cfg)
+{
+	int ndev = rte_cfgfile_num_sections(f, "device ", strlen("device "));
+	int nsec = rte_cfgfile_num_sections(f, NULL, 0), i, ret;
+	char **sections;
+
 	if (ndev <= 0) {
 		DROCE_LOG(ERR, "%s: no [device NAME] section", path);
-		ret = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
 	if (ndev > DROCE_MAX_DEVS) {
 		DROCE_LOG(ERR, "%s: more than %d devices", path, DROCE_MAX_DEVS);
-		ret = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	nsec = rte_cfgfile_num_sections(f, NULL, 0);
-	sections = calloc((size_t)nsec, sizeof(*sections));
-	if (sections == NULL) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < nsec; i++) {
-		sections[i] = malloc(CFG_NAME_LEN);
-		if (sections[i] == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
-	rte_cfgfile_sections(f, sections, nsec);
-	for (i = 0; i < nsec; i++) {
+	ret = section_names(f, &sections);
+	for (i = 0; ret >= 0 && i < nsec; i++) {
+		struct droce_dev_cfg *d = &cfg->dev[cfg->ndevs];
+
 		if (strncmp(sections[i], "device ", strlen("device ")) != 0)
 			continue;
-		ret = parse_device(f, sections[i], &cfg->dev[cfg->ndevs]);
+		ret = parse_device(f, sections[i], d);
 		if (ret < 0)
-			goto out;
-		ret = dev_lcores_check(&cfg->dev[cfg->ndevs], cfg->ncores);
+			break;
+		ret = dev_lcores_check(d, cfg->ncores);
 		if (ret < 0) {
 			DROCE_LOG(ERR, "[%s]: lcores beyond the %u engine "
 				  "cores, or one twice", sections[i],
 				  cfg->ncores);
-			goto out;
+			break;
 		}
 		cfg->ndevs++;
 	}
-out:
-	if (sections != NULL) {
-		for (i = 0; i < nsec; i++)
-			free(sections[i]);
-		free(sections);
+	free_names(sections, nsec);
+	return ret < 0 ? ret : 0;
+}
+
+int
+droce_config_parse_file(const char *path, struct droce_cfg *cfg)
+{
+	struct rte_cfgfile *f;
+	int ret;
+
+	config_defaults(cfg);
+	f = rte_cfgfile_load(path, 0);
+	if (f == NULL) {
+		/* (rte_cfgfile says which line, if it is one) */
+		if (access(path, R_OK) == 0) {
+			DROCE_LOG(ERR, "cannot parse configuration %s", path);
+			return -EINVAL;
+		}
+		DROCE_LOG(ERR, "cannot read configuration %s", path);
+		return -ENOENT;
 	}
+	ret = parse_engine(f, path, cfg);
+	if (ret == 0)
+		ret = parse_devices(f, path, cfg);
 	rte_cfgfile_close(f);
 	return ret;
 }

@@ -277,7 +277,7 @@ test_device_bad(void **state)
 }
 
 /* The devices in the file's order, other sections passed over; none, too
- * many or no file refused. */
+ * many, a malformed file or none refused. */
 static void
 test_devices(void **state)
 {
@@ -300,6 +300,9 @@ test_devices(void **state)
 					"[device d%u]\nport = p\n"
 					"ipv4 = 10.0.0.%u\n", i, i + 1);
 	assert_int_equal(parse(text), -EINVAL);
+	/* a file that is there but no .ini file */
+	assert_int_equal(parse("[engine]\nmbufs =\n" DEV), -EINVAL);
+	assert_int_equal(parse("[device d0\n"), -EINVAL);
 	assert_int_equal(droce_config_parse_file("/nonexistent/droce.ini",
 						 &cfg), -ENOENT);
 }
