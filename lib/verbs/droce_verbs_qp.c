@@ -199,6 +199,206 @@ qp_event(void *arg, enum ibv_event_type type)
 }
 
 /*
+ * Whether a QP of @p attr's type may be made with what @p attr, @p pd
+ * and @p xrcd give (an XRC target has an XRC domain, every other QP a
+ * PD). @return 0 or the errno.
+ */
+static int
+qp_kind_check(struct ibv_context *context, const struct ibv_pd *pd,
+	      const struct ibv_qp_init_attr *attr,
+	      const struct droce_xrcd *xrcd)
+{
+	enum ibv_qp_type type = attr->qp_type;
+
+	if (type != IBV_QPT_RC && type != IBV_QPT_UC &&
+	    type != IBV_QPT_UD && type != IBV_QPT_XRC_SEND &&
+	    type != IBV_QPT_XRC_RECV && type != IBV_QPT_RAW_PACKET)
+		return EOPNOTSUPP;
+	/* tag matching is RC's */
+	if (attr->srq != NULL && to_srq(attr->srq)->eng.tm != NULL &&
+	    type != IBV_QPT_RC)
+		return EINVAL;
+	if (type == IBV_QPT_RAW_PACKET &&
+	    (attr->srq != NULL || !droce_has_net_raw()))
+		return attr->srq != NULL ? EINVAL : EPERM;
+	if ((attr->srq != NULL && attr->srq->context != context) ||
+	    (type == IBV_QPT_XRC_RECV ? xrcd == NULL : pd == NULL))
+		return EINVAL;
+	return 0;
+}
+
+/*
+ * What @p attr asks that a QP of its kind has not, taken out of it: a QP
+ * on an RSS table (@p rss) has neither queues nor CQs of its own, nothing
+ * is received into an XRC QP (its SRQs are), and an XRC target sends
+ * nothing itself. @return 0, or EINVAL if what is left is not a QP
+ * droce can make.
+ */
+static int
+qp_attr_fit(struct ibv_qp_init_attr *attr, const struct droce_rss *rss)
+{
+	struct ibv_qp_cap *cap = &attr->cap;
+	bool ini = attr->qp_type == IBV_QPT_XRC_SEND;
+	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
+
+	if (rss != NULL) {
+		attr->srq = NULL;
+		attr->send_cq = NULL;
+		attr->recv_cq = NULL;
+		memset(cap, 0, sizeof(*cap));
+	}
+	if (ini || tgt) {
+		attr->srq = NULL;
+		attr->recv_cq = NULL;
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
+	if (tgt) {
+		attr->send_cq = NULL;
+		memset(cap, 0, sizeof(*cap));
+	}
+	if ((attr->send_cq == NULL && !tgt && rss == NULL) ||
+	    (attr->recv_cq == NULL && !ini && !tgt && rss == NULL) ||
+	    cap->max_send_wr > DROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > DROCE_MAX_QP_WR ||
+	    cap->max_send_sge > DROCE_MAX_SGE ||
+	    cap->max_recv_sge > DROCE_MAX_SGE ||
+	    cap->max_inline_data > DROCE_MAX_INLINE)
+		return EINVAL;
+	return 0;
+}
+
+/*
+ * @p qp's send and receive queues, of @p attr's capabilities (those of a
+ * QP on an SRQ: no receive queue). A send WQE has room for its SGEs or
+ * inline data, an atomic's one SGE, a TSO header of @p tso_hdr bytes
+ * after the SGEs, a UD datagram's headers; a QP of a TM SRQ room for the
+ * engine's rendezvous READs and FINs too. @return 0 or -ENOMEM.
+ */
+static int
+qp_queues_init(struct droce_qp *qp, struct ibv_qp_init_attr *attr,
+	       uint32_t tso_hdr)
+{
+	struct ibv_qp_cap *cap = &attr->cap;
+	uint32_t sges = RTE_MAX(cap->max_send_sge, 1u);
+	uint32_t send_payload, sq_wr = cap->max_send_wr;
+
+	send_payload = RTE_MAX(sges * (uint32_t)sizeof(struct ibv_sge),
+			       cap->max_inline_data);
+	if (tso_hdr != 0)
+		send_payload = RTE_MAX(send_payload, sges *
+				       (uint32_t)sizeof(struct ibv_sge) +
+				       tso_hdr);
+	if (attr->srq != NULL) {
+		qp->srq = to_srq(attr->srq);
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
+	/* (droce_send_wqe_ud_hdr) */
+	if (attr->qp_type == IBV_QPT_UD)
+		send_payload = RTE_ALIGN_CEIL(send_payload +
+					      sizeof(struct droce_send_wqe),
+					      RTE_CACHE_LINE_SIZE) -
+			sizeof(struct droce_send_wqe) + DROCE_UD_HDR_ROOM;
+	/* however few WRs the application asked (rdma-core's tests ask
+	 * none), into up to DROCE_TM_MAX_SGE pieces */
+	if (qp->srq != NULL && qp->srq->eng.tm != NULL) {
+		sq_wr += DROCE_TM_RNDV_WQES;
+		send_payload = RTE_MAX(send_payload, DROCE_TM_MAX_SGE *
+				       (uint32_t)sizeof(struct ibv_sge));
+	}
+	if (droce_wq_init(&qp->sq, sq_wr,
+			  sizeof(struct droce_send_wqe) + send_payload,
+			  cap->max_send_sge, cap->max_inline_data) < 0)
+		return -ENOMEM;
+	if (qp->srq == NULL &&
+	    droce_wq_init(&qp->rq, cap->max_recv_wr,
+			  sizeof(struct droce_recv_wqe) +
+			  RTE_MAX(cap->max_recv_sge, 1u) *
+			  sizeof(struct ibv_sge), cap->max_recv_sge, 0) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* @p qp's engine half, of @p qp's queues and CQs. NULL (errno) if none. */
+static struct droce_qp_eng *
+qp_eng_create(struct droce_qp *qp, struct ibv_pd *pd, enum ibv_qp_type type,
+	      bool gsi, struct droce_rss *rss)
+{
+	struct droce_qp_cfg cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.type = type;
+	/* a target's PD and CQ are those of the SRQ each message names */
+	cfg.pd = pd != NULL ? pd_eng(pd) : NULL;
+	cfg.send_cq = qp->send_cq != NULL ? &qp->send_cq->ring : NULL;
+	cfg.recv_cq = qp->recv_cq != NULL ? &qp->recv_cq->ring : NULL;
+	/* a TM SRQ reports every receive to its own CQ */
+	if (qp->srq != NULL && qp->srq->eng.tm != NULL)
+		cfg.recv_cq = &qp->srq->cq->ring;
+	cfg.xrcd = qp->xrcd != NULL ? qp->xrcd->id : 0;
+	cfg.sq = &qp->sq;
+	cfg.rq = qp->srq != NULL ? NULL : &qp->rq;
+	cfg.srq = qp->srq != NULL ? &qp->srq->eng : NULL;
+	cfg.rss = rss != NULL ? &rss->eng : NULL;
+	cfg.sq_sig_all = qp->sq_sig_all;
+	cfg.gsi = gsi;
+	cfg.event = qp_event;
+	cfg.event_arg = qp;
+	cfg.user_bytes = sizeof(*qp);
+	return droce_qp_create(qp->ctx->dev, &cfg);
+}
+
+/* A QP that never was: its queues and itself freed, errno kept. */
+static void
+qp_free(struct droce_qp *qp)
+{
+	int err = errno;
+
+	rte_free(qp->sq.slots);
+	rte_free(qp->rq.slots);
+	rte_free(qp);
+	errno = err;
+}
+
+/* What a QP uses is held while it is: CQs, PD, XRC domain and SRQ. */
+static void
+qp_hold(struct droce_qp *qp, struct ibv_pd *pd)
+{
+	if (qp->send_cq != NULL)
+		__atomic_add_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
+	if (qp->recv_cq != NULL)
+		__atomic_add_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
+	if (pd != NULL)
+		__atomic_add_fetch(&to_pd(pd)->users, 1, __ATOMIC_RELAXED);
+	if (qp->xrcd != NULL)
+		__atomic_add_fetch(&qp->xrcd->users, 1, __ATOMIC_RELAXED);
+	if (qp->srq != NULL)
+		__atomic_add_fetch(&qp->srq->users, 1, __ATOMIC_RELAXED);
+}
+
+/* The struct ibv_qp the application sees, in RESET. */
+static void
+qp_base_init(struct droce_qp *qp, struct ibv_context *context,
+	     struct ibv_pd *pd, const struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp *b = &qp->qpx.qp_base;
+
+	b->context = context;
+	b->qp_context = attr->qp_context;
+	b->pd = pd;
+	b->send_cq = attr->send_cq;
+	b->recv_cq = attr->recv_cq;
+	b->srq = attr->srq;
+	b->qp_num = droce_qp_num(qp->eng);
+	b->handle = b->qp_num;
+	b->state = IBV_QPS_RESET;
+	b->qp_type = attr->qp_type;
+	pthread_mutex_init(&b->mutex, NULL);
+	pthread_cond_init(&b->cond, NULL);
+}
+
+/*
  * Make a QP; an XRC target (XRC_RECV) has @p xrcd instead of a PD, and
  * neither queues nor CQs of its own, an XRC initiator (XRC_SEND) a send
  * queue only. With @p gsi, a UD QP is the device's QP1. With @p rss, a
@@ -210,61 +410,14 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 	  struct ibv_qp_init_attr *attr, struct droce_xrcd *xrcd,
 	  uint32_t tso_hdr, bool gsi, struct droce_rss *rss)
 {
-	struct droce_context *ctx = to_ctx(context);
-	struct ibv_qp_cap *cap = &attr->cap;
-	bool ini = attr->qp_type == IBV_QPT_XRC_SEND;
-	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV;
-	struct droce_qp_cfg cfg;
 	struct droce_qp *qp;
-	uint32_t send_payload, sq_wr;
+	int err;
 
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD && !ini && !tgt &&
-	    attr->qp_type != IBV_QPT_RAW_PACKET) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	/* tag matching is RC's */
-	if (attr->srq != NULL && to_srq(attr->srq)->eng.tm != NULL &&
-	    attr->qp_type != IBV_QPT_RC) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (attr->qp_type == IBV_QPT_RAW_PACKET &&
-	    (attr->srq != NULL || !droce_has_net_raw())) {
-		errno = attr->srq != NULL ? EINVAL : EPERM;
-		return NULL;
-	}
-	if ((attr->srq != NULL && attr->srq->context != context) ||
-	    (tgt ? xrcd == NULL : pd == NULL)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (rss != NULL) {
-		attr->srq = NULL;
-		attr->send_cq = NULL;
-		attr->recv_cq = NULL;
-		memset(cap, 0, sizeof(*cap));
-	}
-	if (ini || tgt) {
-		/* nothing is received into an XRC QP: its SRQs are */
-		attr->srq = NULL;
-		attr->recv_cq = NULL;
-		cap->max_recv_wr = 0;
-		cap->max_recv_sge = 0;
-		if (tgt) {
-			attr->send_cq = NULL;
-			memset(cap, 0, sizeof(*cap));
-		}
-	}
-	if ((attr->send_cq == NULL && !tgt && rss == NULL) ||
-	    (attr->recv_cq == NULL && !ini && !tgt && rss == NULL) ||
-	    cap->max_send_wr > DROCE_MAX_QP_WR ||
-	    cap->max_recv_wr > DROCE_MAX_QP_WR ||
-	    cap->max_send_sge > DROCE_MAX_SGE ||
-	    cap->max_recv_sge > DROCE_MAX_SGE ||
-	    cap->max_inline_data > DROCE_MAX_INLINE) {
-		errno = EINVAL;
+	err = qp_kind_check(context, pd, attr, xrcd);
+	if (err == 0)
+		err = qp_attr_fit(attr, rss);
+	if (err != 0) {
+		errno = err;
 		return NULL;
 	}
 	qp = rte_zmalloc("droce_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
@@ -272,116 +425,28 @@ create_qp(struct ibv_context *context, struct ibv_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* an atomic's result needs one SGE even when the caller asked none */
-	send_payload = RTE_MAX(cap->max_send_sge, 1u) *
-		(uint32_t)sizeof(struct ibv_sge);
-	send_payload = RTE_MAX(send_payload, cap->max_inline_data);
-	/* a TSO header goes after the SGEs */
-	if (tso_hdr != 0) {
-		uint32_t sges = RTE_MAX(cap->max_send_sge, 1u);
-		uint32_t tso = sges * (uint32_t)sizeof(struct ibv_sge) +
-			tso_hdr;
-
-		send_payload = RTE_MAX(send_payload, tso);
+	if (qp_queues_init(qp, attr, tso_hdr) < 0) {
+		errno = ENOMEM;
+		qp_free(qp);
+		return NULL;
 	}
-	if (attr->srq != NULL) {
-		/* its receives come from the SRQ */
-		qp->srq = to_srq(attr->srq);
-		cap->max_recv_wr = 0;
-		cap->max_recv_sge = 0;
-	}
-	/* a UD WQE carries its datagram's headers (droce_send_wqe_ud_hdr) */
-	if (attr->qp_type == IBV_QPT_UD)
-		send_payload = RTE_ALIGN_CEIL(send_payload +
-					      sizeof(struct droce_send_wqe),
-					      RTE_CACHE_LINE_SIZE) -
-			sizeof(struct droce_send_wqe) + DROCE_UD_HDR_ROOM;
-	/* a QP of a TM SRQ: the engine's rendezvous READs (into up to
-	 * DROCE_TM_MAX_SGE pieces) and FINs go on its send queue, however
-	 * few WRs the application asked (rdma-core's tests ask none) */
-	sq_wr = cap->max_send_wr;
-	if (qp->srq != NULL && qp->srq->eng.tm != NULL) {
-		sq_wr += DROCE_TM_RNDV_WQES;
-		send_payload = RTE_MAX(send_payload, DROCE_TM_MAX_SGE *
-				       (uint32_t)sizeof(struct ibv_sge));
-	}
-	if (droce_wq_init(&qp->sq, sq_wr,
-		    sizeof(struct droce_send_wqe) + send_payload,
-		    cap->max_send_sge, cap->max_inline_data) < 0 ||
-	    (qp->srq == NULL && droce_wq_init(&qp->rq, cap->max_recv_wr,
-		    sizeof(struct droce_recv_wqe) +
-		    RTE_MAX(cap->max_recv_sge, 1u) * sizeof(struct ibv_sge),
-		    cap->max_recv_sge, 0) < 0))
-		goto nomem;
-	qp->ctx = ctx;
+	qp->ctx = to_ctx(context);
 	qp->send_cq = attr->send_cq != NULL ? to_cq(attr->send_cq) : NULL;
 	qp->recv_cq = attr->recv_cq != NULL ? to_cq(attr->recv_cq) : NULL;
-	qp->xrcd = tgt ? xrcd : NULL;
-	qp->cap = *cap;
+	qp->xrcd = attr->qp_type == IBV_QPT_XRC_RECV ? xrcd : NULL;
+	qp->rss = rss;
+	qp->cap = attr->cap;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
 	qp->max_tso_header = (uint16_t)tso_hdr;
 	pthread_mutex_init(&qp->modify_lock, NULL);
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.type = attr->qp_type;
-	/* a target's PD and CQ are those of the SRQ each message names */
-	cfg.pd = pd != NULL ? pd_eng(pd) : NULL;
-	cfg.send_cq = qp->send_cq != NULL ? &qp->send_cq->ring : NULL;
-	cfg.recv_cq = qp->recv_cq != NULL ? &qp->recv_cq->ring : NULL;
-	/* a TM SRQ reports every receive to its own CQ */
-	if (qp->srq != NULL && qp->srq->eng.tm != NULL)
-		cfg.recv_cq = &qp->srq->cq->ring;
-	cfg.xrcd = tgt ? xrcd->id : 0;
-	cfg.sq = &qp->sq;
-	cfg.rq = qp->srq != NULL ? NULL : &qp->rq;
-	cfg.srq = qp->srq != NULL ? &qp->srq->eng : NULL;
-	cfg.rss = rss != NULL ? &rss->eng : NULL;
-	cfg.sq_sig_all = qp->sq_sig_all;
-	cfg.gsi = gsi;
-	cfg.event = qp_event;
-	cfg.event_arg = qp;
-	cfg.user_bytes = sizeof(*qp);
-	qp->eng = droce_qp_create(ctx->dev, &cfg);
+	qp->eng = qp_eng_create(qp, pd, attr->qp_type, gsi, rss);
 	if (qp->eng == NULL) {
-		int err = errno;
-
-		rte_free(qp->sq.slots);
-		rte_free(qp->rq.slots);
-		rte_free(qp);
-		errno = err;
+		qp_free(qp);
 		return NULL;
 	}
-	if (qp->send_cq != NULL)
-		__atomic_add_fetch(&qp->send_cq->nqps, 1, __ATOMIC_RELAXED);
-	if (qp->recv_cq != NULL)
-		__atomic_add_fetch(&qp->recv_cq->nqps, 1, __ATOMIC_RELAXED);
-	if (pd != NULL)
-		__atomic_add_fetch(&to_pd(pd)->users, 1, __ATOMIC_RELAXED);
-	if (tgt)
-		__atomic_add_fetch(&xrcd->users, 1, __ATOMIC_RELAXED);
-	if (qp->srq != NULL)
-		__atomic_add_fetch(&qp->srq->users, 1, __ATOMIC_RELAXED);
-	qp->rss = rss;
-
-	qp->qpx.qp_base.context = context;
-	qp->qpx.qp_base.qp_context = attr->qp_context;
-	qp->qpx.qp_base.pd = pd;
-	qp->qpx.qp_base.send_cq = attr->send_cq;
-	qp->qpx.qp_base.recv_cq = attr->recv_cq;
-	qp->qpx.qp_base.srq = attr->srq;
-	qp->qpx.qp_base.qp_num = droce_qp_num(qp->eng);
-	qp->qpx.qp_base.handle = qp->qpx.qp_base.qp_num;
-	qp->qpx.qp_base.state = IBV_QPS_RESET;
-	qp->qpx.qp_base.qp_type = attr->qp_type;
-	pthread_mutex_init(&qp->qpx.qp_base.mutex, NULL);
-	pthread_cond_init(&qp->qpx.qp_base.cond, NULL);
+	qp_hold(qp, pd);
+	qp_base_init(qp, context, pd, attr);
 	return &qp->qpx.qp_base;
-nomem:
-	rte_free(qp->sq.slots);
-	rte_free(qp->rq.slots);
-	rte_free(qp);
-	errno = ENOMEM;
-	return NULL;
 }
 
 struct ibv_qp *
