@@ -681,17 +681,12 @@ struct modify_args {
 	uint32_t rd_res_cap;
 };
 
+/* Whether @p dev can give what @p mask asks of @p attr. @return 0 or
+ * EINVAL. */
 static int
-qp_modify(struct droce_dev *dev, void *arg)
+modify_check(const struct droce_dev *dev, const struct ibv_qp_attr *attr,
+	     int mask)
 {
-	struct modify_args *a = arg;
-	struct droce_qp_eng *qp = a->qp;
-	const struct ibv_qp_attr *attr = a->attr;
-	int mask = a->mask;
-	uint64_t now = rte_get_tsc_cycles();
-	int ret;
-
-	droce_qp_activate(qp);
 	if ((mask & IBV_QP_PATH_MTU) && attr->path_mtu > dev->active_mtu)
 		return EINVAL;
 	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
@@ -700,15 +695,15 @@ qp_modify(struct droce_dev *dev, void *arg)
 	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > DROCE_MAX_RD_ATOMIC)
 		return EINVAL;
-	if (mask & IBV_QP_AV) {
-		/* a connected QP's packets are ECN-capable (the flows
-		 * DCQCN acts on); UD's, QP1's CM MADs among them, are not */
-		qp->path.ect = droce_eng.cfg.ecn && droce_tr_connected(qp->tr);
-		ret = droce_path_set(dev, &qp->path, &attr->ah_attr, now);
-		if (ret != 0)
-			return ret;
-	}
+	return 0;
+}
 
+/* The attributes of @p mask other than the path and the state, as
+ * they are kept. */
+static void
+modify_attrs(struct droce_qp_eng *qp, const struct ibv_qp_attr *attr,
+	     int mask)
+{
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		qp->access = attr->qp_access_flags;
 	if (mask & IBV_QP_PKEY_INDEX)
@@ -723,27 +718,10 @@ qp_modify(struct droce_dev *dev, void *arg)
 	}
 	if (mask & IBV_QP_DEST_QPN)
 		qp->dest_qpn = attr->dest_qp_num & DROCE_PSN_MASK;
-	if ((mask & (IBV_QP_DEST_QPN | IBV_QP_AV)) &&
-	    droce_tr_connected(qp->tr))
-		qp->path.sport = droce_rss_sport(dev, &qp->path,
-						 qp->cfg.qp_num, qp->dest_qpn);
 	if (mask & IBV_QP_RQ_PSN)
 		qp->rq_psn = attr->rq_psn & DROCE_PSN_MASK;
 	if (mask & IBV_QP_SQ_PSN)
 		qp->sq_psn = attr->sq_psn & DROCE_PSN_MASK;
-	if (a->rd_res_cap > qp->rd_res_cap) {
-		struct droce_rd_res *old = qp->rd_res;
-
-		/* the entries in use keep their places in the ring */
-		if (old != NULL)
-			memcpy(a->rd_res, old,
-			       qp->rd_res_cap * sizeof(*old));
-		qp->rd_res = a->rd_res;
-		/* (rd_res_wanted() reads it outside the lcore) */
-		__atomic_store_n(&qp->rd_res_cap, a->rd_res_cap,
-				 __ATOMIC_RELAXED);
-		a->rd_res = old;
-	}
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
@@ -759,10 +737,33 @@ qp_modify(struct droce_dev *dev, void *arg)
 		qp->retry_cnt = attr->retry_cnt & 7;
 	if (mask & IBV_QP_RNR_RETRY)
 		qp->rnr_retry = attr->rnr_retry & 7;
+}
 
-	if (!(mask & IBV_QP_STATE))
-		return 0;
-	switch (attr->qp_state) {
+/* The responder's larger ring of READ/atomic resources, if @p a brings
+ * one: the entries in use keep their places, the ring given up goes
+ * back in @p a. */
+static void
+modify_rd_res(struct droce_qp_eng *qp, struct modify_args *a)
+{
+	struct droce_rd_res *old = qp->rd_res;
+
+	if (a->rd_res_cap <= qp->rd_res_cap)
+		return;
+	if (old != NULL)
+		memcpy(a->rd_res, old, qp->rd_res_cap * sizeof(*old));
+	qp->rd_res = a->rd_res;
+	/* (rd_res_wanted() reads it outside the lcore) */
+	__atomic_store_n(&qp->rd_res_cap, a->rd_res_cap, __ATOMIC_RELAXED);
+	a->rd_res = old;
+}
+
+/* @p qp into @p next: the responder starts at INIT to RTR, the
+ * requester at RTR to RTS. */
+static void
+modify_state(struct droce_dev *dev, struct droce_qp_eng *qp,
+	     enum ibv_qp_state next)
+{
+	switch (next) {
 	case IBV_QPS_RESET:
 		qp_reset(qp);
 		break;
@@ -792,12 +793,45 @@ qp_modify(struct droce_dev *dev, void *arg)
 		qp->sq_draining = 1;
 		break;
 	case IBV_QPS_ERR:
+		/* (which sets the state itself) */
 		droce_qp_error(qp);
-		return 0;
+		return;
 	default:
 		break;
 	}
-	__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->state, next, __ATOMIC_RELEASE);
+}
+
+static int
+qp_modify(struct droce_dev *dev, void *arg)
+{
+	struct modify_args *a = arg;
+	struct droce_qp_eng *qp = a->qp;
+	const struct ibv_qp_attr *attr = a->attr;
+	int mask = a->mask;
+	int ret;
+
+	droce_qp_activate(qp);
+	ret = modify_check(dev, attr, mask);
+	if (ret != 0)
+		return ret;
+	if (mask & IBV_QP_AV) {
+		/* a connected QP's packets are ECN-capable (the flows
+		 * DCQCN acts on); UD's, QP1's CM MADs among them, are not */
+		qp->path.ect = droce_eng.cfg.ecn && droce_tr_connected(qp->tr);
+		ret = droce_path_set(dev, &qp->path, &attr->ah_attr,
+				     rte_get_tsc_cycles());
+		if (ret != 0)
+			return ret;
+	}
+	modify_attrs(qp, attr, mask);
+	if ((mask & (IBV_QP_DEST_QPN | IBV_QP_AV)) &&
+	    droce_tr_connected(qp->tr))
+		qp->path.sport = droce_rss_sport(dev, &qp->path,
+						 qp->cfg.qp_num, qp->dest_qpn);
+	modify_rd_res(qp, a);
+	if (mask & IBV_QP_STATE)
+		modify_state(dev, qp, attr->qp_state);
 	return 0;
 }
 
