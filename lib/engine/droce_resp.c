@@ -140,6 +140,28 @@ length_ok(const struct droce_qp_eng *qp, uint32_t flags, uint32_t len)
 	return (flags & DROCE_OPF_LAST) ? len <= qp->mtu : len == qp->mtu;
 }
 
+/*
+ * The request stage (droce_resp_rx()): is the packet one the QP may take
+ * where it stands, its opcode next in sequence, its length what its
+ * position in the message says, its operation one the QP's access flags
+ * allow? Nothing changes. @return 0, or the NAK an RC QP answers with
+ * (Invalid Request).
+ */
+static inline uint8_t
+request_check(const struct droce_qp_eng *qp, uint32_t flags, uint32_t len)
+{
+	if (!sequence_ok(qp, flags) || !length_ok(qp, flags, len))
+		return DROCE_NAK_INVALID_REQ;
+	if (((flags & (DROCE_OPF_WRITE | DROCE_OPF_ATOMIC_WRITE)) &&
+	     !(qp->access & IBV_ACCESS_REMOTE_WRITE)) ||
+	    ((flags & DROCE_OPF_READ) &&
+	     !(qp->access & IBV_ACCESS_REMOTE_READ)) ||
+	    ((flags & DROCE_OPF_ATOMIC) &&
+	     !(qp->access & IBV_ACCESS_REMOTE_ATOMIC)))
+		return DROCE_NAK_INVALID_REQ;
+	return 0;
+}
+
 /* The receive WQE in use. */
 static struct droce_recv_wqe *
 cur_rwqe(struct droce_qp_eng *qp)
@@ -456,6 +478,51 @@ do_send(struct droce_qp_eng *qp, const uint8_t *bth,
 	in_order_done(qp, bth, psn);
 }
 
+/* The WRITE a packet belongs to: the one its RETH starts, or the one
+ * under way. */
+struct write_span {
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t left;          /**< bytes of it still to come */
+};
+
+/*
+ * The length and rkey stages of a WRITE packet (droce_resp_rx()): the
+ * WRITE it belongs to into *@p w; its payload fits what is left of it
+ * (and ends it if LAST), in memory its rkey grants for remote writes
+ * (all of it, on the packet that starts it), at *@p addr. Nothing
+ * changes. @return 0, or the NAK an RC QP answers with (Invalid
+ * Request, Remote Access Error).
+ */
+static inline uint8_t
+write_target(const struct droce_qp_eng *qp, const uint8_t *bth,
+	     const struct droce_opcode_info *op, uint32_t len,
+	     struct write_span *w, uint64_t *addr)
+{
+	if (op->flags & DROCE_OPF_RETH) {
+		struct droce_reth reth;
+
+		droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
+		w->va = reth.va;
+		w->rkey = reth.rkey;
+		w->left = reth.dlen;
+		if (reth.dlen != 0 &&
+		    !droce_rkey_check(qp, reth.rkey, reth.va, reth.dlen,
+				      IBV_ACCESS_REMOTE_WRITE, addr))
+			return DROCE_NAK_REM_ACCESS_ERR;
+	} else {
+		w->va = qp->resp.va;
+		w->rkey = qp->resp.rkey;
+		w->left = qp->resp.remaining;
+	}
+	if (len > w->left || ((op->flags & DROCE_OPF_LAST) && len != w->left))
+		return DROCE_NAK_INVALID_REQ;
+	if (len != 0 && !droce_rkey_check(qp, w->rkey, w->va, len,
+					  IBV_ACCESS_REMOTE_WRITE, addr))
+		return DROCE_NAK_REM_ACCESS_ERR;
+	return 0;
+}
+
 static void
 do_write(struct droce_qp_eng *qp, const struct rte_mbuf *m,
 	 const uint8_t *bth, const struct droce_wire_meta *meta, uint32_t psn)
@@ -463,27 +530,14 @@ do_write(struct droce_qp_eng *qp, const struct rte_mbuf *m,
 	const struct droce_opcode_info *op = meta->op;
 	uint32_t len = meta->payload_len;
 	bool imm = (op->flags & DROCE_OPF_IMMDT) != 0;
+	struct write_span w;
 	uint64_t addr = 0;
+	uint8_t nak;
 	bool fatal;
 
-	if (op->flags & DROCE_OPF_RETH) {
-		struct droce_reth reth;
-
-		droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
-		if (reth.dlen != 0 &&
-		    !droce_rkey_check(qp, reth.rkey, reth.va, reth.dlen,
-				      IBV_ACCESS_REMOTE_WRITE, &addr)) {
-			refuse(qp, DROCE_NAK_REM_ACCESS_ERR);
-			return;
-		}
-		qp->resp.va = reth.va;
-		qp->resp.remaining = reth.dlen;
-		qp->resp.rkey = reth.rkey;
-		qp->resp.msg_len = reth.dlen;
-	}
-	if (len > qp->resp.remaining ||
-	    ((op->flags & DROCE_OPF_LAST) && len != qp->resp.remaining)) {
-		refuse(qp, DROCE_NAK_INVALID_REQ);
+	nak = write_target(qp, bth, op, len, &w, &addr);
+	if (nak != 0) {
+		refuse(qp, nak);
 		return;
 	}
 	/* with immediate: no receive WQE, no write (the retry comes back) */
@@ -494,12 +548,11 @@ do_write(struct droce_qp_eng *qp, const struct rte_mbuf *m,
 			rnr_nak(qp, psn);
 		return;
 	}
+	if (op->flags & DROCE_OPF_RETH) {
+		qp->resp.rkey = w.rkey;
+		qp->resp.msg_len = w.left;
+	}
 	if (len != 0) {
-		if (!droce_rkey_check(qp, qp->resp.rkey, qp->resp.va, len,
-				      IBV_ACCESS_REMOTE_WRITE, &addr)) {
-			refuse(qp, DROCE_NAK_REM_ACCESS_ERR);
-			return;
-		}
 		/* (checked as it is copied: nothing more happens if wrong) */
 		if (unlikely(meta->icrc_unchecked)) {
 			if (!droce_rx_copy_checked(qp->dev, m, meta,
@@ -509,8 +562,8 @@ do_write(struct droce_qp_eng *qp, const struct rte_mbuf *m,
 			rte_memcpy((void *)(uintptr_t)addr, meta->payload, len);
 		}
 	}
-	qp->resp.va += len;
-	qp->resp.remaining -= len;
+	qp->resp.va = w.va + len;
+	qp->resp.remaining = w.left - len;
 	qp->resp.opcode = droce_bth_opcode(bth);
 	if (op->flags & DROCE_OPF_LAST) {
 		if (imm)
@@ -953,32 +1006,65 @@ xrc_target(struct droce_qp_eng *qp, const uint8_t *bth,
 
 /*
  * Does a WRITE MIDDLE or LAST whose ICRC is unchecked go straight to its
- * place, and nothing else happen on its account: an RC QP that knows its
- * path, expects this PSN in this WRITE (no NAK out for a gap), takes
- * WRITEs, and whose WRITE under way has room for the payload in a region
- * that grants it (droce_resp_rx() down to do_write()'s copy, in order).
- * Only such a packet is placed as its ICRC is checked.
+ * place, and nothing else happen on its account? It must pass every
+ * stage of droce_resp_rx() as the one expected next, with nothing to
+ * undo: an RC QP that is not in error and knows its path, this PSN
+ * expected with no NAK out for a gap, and the request and the WRITE
+ * stages passed with the same checks as there. Only such a packet is
+ * placed as its ICRC is checked.
  */
 static bool
 write_in_place(const struct droce_qp_eng *qp, const uint8_t *bth,
 	       const struct droce_wire_meta *meta, uint32_t psn)
 {
-	uint32_t flags = meta->op->flags;
-	uint32_t len = meta->payload_len;
+	struct write_span w;
 	uint64_t addr;
 
 	return qp->tr == DROCE_TR_RC && qp->state != IBV_QPS_ERR &&
 		(droce_bth_opcode(bth) & DROCE_TR_MASK) == DROCE_TR_RC &&
 		qp->path.mac_ok && psn == qp->resp.psn &&
-		!qp->resp.nak_sent && sequence_ok(qp, flags) &&
-		length_ok(qp, flags, len) &&
-		(qp->access & IBV_ACCESS_REMOTE_WRITE) &&
-		len <= qp->resp.remaining &&
-		(!(flags & DROCE_OPF_LAST) || len == qp->resp.remaining) &&
-		droce_rkey_check(qp, qp->resp.rkey, qp->resp.va, len,
-				 IBV_ACCESS_REMOTE_WRITE, &addr);
+		!qp->resp.nak_sent &&
+		request_check(qp, meta->op->flags, meta->payload_len) == 0 &&
+		write_target(qp, bth, meta->op, meta->payload_len, &w,
+			     &addr) == 0;
 }
 
+/*
+ * A request, in stages, each refusing with its IBTA class (RC and XRC;
+ * UC takes the same checks in uc_rx() but drops the message instead of
+ * answering, UD has ud_rx()):
+ *
+ *   stage       refused when                      answered with
+ *   ----------  --------------------------------  ------------------------
+ *   ICRC        wrong (checked first, unless the  nothing: dropped
+ *               packet is placed as it is
+ *               checked: write_in_place())
+ *   QP          in error, another transport       nothing: dropped
+ *   path        the peer's MAC not yet known      nothing: dropped
+ *   PSN         ahead of the one expected         sequence NAK, once
+ *               behind it                         duplicate(): answered
+ *                                                 again, not executed
+ *   XRC SRQ     none of the QP's domain named     Invalid Request, fatal
+ *   request     request_check(): opcode out of    Invalid Request, fatal
+ *               sequence, length wrong for its
+ *               position, access flags deny it
+ *   operation   each in its own order:
+ *     SEND      no receive WQE                    RNR NAK (the WQE's
+ *                                                 SGEs bad: Remote
+ *                                                 Operational Error)
+ *               longer than the WQE               Invalid Request, fatal
+ *     WRITE     write_target(): beyond the        Invalid Request, fatal
+ *               message; memory not granted       Remote Access Error,
+ *                                                 fatal
+ *               with immediate, no receive WQE    RNR NAK, as a SEND's
+ *     READ      memory not granted                Remote Access Error
+ *     atomic    word_target(): misaligned; not    Invalid Request; Remote
+ *               granted                           Access Error; fatal
+ *               READ and atomic: no resource      Invalid Request, fatal
+ *   execute     placed, the message completed
+ *   acknowledge in_order_done(): the next coalesced ACK; a READ
+ *               response or atomic ACK queued
+ */
 void
 droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	      struct droce_wire_meta *meta, uint64_t now)
@@ -988,6 +1074,7 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	uint32_t flags = meta->op->flags;
 	uint32_t psn = droce_bth_psn(bth);
 	int32_t diff;
+	uint8_t nak;
 
 	/* an unchecked ICRC is checked first, unless the packet is placed
 	 * as it is checked */
@@ -1049,16 +1136,9 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	}
 	qp->resp.nak_sent = false;
 
-	if (!sequence_ok(qp, flags) || !length_ok(qp, flags, meta->payload_len)) {
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
-		return;
-	}
-	if (((flags & (DROCE_OPF_WRITE | DROCE_OPF_ATOMIC_WRITE)) &&
-	     !(qp->access & IBV_ACCESS_REMOTE_WRITE)) ||
-	    ((flags & DROCE_OPF_READ) && !(qp->access & IBV_ACCESS_REMOTE_READ)) ||
-	    ((flags & DROCE_OPF_ATOMIC) &&
-	     !(qp->access & IBV_ACCESS_REMOTE_ATOMIC))) {
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+	nak = request_check(qp, flags, meta->payload_len);
+	if (nak != 0) {
+		nak_fatal(qp, nak);
 		return;
 	}
 	if (flags & DROCE_OPF_SEND)
