@@ -119,34 +119,66 @@ read_response_len_ok(const struct droce_qp_eng *qp, uint32_t flags,
 	return len == qp->mtu && len < left;
 }
 
+/* What a READ response is to the READ it falls within. */
+enum read_fit {
+	READ_PLACE,     /**< the next of its bytes: placed */
+	READ_GAP,       /**< past the next: those between are asked again */
+	READ_OLD,       /**< before the next: taken already */
+	READ_STRAY,     /**< a MIDDLE or LAST where the READ (or what is
+			 *   asked again of it) starts: nothing asked */
+	READ_BAD_LEN,   /**< the wrong length for its place: a bad
+			 *   response, the READ fails */
+};
+
+/*
+ * The place of a READ response at @p psn of @p len bytes and position
+ * @p flags in the READ of @p wqe (@p st: how far its responses are),
+ * judged by the completer's checks in their order. Nothing changes.
+ */
+static inline enum read_fit
+read_fit(const struct droce_qp_eng *qp, const struct droce_send_wqe *wqe,
+	 const struct droce_swqe *st, uint32_t flags, uint32_t psn,
+	 uint32_t len)
+{
+	uint32_t expect = droce_psn_add(st->first_psn,
+					st->done_bytes / qp->mtu);
+
+	if (psn != expect)
+		return droce_psn_diff(psn, expect) > 0 ? READ_GAP : READ_OLD;
+	/* the READ's first byte comes in a FIRST or ONLY response (so does
+	 * the first of the rest, if it was asked again) */
+	if (st->done_bytes == 0 && !(flags & DROCE_OPF_FIRST))
+		return READ_STRAY;
+	if (!read_response_len_ok(qp, flags, len,
+				  wqe->length - st->done_bytes))
+		return READ_BAD_LEN;
+	return READ_PLACE;
+}
+
 static void
 read_response(struct droce_qp_eng *qp, const struct rte_mbuf *m,
 	      uint32_t psn, const struct droce_wire_meta *meta, uint64_t now)
 {
 	struct droce_send_wqe *wqe;
 	struct droce_swqe *st;
-	uint32_t expect, idx, len = meta->payload_len;
+	uint32_t idx, len = meta->payload_len;
 
 	wqe = rd_atomic_wqe(qp, psn, &idx);
 	if (wqe == NULL || !(droce_wr_flags(wqe->opcode) & DROCE_WR_READ))
 		return;
 	st = droce_swqe(qp, idx);
-	expect = droce_psn_add(st->first_psn, st->done_bytes / qp->mtu);
-	if (psn != expect) {
-		/* a gap: ask again from the missing response */
-		if (droce_psn_diff(psn, expect) > 0)
-			droce_req_ask_again(qp, idx, psn);
+	switch (read_fit(qp, wqe, st, meta->op->flags, psn, len)) {
+	case READ_PLACE:
+		break;
+	case READ_GAP:
+		droce_req_ask_again(qp, idx, psn);
 		return;
-	}
-	/* the READ's first byte comes in a FIRST or ONLY response (so does
-	 * the first of the rest, if it was asked again); a MIDDLE or LAST
-	 * one there answers nothing asked */
-	if (st->done_bytes == 0 && !(meta->op->flags & DROCE_OPF_FIRST)) {
+	case READ_OLD:
+		return;
+	case READ_STRAY:
 		qp->stats.rx_dropped++;
 		return;
-	}
-	if (!read_response_len_ok(qp, meta->op->flags, len,
-				  wqe->length - st->done_bytes)) {
+	case READ_BAD_LEN:
 		droce_comp_fail(qp, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
@@ -263,14 +295,49 @@ aeth_defined(uint8_t syndrome)
 	}
 }
 
+/* What a response is to the requester, before what it answers. */
+enum response_take {
+	RESPONSE_TAKE,
+	RESPONSE_IGNORE,        /**< the QP not sending (or not one that
+				 *   is answered), a PSN never sent: stale
+				 *   or forged */
+	RESPONSE_BAD,           /**< an AETH the IBTA does not define */
+};
+
+/*
+ * The first stages of droce_comp_rx(): is the response one the QP takes
+ * at all? Its AETH, if it has one, goes to *@p aeth. Nothing changes.
+ */
+static inline enum response_take
+response_take(const struct droce_qp_eng *qp, const uint8_t *bth,
+	      const struct droce_wire_meta *meta, uint32_t psn,
+	      struct droce_aeth *aeth)
+{
+	/* (an XRC target sends nothing to be answered) */
+	if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) ||
+	    !droce_tr_reliable(qp->tr) || qp->cfg.type == IBV_QPT_XRC_RECV)
+		return RESPONSE_IGNORE;
+	if (droce_psn_diff(psn, qp->req.sent_psn) >= 0)
+		return RESPONSE_IGNORE;
+	if (meta->op->flags & DROCE_OPF_AETH) {
+		droce_aeth_decode(bth + meta->op->offset[DROCE_EXT_AETH], aeth);
+		if (!aeth_defined(aeth->syndrome))
+			return RESPONSE_BAD;
+	}
+	return RESPONSE_TAKE;
+}
+
 /*
  * Where a READ response MIDDLE or LAST whose ICRC is unchecked goes, if
- * it goes straight there and nothing else happens on its account: an RC
- * QP sending, whose oldest unfinished WQE is a READ with some of its
- * response placed, and this the PSN it expects next, of a length that
- * fits, into one SGE (droce_comp_rx() down to read_response()'s copy).
- * Only such a packet is placed as its ICRC is checked; its bytes land in
- * the READ's own buffer, undefined until the READ completes.
+ * it goes straight there and nothing else happens on its account: it
+ * must pass every stage of droce_comp_rx() down to read_response()'s
+ * copy with nothing to undo. An RC QP's response taken
+ * (response_take()), to a PSN before the one the requester sends next
+ * (no seek), within the oldest unfinished WQE, a READ with some of its
+ * response placed already (rd_atomic_wqe() acknowledges nothing), and
+ * the next of its bytes (read_fit()). Only such a packet is placed as
+ * its ICRC is checked; its bytes land in the READ's own buffer,
+ * undefined until the READ completes.
  */
 static void *
 read_in_place(const struct droce_qp_eng *qp, const uint8_t *bth,
@@ -278,35 +345,42 @@ read_in_place(const struct droce_qp_eng *qp, const uint8_t *bth,
 {
 	struct droce_send_wqe *wqe;
 	const struct droce_swqe *st;
-	uint32_t flags = meta->op->flags;
+	struct droce_aeth aeth;
 
 	if (qp->tr != DROCE_TR_RC ||
-	    (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) ||
-	    qp->req.comp == qp->req.cons ||
+	    response_take(qp, bth, meta, psn, &aeth) != RESPONSE_TAKE ||
 	    droce_psn_diff(psn, qp->req.psn) >= 0 ||
-	    droce_psn_diff(psn, qp->req.sent_psn) >= 0)
+	    qp->req.comp == qp->req.cons)
 		return NULL;
 	st = droce_swqe(qp, qp->req.comp);
 	wqe = droce_wq_slot(qp->cfg.sq, qp->req.comp);
 	if (!(droce_wr_flags(wqe->opcode) & DROCE_WR_READ) ||
 	    st->state != DROCE_WQE_SENT || st->done_bytes == 0 ||
-	    psn != droce_psn_add(st->first_psn, st->done_bytes / qp->mtu) ||
 	    droce_psn_diff(psn, st->last_psn) > 0 ||
-	    !read_response_len_ok(qp, flags, meta->payload_len,
-				  wqe->length - st->done_bytes))
+	    read_fit(qp, wqe, st, meta->op->flags, psn,
+		     meta->payload_len) != READ_PLACE)
 		return NULL;
-	if (flags & DROCE_OPF_AETH) {
-		struct droce_aeth aeth;
-
-		droce_aeth_decode(bth + meta->op->offset[DROCE_EXT_AETH],
-				  &aeth);
-		if (!aeth_defined(aeth.syndrome))
-			return NULL;
-	}
 	return droce_sge_span(droce_send_wqe_sge(wqe), wqe->num_sge,
 			      st->done_bytes, meta->payload_len);
 }
 
+/*
+ * A response (ACK, NAK, READ response, atomic ACK), in stages:
+ *
+ *   stage      dropped, or what it does
+ *   ---------  ---------------------------------------------------------
+ *   ICRC       wrong: dropped (checked first, unless the packet is
+ *              placed as it is checked: read_in_place())
+ *   take       response_take(): the QP not sending, a PSN never sent:
+ *              ignored; an AETH the IBTA does not define: dropped
+ *   rewind     a PSN at or past the one the requester sends next
+ *              answers packets sent before a rewind: the requester
+ *              moves on to it (droce_req_seek()), up to a READ or atomic
+ *              still due, and all before that is acknowledged
+ *   answer     a READ response: read_response() (read_fit()); an atomic
+ *              ACK: atomic_ack(); an ACK: ack_upto(); a NAK: nak()
+ *   complete   droce_comp_retire(): the WQEs done complete, in order
+ */
 void
 droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	      struct droce_wire_meta *meta, uint64_t now)
@@ -325,19 +399,14 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 		return;
 	droce_qp_activate(qp);
 
-	/* (an XRC target sends nothing to be answered) */
-	if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) ||
-	    !droce_tr_reliable(qp->tr) || qp->cfg.type == IBV_QPT_XRC_RECV)
+	switch (response_take(qp, bth, meta, psn, &aeth)) {
+	case RESPONSE_TAKE:
+		break;
+	case RESPONSE_IGNORE:
 		return;
-	/* responses to PSNs never sent are stale or forged */
-	if (droce_psn_diff(psn, qp->req.sent_psn) >= 0)
+	case RESPONSE_BAD:
+		qp->stats.rx_dropped++;
 		return;
-	if (flags & DROCE_OPF_AETH) {
-		droce_aeth_decode(bth + meta->op->offset[DROCE_EXT_AETH], &aeth);
-		if (!aeth_defined(aeth.syndrome)) {
-			qp->stats.rx_dropped++;
-			return;
-		}
 	}
 	if (droce_psn_diff(psn, qp->req.psn) >= 0) {
 		/* it answers packets sent before a rewind and not since */
