@@ -1303,7 +1303,7 @@ void droce_mirror_frame(struct droce_pcap_mirror *mirror,
 void droce_mirror_close(struct droce_pcap_mirror *mirror);
 
 /* ------------------------------------------------------------------------
- * Ports' arguments (lib/engine/droce_engine.c) and net_memif's sockets
+ * Ports' arguments (lib/engine/droce_port.c) and net_memif's sockets
  * (lib/engine/droce_memif.c).
  */
 

@@ -6,7 +6,8 @@
  * RSS: a device with several engine lcores on a port that spreads frames
  * by the Toeplitz hash of their addresses and UDP ports has the port do
  * it under droce's key, entry i of its redirection table pointing at the
- * queue of shard i modulo the shards (droce_engine.c, port_start()).
+ * queue of shard i modulo the shards (droce_port.c,
+ * droce_port_configure()).
  *
  * Where a frame lands is then the sender's choice: the destination port
  * is 4791 and the addresses are the path's, but the source port is free.
