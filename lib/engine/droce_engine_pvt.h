@@ -894,31 +894,39 @@ enum droce_tm_msg {
 	DROCE_TM_EAGER,        /**< matched: into the tagged buffer */
 };
 
-/**
- * Push a tag matching completion to @p srq's CQ for @p qp_num.
- */
-void droce_tm_cqe(struct droce_srq_eng *srq, uint32_t qp_num,
-		  enum ibv_wc_opcode opcode, enum ibv_wc_status status,
-		  uint64_t wr_id, uint32_t byte_len, uint16_t wc_flags,
-		  uint64_t tag, uint32_t priv);
+/** What the first packet of a SEND to a TM SRQ is, by its TMH, and
+ * what the responder does with it next (droce_tm_recv_start()). */
+enum droce_tm_start {
+	/** a receive like any other: into the tagged buffer it matched (as
+	 * the WQE in use, its TMH not placed) or an ordinary WQE, as
+	 * qp->resp.tm says */
+	DROCE_TM_START_RECEIVE,
+	/** tagged, matched nothing: into an ordinary WQE, once there is one
+	 * (then droce_tm_unexpected()) */
+	DROCE_TM_START_UNEXPECTED,
+	/** the memory of the buffer it matched is gone: that buffer's
+	 * completion is written; the QP fails (Remote Operational Error) */
+	DROCE_TM_START_BAD_BUFFER,
+	/** a rendezvous request, matched: the engine's READ posted (or the
+	 * tag completed RNDV_INCOMPLETE); the message is done with */
+	DROCE_TM_START_RNDV,
+};
 
 /**
- * The first tagged buffer of @p tm, in posting order, whose tag and mask
- * match @p tag, if matching is on (the phases agree); it is taken off
- * the list. @return it (a copy: valid until the next call), or NULL.
+ * The first packet of a SEND to @p qp's TM SRQ, without a receive WQE in
+ * use: its TMH read, matched against the SRQ's tagged buffers.
  */
-struct droce_tm_tag *droce_tm_match(struct droce_tm *tm, uint64_t tag);
+enum droce_tm_start droce_tm_recv_start(struct droce_qp_eng *qp,
+					const struct droce_wire_meta *meta);
 
-/**
- * Rendezvous: have @p qp RDMA-READ @p len bytes at @p va/@p rkey of the
- * peer into tagged buffer @p t, by a READ WQE the engine posts on the
- * QP's send queue; its completion completes the tag (DATA_VALID) and
- * sends the FIN. @return false if it cannot (too many SGEs for the send
- * queue, the send queue full, more data than the buffer).
- */
-bool droce_tm_rndv(struct droce_qp_eng *qp, const struct droce_tm_tag *t,
-		   uint64_t va, uint32_t rkey, uint32_t len, uint64_t tag,
-		   uint32_t priv);
+/** A tagged message that matched nothing takes the ordinary receive WQE
+ * now in use, and counts towards the next sync. */
+void droce_tm_unexpected(struct droce_qp_eng *qp);
+
+/** Complete the message @p qp received into the buffer of @p wr_id, a
+ * tagged or ordinary one of its TM SRQ, as qp->resp.tm says. */
+void droce_tm_recv_done(struct droce_qp_eng *qp, uint64_t wr_id,
+			uint32_t byte_len);
 
 /** An engine-posted WQE @p idx of @p qp completed with @p status. */
 void droce_tm_wqe_done(struct droce_qp_eng *qp, uint32_t idx,

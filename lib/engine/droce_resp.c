@@ -13,7 +13,6 @@
  * order, ACKs are coalesced to one per pass. Receive WQEs complete here.
  */
 
-#include <infiniband/tm_types.h>
 #include <limits.h>
 
 #include <rte_cycles.h>
@@ -261,41 +260,6 @@ too_long(struct droce_qp_eng *qp, const struct droce_recv_wqe *wqe)
 		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 }
 
-/* Complete the message of a TM SRQ in its tagged or ordinary buffer. */
-static void
-tm_recv_done(struct droce_qp_eng *qp, uint32_t byte_len)
-{
-	struct droce_srq_eng *srq = qp->cfg.srq;
-	struct droce_recv_wqe *wqe = cur_rwqe(qp);
-
-	switch (qp->resp.tm) {
-	case DROCE_TM_EAGER:
-		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
-			     IBV_WC_SUCCESS, wqe->wr_id, byte_len,
-			     IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID,
-			     qp->resp.tm_tag, qp->resp.tm_priv);
-		break;
-	case DROCE_TM_NO_TAG:
-		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_TM_NO_TAG,
-			     IBV_WC_SUCCESS, wqe->wr_id, byte_len, 0, 0, 0);
-		break;
-	case DROCE_TM_UNEXPECTED:
-		/* a tag matching completion that matched nothing, as the
-		 * devices that have tag matching report it (and rdma-core's
-		 * tests expect): no flags, no tag (the TMH is in the
-		 * buffer); the application handles it, then syncs */
-		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
-			     IBV_WC_SUCCESS, wqe->wr_id, byte_len, 0, 0, 0);
-		break;
-	default:
-		droce_tm_cqe(srq, qp->cfg.qp_num, IBV_WC_RECV, IBV_WC_SUCCESS,
-			     wqe->wr_id, byte_len, 0, 0, 0);
-		break;
-	}
-	qp->resp.tm = DROCE_TM_NONE;
-	qp->resp.has_rwqe = false;
-}
-
 /* Complete the receive WQE in use. */
 static void
 recv_done(struct droce_qp_eng *qp, const uint8_t *bth,
@@ -307,7 +271,8 @@ recv_done(struct droce_qp_eng *qp, const uint8_t *bth,
 	uint32_t imm = 0;
 
 	if (qp->resp.tm != DROCE_TM_NONE) {
-		tm_recv_done(qp, byte_len);
+		droce_tm_recv_done(qp, wqe->wr_id, byte_len);
+		qp->resp.has_rwqe = false;
 		return;
 	}
 	if (op->flags & DROCE_OPF_IMMDT) {
@@ -327,48 +292,23 @@ recv_done(struct droce_qp_eng *qp, const uint8_t *bth,
 }
 
 /*
- * The first packet of a SEND to a TM SRQ: read its TMH. A matched eager
- * message takes its tagged buffer (as the WQE in use, its header not
- * placed); a matched rendezvous request starts the engine's READ and is
- * done with; anything else takes an ordinary WQE as it comes.
+ * The first packet of a SEND to a TM SRQ: its tag matched, or not
+ * (droce_tm_recv_start()); the responder's part is the receive WQE an
+ * unexpected message takes, the NAKs and the acknowledgement.
  * @return true if the packet was handled here.
  */
 static bool
 tm_start(struct droce_qp_eng *qp, const uint8_t *bth,
 	 const struct droce_wire_meta *meta, uint32_t psn)
 {
-	struct droce_tm *tm = qp->cfg.srq->tm;
-	const struct droce_opcode_info *op = meta->op;
-	const uint8_t *p = meta->payload;
-	uint32_t len = meta->payload_len;
-	struct droce_tm_tag *t;
-	struct ibv_tmh tmh;
-	struct ibv_rvh rvh;
 	bool fatal;
 
-	qp->resp.tm = DROCE_TM_PLAIN;
-	if (len < sizeof(tmh))
+	switch (droce_tm_recv_start(qp, meta)) {
+	case DROCE_TM_START_RECEIVE:
 		return false;
-	memcpy(&tmh, p, sizeof(tmh));
-	if (tmh.opcode == IBV_TMH_NO_TAG) {
-		qp->resp.tm = DROCE_TM_NO_TAG;
-		return false;
-	}
-	if (tmh.opcode != IBV_TMH_EAGER && tmh.opcode != IBV_TMH_RNDV)
-		return false;           /* a FIN, or unknown: plain */
-	qp->resp.tm_tag = rte_be_to_cpu_64(tmh.tag);
-	qp->resp.tm_priv = rte_be_to_cpu_32(tmh.app_ctx);
-	/* a rendezvous request is one packet, header and RVH in it */
-	if (tmh.opcode == IBV_TMH_RNDV &&
-	    ((op->flags & (DROCE_OPF_FIRST | DROCE_OPF_LAST)) !=
-	     (DROCE_OPF_FIRST | DROCE_OPF_LAST) ||
-	     len < sizeof(tmh) + sizeof(rvh)))
-		t = NULL;
-	else
-		t = droce_tm_match(tm, qp->resp.tm_tag);
-	if (t == NULL) {
-		/* unexpected: only once an ordinary WQE is there to take
-		 * it, or the retry after an RNR NAK would count it again */
+	case DROCE_TM_START_UNEXPECTED:
+		/* only once an ordinary WQE is there to take it, or the
+		 * retry after an RNR NAK would count it again */
 		if (recv_wqe(qp, &fatal) == NULL) {
 			if (fatal)
 				nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
@@ -377,54 +317,17 @@ tm_start(struct droce_qp_eng *qp, const uint8_t *bth,
 			qp->resp.tm = DROCE_TM_NONE;
 			return true;
 		}
-		tm->hw_unexp++;
-		qp->resp.tm = DROCE_TM_UNEXPECTED;
+		droce_tm_unexpected(qp);
 		return false;
+	case DROCE_TM_START_BAD_BUFFER:
+		nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
+		return true;
+	case DROCE_TM_START_RNDV:
+		qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
+		in_order_done(qp, bth, psn);
+		return true;
 	}
-	if (tmh.opcode == IBV_TMH_EAGER) {
-		struct droce_recv_wqe *w = qp->srq_wqe;
-
-		/* checked at TAG_ADD, but its memory may be gone since: as
-		 * a receive WQE's would */
-		if (droce_sge_check(qp->dev, qp->cfg.srq->pd, t->sge,
-				    t->num_sge, true) != 0) {
-			droce_tm_cqe(qp->cfg.srq, qp->cfg.qp_num,
-				     IBV_WC_TM_RECV, IBV_WC_LOC_PROT_ERR,
-				     t->recv_wr_id, 0, IBV_WC_TM_MATCH,
-				     qp->resp.tm_tag, qp->resp.tm_priv);
-			qp->resp.tm = DROCE_TM_NONE;
-			nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
-			return true;
-		}
-
-		w->wr_id = t->recv_wr_id;
-		w->num_sge = t->num_sge;
-		w->length = t->length;
-		memcpy(droce_recv_wqe_sge(w), t->sge,
-		       t->num_sge * sizeof(struct ibv_sge));
-		qp->resp.has_rwqe = true;
-		qp->resp.rwqe = 0;
-		qp->resp.roffset = 0;
-		qp->resp.tm = DROCE_TM_EAGER;
-		qp->resp.tm_skip = sizeof(tmh);
-		return false;
-	}
-	/* rendezvous: matched now, its data valid once the READ is done */
-	memcpy(&rvh, p + sizeof(tmh), sizeof(rvh));
-	droce_tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
-		     IBV_WC_SUCCESS, t->recv_wr_id, 0, IBV_WC_TM_MATCH,
-		     qp->resp.tm_tag, qp->resp.tm_priv);
-	if (!droce_tm_rndv(qp, t, rte_be_to_cpu_64(rvh.va),
-			   rte_be_to_cpu_32(rvh.rkey),
-			   rte_be_to_cpu_32(rvh.len), tmh.tag, tmh.app_ctx))
-		/* the application reads it itself (IBV_WC_TM_RNDV_INCOMPLETE) */
-		droce_tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
-			     IBV_WC_TM_RNDV_INCOMPLETE, t->recv_wr_id, 0, 0,
-			     qp->resp.tm_tag, qp->resp.tm_priv);
-	qp->resp.tm = DROCE_TM_NONE;
-	qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
-	in_order_done(qp, bth, psn);
-	return true;
+	return false;
 }
 
 static void

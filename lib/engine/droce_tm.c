@@ -16,7 +16,9 @@
  *
  * The list and its phase counters are the engine lcore's: operations on
  * them (add, delete, sync) run there through control calls, between two
- * packets.
+ * packets. The responder hands the first packet of each SEND to a TM
+ * SRQ here (droce_tm_recv_start()) and keeps what is its own: the
+ * receive WQE an unexpected message takes, NAKs and ACKs.
  */
 
 #include <errno.h>
@@ -24,11 +26,11 @@
 
 #include "droce_engine_pvt.h"
 
-void
-droce_tm_cqe(struct droce_srq_eng *srq, uint32_t qp_num,
-	     enum ibv_wc_opcode opcode, enum ibv_wc_status status,
-	     uint64_t wr_id, uint32_t byte_len, uint16_t wc_flags,
-	     uint64_t tag, uint32_t priv)
+static void
+tm_cqe(struct droce_srq_eng *srq, uint32_t qp_num,
+       enum ibv_wc_opcode opcode, enum ibv_wc_status status,
+       uint64_t wr_id, uint32_t byte_len, uint16_t wc_flags,
+       uint64_t tag, uint32_t priv)
 {
 	struct droce_cqe cqe = {
 		.wr_id = wr_id,
@@ -54,8 +56,8 @@ sync_req(const struct droce_tm *tm)
 	return tm->hw_unexp != tm->sw_unexp ? IBV_WC_TM_SYNC_REQ : 0;
 }
 
-struct droce_tm_tag *
-droce_tm_match(struct droce_tm *tm, uint64_t tag)
+static struct droce_tm_tag *
+tm_match(struct droce_tm *tm, uint64_t tag)
 {
 	struct droce_tm_tag *best = NULL;
 	uint32_t i;
@@ -142,7 +144,7 @@ tm_op(struct droce_dev *dev, void *arg)
 	if (op->flags & IBV_OPS_TM_SYNC)
 		tm->sw_unexp = op->tm.unexpected_cnt;
 	if ((op->flags & IBV_OPS_SIGNALED) || status != IBV_WC_SUCCESS)
-		droce_tm_cqe(srq, 0, opcode, status, op->wr_id, 0, sync_req(tm),
+		tm_cqe(srq, 0, opcode, status, op->wr_id, 0, sync_req(tm),
 			     0, 0);
 	return 0;
 }
@@ -169,10 +171,10 @@ claim(struct droce_qp_eng *qp, uint32_t *idx)
 	return droce_wq_slot(qp->cfg.sq, *idx);
 }
 
-bool
-droce_tm_rndv(struct droce_qp_eng *qp, const struct droce_tm_tag *t,
-	      uint64_t va, uint32_t rkey, uint32_t len, uint64_t tag,
-	      uint32_t priv)
+static bool
+tm_rndv(struct droce_qp_eng *qp, const struct droce_tm_tag *t,
+	uint64_t va, uint32_t rkey, uint32_t len, uint64_t tag,
+	uint32_t priv)
 {
 	struct droce_wq *sq = qp->cfg.sq;
 	struct droce_send_wqe *w;
@@ -239,7 +241,7 @@ droce_tm_wqe_done(struct droce_qp_eng *qp, uint32_t idx,
 		 * devices that have tag matching report it, and rdma-core's
 		 * tests expect); imm and compare_add keep the TMH's app_ctx
 		 * and tag, both in network order, for the FIN */
-		droce_tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
+		tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
 			     status, w->wr_id,
 			     status == IBV_WC_SUCCESS ? w->length : 0,
 			     status == IBV_WC_SUCCESS ?
@@ -249,4 +251,125 @@ droce_tm_wqe_done(struct droce_qp_eng *qp, uint32_t idx,
 	}
 	/* every WQE before it is complete: its slot is free */
 	droce_wq_retire(sq, idx + 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Receive: the first packet of a SEND to a TM SRQ, and its completion.
+ */
+
+enum droce_tm_start
+droce_tm_recv_start(struct droce_qp_eng *qp,
+		    const struct droce_wire_meta *meta)
+{
+	struct droce_tm *tm = qp->cfg.srq->tm;
+	const struct droce_opcode_info *op = meta->op;
+	const uint8_t *p = meta->payload;
+	uint32_t len = meta->payload_len;
+	struct droce_tm_tag *t;
+	struct ibv_tmh tmh;
+	struct ibv_rvh rvh;
+
+	qp->resp.tm = DROCE_TM_PLAIN;
+	if (len < sizeof(tmh))
+		return DROCE_TM_START_RECEIVE;
+	memcpy(&tmh, p, sizeof(tmh));
+	if (tmh.opcode == IBV_TMH_NO_TAG) {
+		qp->resp.tm = DROCE_TM_NO_TAG;
+		return DROCE_TM_START_RECEIVE;
+	}
+	/* a FIN, or unknown: plain */
+	if (tmh.opcode != IBV_TMH_EAGER && tmh.opcode != IBV_TMH_RNDV)
+		return DROCE_TM_START_RECEIVE;
+	qp->resp.tm_tag = rte_be_to_cpu_64(tmh.tag);
+	qp->resp.tm_priv = rte_be_to_cpu_32(tmh.app_ctx);
+	/* a rendezvous request is one packet, header and RVH in it */
+	if (tmh.opcode == IBV_TMH_RNDV &&
+	    ((op->flags & (DROCE_OPF_FIRST | DROCE_OPF_LAST)) !=
+	     (DROCE_OPF_FIRST | DROCE_OPF_LAST) ||
+	     len < sizeof(tmh) + sizeof(rvh)))
+		t = NULL;
+	else
+		t = tm_match(tm, qp->resp.tm_tag);
+	if (t == NULL)
+		return DROCE_TM_START_UNEXPECTED;
+	if (tmh.opcode == IBV_TMH_EAGER) {
+		struct droce_recv_wqe *w = qp->srq_wqe;
+
+		/* checked at TAG_ADD, but its memory may be gone since: as
+		 * a receive WQE's would */
+		if (droce_sge_check(qp->dev, qp->cfg.srq->pd, t->sge,
+				    t->num_sge, true) != 0) {
+			tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
+			       IBV_WC_LOC_PROT_ERR, t->recv_wr_id, 0,
+			       IBV_WC_TM_MATCH, qp->resp.tm_tag,
+			       qp->resp.tm_priv);
+			qp->resp.tm = DROCE_TM_NONE;
+			return DROCE_TM_START_BAD_BUFFER;
+		}
+
+		w->wr_id = t->recv_wr_id;
+		w->num_sge = t->num_sge;
+		w->length = t->length;
+		memcpy(droce_recv_wqe_sge(w), t->sge,
+		       t->num_sge * sizeof(struct ibv_sge));
+		qp->resp.has_rwqe = true;
+		qp->resp.rwqe = 0;
+		qp->resp.roffset = 0;
+		qp->resp.tm = DROCE_TM_EAGER;
+		qp->resp.tm_skip = sizeof(tmh);
+		return DROCE_TM_START_RECEIVE;
+	}
+	/* rendezvous: matched now, its data valid once the READ is done */
+	memcpy(&rvh, p + sizeof(tmh), sizeof(rvh));
+	tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV, IBV_WC_SUCCESS,
+	       t->recv_wr_id, 0, IBV_WC_TM_MATCH, qp->resp.tm_tag,
+	       qp->resp.tm_priv);
+	if (!tm_rndv(qp, t, rte_be_to_cpu_64(rvh.va),
+		     rte_be_to_cpu_32(rvh.rkey), rte_be_to_cpu_32(rvh.len),
+		     tmh.tag, tmh.app_ctx))
+		/* the application reads it itself (IBV_WC_TM_RNDV_INCOMPLETE) */
+		tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
+		       IBV_WC_TM_RNDV_INCOMPLETE, t->recv_wr_id, 0, 0,
+		       qp->resp.tm_tag, qp->resp.tm_priv);
+	qp->resp.tm = DROCE_TM_NONE;
+	return DROCE_TM_START_RNDV;
+}
+
+void
+droce_tm_unexpected(struct droce_qp_eng *qp)
+{
+	qp->cfg.srq->tm->hw_unexp++;
+	qp->resp.tm = DROCE_TM_UNEXPECTED;
+}
+
+void
+droce_tm_recv_done(struct droce_qp_eng *qp, uint64_t wr_id, uint32_t byte_len)
+{
+	struct droce_srq_eng *srq = qp->cfg.srq;
+
+	switch (qp->resp.tm) {
+	case DROCE_TM_EAGER:
+		tm_cqe(srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
+		       IBV_WC_SUCCESS, wr_id, byte_len,
+		       IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID,
+		       qp->resp.tm_tag, qp->resp.tm_priv);
+		break;
+	case DROCE_TM_NO_TAG:
+		tm_cqe(srq, qp->cfg.qp_num, IBV_WC_TM_NO_TAG,
+		       IBV_WC_SUCCESS, wr_id, byte_len, 0, 0, 0);
+		break;
+	case DROCE_TM_UNEXPECTED:
+		/* a tag matching completion that matched nothing, as the
+		 * devices that have tag matching report it (and rdma-core's
+		 * tests expect): no flags, no tag (the TMH is in the
+		 * buffer); the application handles it, then syncs */
+		tm_cqe(srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
+		       IBV_WC_SUCCESS, wr_id, byte_len, 0, 0, 0);
+		break;
+	default:
+		tm_cqe(srq, qp->cfg.qp_num, IBV_WC_RECV, IBV_WC_SUCCESS,
+		       wr_id, byte_len, 0, 0, 0);
+		break;
+	}
+	qp->resp.tm = DROCE_TM_NONE;
 }
