@@ -517,11 +517,14 @@ enum ibv_wc_status droce_mw_bind(struct droce_qp_eng *qp,
 bool droce_mw_invalidate(struct droce_qp_eng *qp, uint32_t rkey, bool remote);
 
 /* ------------------------------------------------------------------------
- * The QPs a pass runs (lib/engine/droce_qp.c).
+ * The QPs a pass runs (lib/engine/droce_sched.c).
  */
 
 /** Put @p qp among the QPs each pass runs (if it is not already). */
 void droce_qp_activate(struct droce_qp_eng *qp);
+
+/** Take @p qp out of dev->active and off dev->wheel (it is going). */
+void droce_qp_unschedule(struct droce_qp_eng *qp);
 
 /** Take the QPs their posters kicked into dev->active. */
 void droce_qp_kicks(struct droce_dev *dev);
@@ -664,6 +667,11 @@ struct droce_ah_eng {
  */
 int droce_path_set(struct droce_dev *dev, struct droce_path *path,
 		   const struct ibv_ah_attr *ah, uint64_t now);
+
+/** Build the Ethernet, IP and UDP header template of @p path
+ * (lib/engine/droce_path.c). */
+void droce_path_build_header(const struct droce_dev *dev,
+			     struct droce_path *path);
 
 /**
  * Make sure @p path knows its MAC and has its header template.

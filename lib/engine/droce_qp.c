@@ -3,24 +3,22 @@
  */
 
 /*
- * QPs on the engine side: creation in the device's QPN table, the state
- * transitions (attributes already checked by the verbs layer), the path
- * to the peer (the header template every packet starts from), errors and
- * flushing (the completer's and the responder's), SRQ numbers. What a QP
- * does with packets is the requester's (droce_req.c), the completer's
- * (droce_comp.c) and the responder's (droce_resp.c).
+ * QPs on the engine side, their life: creation in the device's QPN
+ * table, the state transitions (attributes already checked by the verbs
+ * layer), errors and flushing (the completer's and the responder's), SRQ
+ * numbers. Which QPs a pass runs is droce_sched.c's, the path to the peer
+ * droce_path.c's; what a QP does with packets is the requester's
+ * (droce_req.c), the completer's (droce_comp.c) and the responder's
+ * (droce_resp.c).
  */
 
 #include <errno.h>
 
 #include <rte_cycles.h>
 #include <rte_random.h>
-#include <rte_ip.h>
 #include <rte_malloc.h>
 
 #include "droce_engine_pvt.h"
-
-#define DEFAULT_TTL 64
 
 /* RNR NAK timer codes to microseconds (InfiniBand, table of RNR delays). */
 static const uint32_t rnr_us[32] = {
@@ -109,216 +107,6 @@ droce_qp_cc_read(const struct droce_qp_eng *qp, uint64_t *rate,
 /* ------------------------------------------------------------------------
  * Creation and destruction, on the engine lcore.
  */
-
-/* ------------------------------------------------------------------------
- * The QPs a pass runs. A pass visits dev->active, not every QP: one found
- * with nothing to do leaves it (droce_qp_try_sleep()) and comes back when
- * something may give it work: a frame for it (droce_resp_rx(),
- * droce_comp_rx(), a raw QP's flow), a change of its state (qp_modify()),
- * or a WQE its application posts (droce_qp_kick(): the poster, not the
- * lcore, notices, and hands the QP over through dev->kick). The poster
- * publishes its WQE, fences, reads asleep; the lcore sets asleep,
- * fences, reads the queue's producer index: one of them sees the other.
- */
-
-/* Off the wheel's list it is on, if any. */
-static void
-wheel_remove(struct droce_qp_eng *qp)
-{
-	if (qp->wheel_pprev == NULL)
-		return;
-	*qp->wheel_pprev = qp->wheel_next;
-	if (qp->wheel_next != NULL)
-		qp->wheel_next->wheel_pprev = qp->wheel_pprev;
-	qp->wheel_pprev = NULL;
-	qp->dev->nwheel--;
-}
-
-/* Onto the list of the tick of wake_at (or, if that tick has been
- * looked at already, of the first one not: it is due). */
-static void
-wheel_add(struct droce_qp_eng *qp, uint64_t wake_at)
-{
-	struct droce_dev *dev = qp->dev;
-	uint64_t tick = RTE_MAX(wake_at >> DROCE_WHEEL_SHIFT, dev->wheel_tick);
-	struct droce_qp_eng **head = &dev->wheel[tick % DROCE_WHEEL_SLOTS];
-
-	qp->wake_at = wake_at;
-	qp->wheel_next = *head;
-	if (*head != NULL)
-		(*head)->wheel_pprev = &qp->wheel_next;
-	*head = qp;
-	qp->wheel_pprev = head;
-	dev->nwheel++;
-}
-
-void
-droce_qp_timers(struct droce_dev *dev, uint64_t now)
-{
-	uint64_t tick = now >> DROCE_WHEEL_SHIFT, t = dev->wheel_tick;
-
-	if (likely(dev->nwheel == 0) || t >= tick) {
-		dev->wheel_tick = RTE_MAX(t, tick);
-		return;
-	}
-	/* each list of the ticks now past, each at most once; a QP due
-	 * later (a turn or more) stays on its list */
-	if (tick - t > DROCE_WHEEL_SLOTS)
-		t = tick - DROCE_WHEEL_SLOTS;
-	for (; t < tick; t++) {
-		struct droce_qp_eng **pp = &dev->wheel[t % DROCE_WHEEL_SLOTS];
-
-		while (*pp != NULL) {
-			struct droce_qp_eng *qp = *pp;
-
-			if (qp->wake_at <= now)
-				droce_qp_activate(qp);    /* *pp: the next */
-			else
-				pp = &qp->wheel_next;
-		}
-	}
-	dev->wheel_tick = tick;
-}
-
-static void
-active_remove(struct droce_qp_eng *qp)
-{
-	struct droce_dev *dev = qp->dev;
-	struct droce_qp_eng *last;
-
-	if (qp->active_idx == DROCE_QP_ASLEEP)
-		return;
-	last = dev->active[dev->nactive - 1];
-	dev->active[qp->active_idx] = last;
-	last->active_idx = qp->active_idx;
-	dev->nactive--;
-	qp->active_idx = DROCE_QP_ASLEEP;
-}
-
-void
-droce_qp_activate(struct droce_qp_eng *qp)
-{
-	struct droce_dev *dev = qp->dev;
-
-	if (qp->active_idx != DROCE_QP_ASLEEP)
-		return;
-	wheel_remove(qp);
-	__atomic_store_n(&qp->asleep, 0, __ATOMIC_RELAXED);
-	qp->active_idx = dev->nactive;
-	dev->active[dev->nactive++] = qp;
-}
-
-void
-droce_qp_kicks(struct droce_dev *dev)
-{
-	void *qps[64];
-	unsigned int n, i;
-
-	if (unlikely(__atomic_load_n(&dev->kick_lost, __ATOMIC_ACQUIRE))) {
-		__atomic_store_n(&dev->kick_lost, false, __ATOMIC_RELAXED);
-		for (i = 0; i < dev->nlive; i++)
-			droce_qp_activate(dev->live[i]);
-	}
-	do {
-		n = rte_ring_sc_dequeue_burst(dev->kick, qps, RTE_DIM(qps),
-					      NULL);
-		for (i = 0; i < n; i++)
-			droce_qp_activate(qps[i]);
-	} while (n == RTE_DIM(qps));
-}
-
-/* What the QP's poster may have published that a pass must take. */
-static bool
-posts_taken(const struct droce_qp_eng *qp)
-{
-	const struct droce_wq *sq = qp->cfg.sq, *rq = qp->cfg.rq;
-
-	switch (qp->state) {
-	case IBV_QPS_RTS:
-	case IBV_QPS_SQD:
-		return sq == NULL || __atomic_load_n(&sq->prod_tail,
-			__ATOMIC_RELAXED) == qp->req.seen;
-	case IBV_QPS_ERR:
-		/* flushed, both queues */
-		return (sq == NULL || __atomic_load_n(&sq->prod_tail,
-			__ATOMIC_RELAXED) == qp->req.comp) &&
-			(rq == NULL || qp->cfg.srq != NULL ||
-			 __atomic_load_n(&rq->prod_tail, __ATOMIC_RELAXED) ==
-			 qp->resp.rq_cons);
-	default:
-		/* RESET, INIT, RTR: WQEs wait for the move to RTS */
-		return true;
-	}
-}
-
-bool
-droce_qp_try_sleep(struct droce_qp_eng *qp, uint64_t now)
-{
-	uint64_t wake_at = 0;
-
-	switch (qp->state) {
-	case IBV_QPS_RESET:
-	case IBV_QPS_INIT:
-		break;
-	case IBV_QPS_RTR:
-		if (!droce_resp_idle(qp)) {
-			qp->idle_since = 0;
-			return false;
-		}
-		break;
-	case IBV_QPS_RTS:
-	case IBV_QPS_SQD:
-		/* waiting for answers is idle too: they wake it, or its
-		 * timer does */
-		if (!droce_req_waiting(qp, &wake_at) || !droce_resp_idle(qp)) {
-			qp->idle_since = 0;
-			return false;
-		}
-		break;
-	case IBV_QPS_ERR:
-		break;
-	default:
-		qp->idle_since = 0;
-		return false;
-	}
-	/* a QP that talks back and forth stays while passes are short:
-	 * only one idle for a while is worth the kick its next post would
-	 * cost. Among many QPs with work, a pass's visit to it costs more
-	 * than that kick: it goes at once. */
-	if (qp->dev->nactive <= DROCE_QP_FEW) {
-		if (qp->idle_since == 0) {
-			qp->idle_since = now;
-			return false;
-		}
-		if (now - qp->idle_since <
-		    droce_eng.hz / 1000000 * DROCE_QP_SLEEP_US)
-			return false;
-	}
-	__atomic_store_n(&qp->asleep, 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!posts_taken(qp)) {
-		__atomic_store_n(&qp->asleep, 0, __ATOMIC_RELAXED);
-		qp->idle_since = 0;
-		return false;
-	}
-	active_remove(qp);
-	if (wake_at != 0)
-		wheel_add(qp, wake_at);
-	qp->idle_since = 0;
-	return true;
-}
-
-void
-droce_qp_kick(struct droce_qp_eng *qp)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (likely(__atomic_load_n(&qp->asleep, __ATOMIC_RELAXED) == 0))
-		return;
-	if (__atomic_exchange_n(&qp->asleep, 0, __ATOMIC_ACQ_REL) == 0)
-		return;
-	if (rte_ring_mp_enqueue(qp->dev->kick, qp) != 0)
-		__atomic_store_n(&qp->dev->kick_lost, true, __ATOMIC_RELEASE);
-}
 
 /* Bytes of the copy of a receive WQE a QP without an RQ works from. */
 static size_t
@@ -509,8 +297,7 @@ qp_remove(struct droce_dev *dev, void *arg)
 
 	/* no kick naming it may stay behind in the ring */
 	droce_qp_kicks(dev);
-	active_remove(qp);
-	wheel_remove(qp);
+	droce_qp_unschedule(qp);
 	dev->live[qp->live_idx] = last;
 	last->live_idx = qp->live_idx;
 	dev->nlive--;
@@ -532,128 +319,6 @@ droce_qp_destroy(struct droce_qp_eng *qp)
 /* ------------------------------------------------------------------------
  * State transitions.
  */
-
-/* Build the Ethernet, IP and UDP header template of a path. */
-static void
-path_build_header(const struct droce_dev *dev, struct droce_path *path)
-{
-	uint8_t *h = path->hdr;
-	uint8_t *ip = h + 14;
-	uint8_t ttl = path->ah.grh.hop_limit > 1 ? path->ah.grh.hop_limit :
-		DEFAULT_TTL;
-	/* the traffic class as given (its DSCP the device's if it gives
-	 * none), its ECN field ECT(0) if the path's packets are
-	 * ECN-capable */
-	uint8_t tclass = path->ah.grh.traffic_class;
-	uint8_t *udp;
-
-	if ((tclass >> 2) == 0)
-		tclass = (uint8_t)(dev->dscp << 2 | (tclass & 3u));
-	if (path->ect)
-		tclass = (uint8_t)((tclass & ~3u) | DROCE_ECN_ECT0);
-
-	memcpy(h, &path->dmac, 6);
-	memcpy(h + 6, &dev->mac, 6);
-	if (path->ip_version == 4) {
-		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV4);
-		memset(ip, 0, 20);
-		ip[0] = 0x45;
-		ip[1] = tclass;
-		droce_put_be16(ip + 6, RTE_IPV4_HDR_DF_FLAG);
-		ip[8] = ttl;
-		ip[9] = IPPROTO_UDP;
-		memcpy(ip + 12, path->sgid + 12, 4);
-		memcpy(ip + 16, path->dgid + 12, 4);
-		udp = ip + 20;
-	} else {
-		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV6);
-		droce_put_be32(ip, 6u << 28 |
-			       (uint32_t)tclass << 20 |
-			       (path->ah.grh.flow_label & 0xfffff));
-		droce_put_be16(ip + 4, 0);
-		ip[6] = IPPROTO_UDP;
-		ip[7] = ttl;
-		memcpy(ip + 8, path->sgid, 16);
-		memcpy(ip + 24, path->dgid, 16);
-		udp = ip + 40;
-	}
-	droce_put_be16(udp, path->sport);
-	droce_put_be16(udp + 2, DROCE_UDP_PORT);
-	droce_put_be32(udp + 4, 0);
-	path->hdr_len = (uint8_t)(udp + 8 - h);
-}
-
-/* The MAC of a multicast group is made from its address. */
-static bool
-multicast_mac(const uint8_t gid[16], struct rte_ether_addr *mac)
-{
-	if (droce_gid_is_ipv4(gid)) {
-		if ((gid[12] & 0xf0) != 0xe0)
-			return false;
-		mac->addr_bytes[0] = 0x01;
-		mac->addr_bytes[1] = 0x00;
-		mac->addr_bytes[2] = 0x5e;
-		mac->addr_bytes[3] = gid[13] & 0x7f;
-		mac->addr_bytes[4] = gid[14];
-		mac->addr_bytes[5] = gid[15];
-		return true;
-	}
-	if (gid[0] != 0xff)
-		return false;
-	mac->addr_bytes[0] = 0x33;
-	mac->addr_bytes[1] = 0x33;
-	memcpy(&mac->addr_bytes[2], gid + 12, 4);
-	return true;
-}
-
-bool
-droce_path_ready(struct droce_dev *dev, struct droce_path *path,
-		 uint64_t now)
-{
-	if (path->mac_ok)
-		return true;
-	if (droce_neigh_resolve(dev, path->dgid, &path->dmac, now) != 0)
-		return false;
-	path->mac_ok = true;
-	path_build_header(dev, path);
-	return true;
-}
-
-bool
-droce_qp_path_ready(struct droce_qp_eng *qp, uint64_t now)
-{
-	return droce_path_ready(qp->dev, &qp->path, now);
-}
-
-int
-droce_path_set(struct droce_dev *dev, struct droce_path *path,
-	       const struct ibv_ah_attr *ah, uint64_t now)
-{
-	const union ibv_gid *sgid;
-	int ret;
-
-	if (!ah->is_global || ah->grh.sgid_index >= dev->gid_count)
-		return EINVAL;
-	sgid = &dev->gid[ah->grh.sgid_index];
-	if (droce_gid_is_ipv4(sgid->raw) != droce_gid_is_ipv4(ah->grh.dgid.raw))
-		return EINVAL;
-	path->ah = *ah;
-	memcpy(path->sgid, sgid->raw, 16);
-	memcpy(path->dgid, ah->grh.dgid.raw, 16);
-	path->ip_version = droce_gid_is_ipv4(path->dgid) ? 4 : 6;
-	if (multicast_mac(path->dgid, &path->dmac)) {
-		path->mac_ok = true;
-		path_build_header(dev, path);
-		return 0;
-	}
-	ret = droce_neigh_resolve(dev, path->dgid, &path->dmac, now);
-	if (ret == -EHOSTUNREACH)
-		return EHOSTUNREACH;
-	path->mac_ok = ret == 0;
-	if (path->mac_ok)
-		path_build_header(dev, path);
-	return 0;
-}
 
 /* Forget all transport state (RESET). */
 static void
@@ -774,7 +439,7 @@ modify_state(struct droce_dev *dev, struct droce_qp_eng *qp,
 							  DROCE_PSN_MASK);
 			qp->resp.opcode = 0xff;
 			if (qp->path.mac_ok)
-				path_build_header(dev, &qp->path);
+				droce_path_build_header(dev, &qp->path);
 		}
 		break;
 	case IBV_QPS_RTS:
