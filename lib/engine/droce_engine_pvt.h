@@ -1088,6 +1088,20 @@ void droce_resp_run(struct droce_qp_eng *qp, uint64_t now);
 void droce_resp_send_ack(struct droce_qp_eng *qp, uint8_t syndrome,
 			 uint32_t psn);
 
+/**
+ * NAK @p code for the expected PSN and fail the QP (its READ responses
+ * and atomic ACKs owed sent first), the application told by
+ * IBV_EVENT_QP_FATAL (lib/engine/droce_resp_tx.c).
+ */
+void droce_resp_nak_fatal(struct droce_qp_eng *qp, uint8_t code);
+
+/** Slots of @p qp's READ/atomic ring in use: max_dest_rd_atomic. */
+static inline uint32_t
+droce_resp_res_slots(const struct droce_qp_eng *qp)
+{
+	return RTE_MAX((uint32_t)qp->max_dest_rd_atomic, 1u);
+}
+
 /** Complete receive WQE @p idx of a message from QP @p src_qp, the
  * completion's sl @p sl. */
 void droce_resp_recv_cqe_from(struct droce_qp_eng *qp, uint32_t idx,

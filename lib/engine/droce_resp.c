@@ -10,55 +10,15 @@
  * Before any byte moves, the rkey, PD, range and access right are checked;
  * a failure is NAKed and puts the QP in error. SENDs without a receive
  * WQE are RNR NAKed. READ responses and atomic ACKs leave in request
- * order, ACKs are coalesced to one per pass. Receive WQEs complete here.
+ * order, ACKs are coalesced to one per pass (droce_resp_tx.c). Receive
+ * WQEs complete here.
  */
-
-#include <limits.h>
 
 #include <rte_cycles.h>
 
 #include "droce_engine_pvt.h"
 
 #define NO_OPCODE 0xff
-
-void
-droce_resp_send_ack(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn)
-{
-	uint8_t opcode = qp->tr | DROCE_OP_ACKNOWLEDGE;
-	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
-	struct droce_aeth aeth = { .syndrome = syndrome, .msn = qp->resp.msn };
-	struct rte_mbuf *m;
-	uint8_t *bth;
-
-	m = droce_pkt_alloc(qp, opcode, psn, false, false, 0, &bth);
-	if (m == NULL)
-		return;
-	droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
-	droce_pkt_send(qp, m);
-}
-
-static bool send_owed(struct droce_qp_eng *qp, unsigned int budget,
-		      bool paced);
-
-/*
- * NAK @p code for the expected PSN and fail the QP. The READ responses
- * and atomic ACKs of requests accepted before go first: the responder
- * answers in PSN order, and an error QP sends nothing more.
- */
-static void
-nak_fatal(struct droce_qp_eng *qp, uint8_t code)
-{
-	if (droce_tr_reliable(qp->tr)) {
-		send_owed(qp, UINT_MAX, false);
-		qp->stats.naks_sent++;
-		droce_resp_send_ack(qp, DROCE_AETH_NAK | code, qp->resp.psn);
-	}
-	droce_qp_error(qp);
-	/* the requester learns it from the NAK; the application here from
-	 * the event (a receive completion, if any, comes with the flush) */
-	if (qp->cfg.event != NULL)
-		qp->cfg.event(qp->cfg.event_arg, IBV_EVENT_QP_FATAL);
-}
 
 /*
  * UC: drop the message in progress (a packet of it was lost, or it was
@@ -79,7 +39,7 @@ refuse(struct droce_qp_eng *qp, uint8_t code)
 	if (qp->tr == DROCE_TR_UC)
 		uc_drop(qp);
 	else
-		nak_fatal(qp, code);
+		droce_resp_nak_fatal(qp, code);
 }
 
 static void
@@ -257,7 +217,7 @@ too_long(struct droce_qp_eng *qp, const struct droce_recv_wqe *wqe)
 	if (qp->tr == DROCE_TR_UC)
 		uc_drop(qp);
 	else if (droce_tr_reliable(qp->tr))
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		droce_resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 }
 
 /* Complete the receive WQE in use. */
@@ -311,7 +271,7 @@ tm_start(struct droce_qp_eng *qp, const uint8_t *bth,
 		 * retry after an RNR NAK would count it again */
 		if (recv_wqe(qp, &fatal) == NULL) {
 			if (fatal)
-				nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
+				droce_resp_nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
 			else
 				rnr_nak(qp, psn);
 			qp->resp.tm = DROCE_TM_NONE;
@@ -320,7 +280,7 @@ tm_start(struct droce_qp_eng *qp, const uint8_t *bth,
 		droce_tm_unexpected(qp);
 		return false;
 	case DROCE_TM_START_BAD_BUFFER:
-		nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
+		droce_resp_nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
 		return true;
 	case DROCE_TM_START_RNDV:
 		qp->resp.msn = droce_psn_add(qp->resp.msn, 1);
@@ -347,7 +307,7 @@ do_send(struct droce_qp_eng *qp, const uint8_t *bth,
 	wqe = recv_wqe(qp, &fatal);
 	if (wqe == NULL) {
 		if (fatal)
-			nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
+			droce_resp_nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
 		else
 			rnr_nak(qp, psn);
 		return;
@@ -446,7 +406,7 @@ do_write(struct droce_qp_eng *qp, const struct rte_mbuf *m,
 	/* with immediate: no receive WQE, no write (the retry comes back) */
 	if (imm && (op->flags & DROCE_OPF_LAST) && recv_wqe(qp, &fatal) == NULL) {
 		if (fatal)
-			nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
+			droce_resp_nak_fatal(qp, DROCE_NAK_REM_OP_ERR);
 		else
 			rnr_nak(qp, psn);
 		return;
@@ -490,15 +450,15 @@ word_target(struct droce_qp_eng *qp, uint32_t rkey, uint64_t va,
 	    uint32_t access, uint64_t *addr)
 {
 	if (va & 7) {
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		droce_resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return false;
 	}
 	if (!droce_rkey_check(qp, rkey, va, 8, access, addr)) {
-		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+		droce_resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
 		return false;
 	}
 	if (*addr & 7) {
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		droce_resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return false;
 	}
 	return true;
@@ -520,7 +480,7 @@ do_atomic_write(struct droce_qp_eng *qp, const uint8_t *bth,
 
 	droce_reth_decode(bth + op->offset[DROCE_EXT_RETH], &reth);
 	if (reth.dlen != sizeof(value) || meta->payload_len != sizeof(value)) {
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+		droce_resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
 	if (!word_target(qp, reth.rkey, reth.va, IBV_ACCESS_REMOTE_WRITE,
@@ -533,18 +493,11 @@ do_atomic_write(struct droce_qp_eng *qp, const uint8_t *bth,
 	in_order_done(qp, bth, psn);
 }
 
-/* Slots of the read/atomic ring in use: max_dest_rd_atomic. */
-static inline uint32_t
-res_slots(const struct droce_qp_eng *qp)
-{
-	return RTE_MAX((uint32_t)qp->max_dest_rd_atomic, 1u);
-}
-
 /* A slot of the read/atomic ring for a new request, or NULL if busy. */
 static struct droce_rd_res *
 res_alloc(struct droce_qp_eng *qp)
 {
-	uint32_t n = res_slots(qp);
+	uint32_t n = droce_resp_res_slots(qp);
 	struct droce_rd_res *res = &qp->rd_res[qp->resp.res_head % n];
 
 	if (res->busy && res->sending) {
@@ -569,7 +522,7 @@ res_alloc(struct droce_qp_eng *qp)
 static void
 too_many_rd_atomic(struct droce_qp_eng *qp)
 {
-	nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+	droce_resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 }
 
 static uint32_t
@@ -622,7 +575,7 @@ do_read(struct droce_qp_eng *qp, const uint8_t *bth,
 	if (reth.dlen != 0 &&
 	    !droce_rkey_check(qp, reth.rkey, reth.va, reth.dlen,
 			      IBV_ACCESS_REMOTE_READ, &addr)) {
-		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
+		droce_resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
 		return;
 	}
 	res = res_alloc(qp);
@@ -698,7 +651,7 @@ duplicate(struct droce_qp_eng *qp, const uint8_t *bth,
 
 	qp->stats.dup_reqs++;
 	if (op->flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)) {
-		for (i = 0; i < res_slots(qp); i++) {
+		for (i = 0; i < droce_resp_res_slots(qp); i++) {
 			struct droce_rd_res *res = &qp->rd_res[i];
 
 			if (!res->busy || droce_psn_diff(psn, res->first_psn) < 0 ||
@@ -849,7 +802,7 @@ ud_rx(struct droce_qp_eng *qp, const uint8_t *frame, const uint8_t *bth,
 	wqe = recv_wqe(qp, &fatal);
 	if (wqe == NULL) {
 		if (fatal)
-			nak_fatal(qp, 0);
+			droce_resp_nak_fatal(qp, 0);
 		else
 			qp->stats.rx_dropped++;
 		return;
@@ -1030,7 +983,7 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 		if (diff < 0)
 			qp->stats.rx_dropped++;
 		else
-			nak_fatal(qp, DROCE_NAK_INVALID_REQ);
+			droce_resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 		return;
 	}
 	if (diff < 0) {
@@ -1041,7 +994,7 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 
 	nak = request_check(qp, flags, meta->payload_len);
 	if (nak != 0) {
-		nak_fatal(qp, nak);
+		droce_resp_nak_fatal(qp, nak);
 		return;
 	}
 	if (flags & DROCE_OPF_SEND)
@@ -1055,179 +1008,7 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	else if (flags & DROCE_OPF_ATOMIC_WRITE)
 		do_atomic_write(qp, bth, meta, psn);
 	else
-		nak_fatal(qp, DROCE_NAK_INVALID_REQ);
-}
-
-/* The sending resource that comes first in PSN order. */
-static struct droce_rd_res *
-res_next(struct droce_qp_eng *qp)
-{
-	struct droce_rd_res *best = NULL;
-	uint32_t i;
-
-	for (i = 0; i < res_slots(qp); i++) {
-		struct droce_rd_res *r = &qp->rd_res[i];
-
-		if (r->busy && r->sending &&
-		    (best == NULL ||
-		     droce_psn_diff(r->next_psn, best->next_psn) < 0))
-			best = r;
-	}
-	return best;
-}
-
-static bool
-send_atomic_ack(struct droce_qp_eng *qp, struct droce_rd_res *res)
-{
-	uint8_t opcode = qp->tr | DROCE_OP_ATOMIC_ACKNOWLEDGE;
-	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
-	struct droce_aeth aeth = {
-		.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID,
-		.msn = qp->resp.msn,
-	};
-	struct droce_atomicacketh ack = { .orig = res->orig };
-	struct rte_mbuf *m;
-	uint8_t *bth;
-
-	m = droce_pkt_alloc(qp, opcode, res->first_psn, false, false, 0, &bth);
-	if (m == NULL)
-		return false;
-	droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
-	droce_atomicacketh_encode(bth + op->offset[DROCE_EXT_ATOMICACKETH],
-				  &ack);
-	droce_pkt_send(qp, m);
-	return true;
-}
-
-/* One READ response packet. @return false if it could not be sent. */
-static bool
-send_read_response(struct droce_qp_eng *qp, struct droce_rd_res *res)
-{
-	uint32_t len = RTE_MIN(qp->mtu, res->length - res->sent);
-	bool first = res->sent == 0, last = res->sent + len >= res->length;
-	uint8_t base = first && last ? DROCE_OP_READ_RESPONSE_ONLY :
-		first ? DROCE_OP_READ_RESPONSE_FIRST :
-		last ? DROCE_OP_READ_RESPONSE_LAST :
-		DROCE_OP_READ_RESPONSE_MIDDLE;
-	uint8_t opcode = qp->tr | base;
-	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
-	struct droce_mr_eng *mr;
-	struct rte_mbuf *m;
-	uint64_t addr = 0;
-	uint8_t *bth;
-
-	/* each packet's bytes under the key as it is now: deregistered,
-	 * invalidated or bound elsewhere since the request, nothing more is
-	 * read */
-	if (len != 0 &&
-	    !droce_rkey_check_pd(qp, res->pd, res->rkey, res->va + res->sent,
-				 len, IBV_ACCESS_REMOTE_READ, &addr)) {
-		res->sending = false;
-		qp->resp.res_sending--;
-		nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR);
-		return false;
-	}
-	mr = len != 0 ? droce_zc_region(qp, res->rkey, true, addr, len) :
-		NULL;
-	m = mr != NULL ? droce_pkt_alloc_zc(qp, opcode, res->next_psn, false,
-					    false, mr, addr, len, &bth) : NULL;
-	if (m == NULL) {
-		mr = NULL;
-		m = droce_pkt_alloc(qp, opcode, res->next_psn, false, false,
-				    len, &bth);
-	}
-	if (m == NULL)
-		return false;
-	if (op->flags & DROCE_OPF_AETH) {
-		struct droce_aeth aeth = {
-			.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID,
-			.msn = qp->resp.msn,
-		};
-
-		droce_aeth_encode(bth + op->offset[DROCE_EXT_AETH], &aeth);
-	}
-	if (len != 0 && mr == NULL)
-		rte_memcpy(bth + op->hdr_len, (const void *)(uintptr_t)addr,
-			   len);
-	droce_pkt_send(qp, m);
-	if (unlikely(qp->cc.rate != 0))
-		droce_cc_sent(qp, len, rte_pktmbuf_pkt_len(m));
-	res->sent += len;
-	res->next_psn = droce_psn_add(res->next_psn, 1);
-	if (last) {
-		res->sending = false;
-		qp->resp.res_sending--;
-	}
-	return true;
-}
-
-/*
- * Send up to @p budget packets of READ responses and atomic ACKs, oldest
- * first, READ responses at DCQCN's rate if @p paced. False when sending
- * failed (no mbuf), the rate held a response back, or the QP failed.
- */
-static bool
-send_owed(struct droce_qp_eng *qp, unsigned int budget, bool paced)
-{
-	while (qp->resp.res_sending > 0 && budget > 0) {
-		struct droce_rd_res *res = res_next(qp);
-		bool ok;
-
-		if (res == NULL)
-			break;
-		/* READ responses go at DCQCN's rate, as requests do */
-		if (unlikely(qp->cc.rate != 0) && paced && !res->atomic &&
-		    !droce_cc_may_send(qp, rte_get_tsc_cycles())) {
-			qp->stats.cc_held++;
-			return false;
-		}
-		if (res->atomic) {
-			ok = send_atomic_ack(qp, res);
-			if (ok) {
-				res->sending = false;
-				qp->resp.res_sending--;
-			}
-		} else {
-			ok = send_read_response(qp, res);
-		}
-		if (!ok || qp->state == IBV_QPS_ERR)
-			return false;
-		budget--;
-	}
-	return true;
-}
-
-bool
-droce_resp_idle(const struct droce_qp_eng *qp)
-{
-	return !qp->resp.ack_pending && qp->resp.res_sending == 0;
-}
-
-void
-droce_resp_run(struct droce_qp_eng *qp, uint64_t now)
-{
-	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
-		return;
-	/* a UD or raw QP answers nothing, and has no path of its own to
-	 * resolve: its all-zero one would have the device solicit "::" */
-	if (qp->tr == DROCE_TR_UD || qp->tr == DROCE_TR_NONE)
-		return;
-	if (!droce_qp_path_ready(qp, now))
-		return;
-	if (!send_owed(qp, DROCE_QP_BUDGET, true))
-		return;
-	if (qp->resp.ack_pending) {
-		struct droce_rd_res *res = res_next(qp);
-
-		/* an ACK may not overtake the responses before it */
-		if (res != NULL &&
-		    droce_psn_diff(res->next_psn, qp->resp.ack_psn) <= 0)
-			return;
-		droce_resp_send_ack(qp, DROCE_AETH_ACK |
-				    DROCE_AETH_CREDIT_INVALID,
-				    qp->resp.ack_psn);
-		qp->resp.ack_pending = false;
-	}
+		droce_resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ);
 }
 
 void
