@@ -15,6 +15,7 @@
 #include <rte_malloc.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_tx.h"
 
 /* How long the making of a handle waits for its MAC, as rdma-core's
  * neighbour lookup does. */

@@ -21,6 +21,11 @@
 #include <rte_cycles.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_comp.h"
+#include "droce_cq_eng.h"
+#include "droce_dma.h"
+#include "droce_req.h"
+#include "droce_sched.h"
 
 /* Something was acknowledged: reset the retry counts and the timer. */
 static void

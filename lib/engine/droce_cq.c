@@ -11,6 +11,7 @@
  */
 
 #include "droce_engine_pvt.h"
+#include "droce_cq_eng.h"
 
 /* One producer at a time: the lock where a CQ's QPs may be on several
  * lcores (droce_eng.cq_shared). */

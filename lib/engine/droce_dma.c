@@ -10,6 +10,7 @@
 #include <rte_memcpy.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_dma.h"
 
 int
 droce_sge_check(const struct droce_dev *dev, const struct droce_pd_eng *pd,

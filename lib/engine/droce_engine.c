@@ -28,6 +28,9 @@
 #include <rte_string_fns.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_memif.h"
+#include "droce_mirror.h"
+#include "droce_telemetry.h"
 #include "droce_start.h"
 
 RTE_LOG_REGISTER(droce_engine_logtype, lib.droce.engine, NOTICE);

@@ -23,6 +23,11 @@
 #include <rte_mempool.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_neigh.h"
+#include "droce_req.h"
+#include "droce_resp.h"
+#include "droce_sched.h"
+#include "droce_tx.h"
 
 /* Passes without work before an idle engine yields its CPU. */
 #define IDLE_PASSES 16

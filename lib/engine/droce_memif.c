@@ -32,6 +32,7 @@
 #include <rte_string_fns.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_memif.h"
 
 #define MEMIF_DRIVER "net_memif"
 /* net_memif's socket when its arguments name none */

@@ -18,6 +18,7 @@
 #include <droce_pcapfile.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_mirror.h"
 
 struct droce_pcap_mirror {
 	rte_spinlock_t lock;

@@ -15,6 +15,8 @@
 #include <rte_ip.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_neigh.h"
+#include "droce_tx.h"
 
 #define ICMPV6_NS 135
 #define ICMPV6_NA 136

@@ -14,6 +14,7 @@
 #include <rte_ip.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_neigh.h"
 
 #define DEFAULT_TTL 64
 

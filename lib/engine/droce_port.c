@@ -22,6 +22,8 @@
 #include <rte_string_fns.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_memif.h"
+#include "droce_tx.h"
 #include "droce_start.h"
 
 #define RX_DESC 1024

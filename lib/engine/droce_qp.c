@@ -19,6 +19,9 @@
 #include <rte_malloc.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_comp.h"
+#include "droce_resp.h"
+#include "droce_sched.h"
 
 /* RNR NAK timer codes to microseconds (InfiniBand, table of RNR delays). */
 static const uint32_t rnr_us[32] = {

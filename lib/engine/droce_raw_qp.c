@@ -22,6 +22,9 @@
 #include <rte_thash.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_dma.h"
+#include "droce_resp.h"
+#include "droce_tx.h"
 
 #define ETH_P_VLAN 0x8100
 #define IPPROTO_UDP_ 17

@@ -21,6 +21,7 @@
 #include <rte_ethdev.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_tx.h"
 
 /* An IEEE 802 local experimental Ethernet type: nobody's protocol. */
 #define RAW_ETHER_TYPE 0x88b5

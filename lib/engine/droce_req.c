@@ -16,6 +16,11 @@
 #include <rte_prefetch.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_comp.h"
+#include "droce_dma.h"
+#include "droce_req.h"
+#include "droce_sched.h"
+#include "droce_tx.h"
 
 /* PSNs a WQE takes: its packets, or for a READ its responses. */
 static uint32_t

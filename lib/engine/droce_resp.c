@@ -17,6 +17,11 @@
 #include <rte_cycles.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_cq_eng.h"
+#include "droce_dma.h"
+#include "droce_neigh.h"
+#include "droce_resp.h"
+#include "droce_sched.h"
 
 #define NO_OPCODE 0xff
 

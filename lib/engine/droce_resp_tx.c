@@ -14,6 +14,10 @@
 #include <rte_cycles.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_dma.h"
+#include "droce_resp.h"
+#include "droce_sched.h"
+#include "droce_tx.h"
 
 void
 droce_resp_send_ack(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn)

@@ -15,6 +15,11 @@
 #include <rte_ip.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_comp.h"
+#include "droce_mirror.h"
+#include "droce_neigh.h"
+#include "droce_resp.h"
+#include "droce_tx.h"
 
 #define IP_PROTO_ICMPV6 58
 

@@ -16,6 +16,9 @@
 #include <rte_ring.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_comp.h"
+#include "droce_resp.h"
+#include "droce_sched.h"
 
 /* Off the wheel's list it is on, if any. */
 static void

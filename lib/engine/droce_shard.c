@@ -19,6 +19,7 @@
 #include <rte_string_fns.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_mirror.h"
 #include "droce_eth_fault.h"
 #include "droce_start.h"
 

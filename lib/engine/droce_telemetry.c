@@ -37,6 +37,7 @@
 #include "droce_dpdk_compat.h"
 
 #include "droce_engine_pvt.h"
+#include "droce_telemetry.h"
 
 /* held for reading around a control call, for writing to close */
 static rte_rwlock_t tel_lock = RTE_RWLOCK_INITIALIZER;

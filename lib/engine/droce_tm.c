@@ -25,6 +25,8 @@
 #include <infiniband/tm_types.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_cq_eng.h"
+#include "droce_dma.h"
 
 static void
 tm_cqe(struct droce_srq_eng *srq, uint32_t qp_num,

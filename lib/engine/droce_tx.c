@@ -17,6 +17,8 @@
 #include <rte_memcpy.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_mirror.h"
+#include "droce_tx.h"
 
 /*
  * Into @p m: the path's header @p hdr, then the BTH of a packet with

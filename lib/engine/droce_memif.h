@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+#ifndef DROCE_MEMIF_H
+#define DROCE_MEMIF_H
+
+#include "droce_engine_pvt.h"
+
+/*
+ * Ports' arguments (lib/engine/droce_port.c) and net_memif's sockets
+ * (lib/engine/droce_memif.c).
+ */
+
+/**
+ * The devargs of @p port, a device's port, into @p buf (@p len bytes):
+ * @p port itself if it has arguments ("net_memif0,role=server,..."),
+ * else those of the --vdev of @p eal_args that names it, else its name.
+ * @return true if they are a --vdev's of @p eal_args.
+ */
+bool droce_port_devargs(const char *eal_args, const char *port, char *buf,
+			size_t len);
+
+/**
+ * Before DPDK binds it: if @p port, the port of device @p name (its
+ * arguments in the spec or in a --vdev of @p eal_args), is a net_memif
+ * server whose socket file was left by a process that is gone (a
+ * connect() to it is refused), remove the file, with a warning. A socket
+ * another process serves is left as it is.
+ *
+ * @return 0 (also for a port that is no memif server), or -EADDRINUSE if
+ *   another process serves the socket: @p why (@p len bytes) then names
+ *   the socket and the process.
+ */
+int droce_memif_claim(const char *name, const char *eal_args,
+		      const char *port, char *why, size_t len);
+
+/**
+ * Why @p port did not probe or start with @p ret, if it is a net_memif
+ * port: what its socket says (nobody serves it, another live process
+ * does, something else is at its path, ...), in words into @p why.
+ *
+ * @return the cause as a negative errno (-EADDRINUSE, -ECONNREFUSED,
+ *   -EACCES, -ENOENT, ...), or @p ret with @p why empty if @p port is
+ *   no memif port.
+ */
+int droce_memif_why(const char *eal_args, const char *port, int ret,
+		    char *why, size_t len);
+
+/**
+ * Once port @p port_id of device @p name has started: if @p port (its
+ * arguments as for droce_memif_claim()) is a net_memif client, wait for
+ * its link, and while it stays down (a server refuses its clients until
+ * its own port has started) stop and start the port, dialing the server
+ * again, waits growing, for up to @p wait_ms. Run before any burst on
+ * the port.
+ *
+ * @return 0 (the port started, its link up, or down with a warning if
+ *   the server refused it all along), or the error of the last start if
+ *   the server went away meanwhile: the port is stopped then.
+ */
+int droce_memif_connect(const char *name, const char *eal_args,
+			const char *port, uint16_t port_id,
+			unsigned int wait_ms);
+
+#endif /* DROCE_MEMIF_H */
