@@ -8,7 +8,7 @@
 /*
  * The connection manager's insides: one CM per process, with a control
  * thread that owns the GSI QP of every device, the timers and the
- * retries; the rdma_cm API (droce_cma.c) and the CM protocol
+ * retries; the rdma_cm API (droce_cma*.c) and the CM protocol
  * (droce_cm_conn.c) share its state under one mutex, taken by the
  * control thread for each MAD and each expired timer and by the API
  * for each call. Nothing here runs on an engine lcore.
@@ -283,7 +283,13 @@ void droce_cm_conn_detach(struct cm_id *id);
 uint32_t droce_cm_timeout_ms(uint8_t t);
 const char *droce_cm_state_name(enum cm_state s);
 
-/* droce_cma.c: the rdma_cm side */
+/* the rdma_cm side: droce_cma.c (events, ids), droce_cma_route.c,
+ * droce_cma_qp.c, droce_cma_conn.c, droce_cma_ep.c */
+int droce_cma_sync_wait(struct cm_id *id, enum rdma_cm_event_type want);
+bool droce_cma_is_sync(const struct cm_id *id);
+void droce_cma_child_answered(struct cm_id *id);
+int droce_cma_migrate(struct cm_id *id, struct rdma_event_channel *channel);
+void droce_cma_any_of(int family, struct sockaddr_storage *ss);
 struct cm_event *droce_cma_event(struct cm_id *id,
 				 enum rdma_cm_event_type type, int status);
 void droce_cma_post(struct cm_event *e);
@@ -304,6 +310,14 @@ bool droce_cma_addr_loopback(const struct sockaddr *sa);
 struct cm_dev *droce_cma_loopback_dev(int family, int *index);
 socklen_t droce_cma_addr_len(const struct sockaddr *sa);
 void droce_cma_addr_to_gid(const struct sockaddr *sa, union ibv_gid *gid);
+
+/* -1 with errno @p err, as librdmacm's calls fail */
+static inline int
+droce_cma_fail(int err)
+{
+	errno = err;
+	return -1;
+}
 
 static inline struct cm_id *
 cm_id_of(struct rdma_cm_id *id)

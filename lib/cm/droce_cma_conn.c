@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * rdma_cm's connections: connect, listen, accept, reject, establish,
+ * disconnect, ECE, and multicast groups.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/rdma_verbs.h>
+
+#include "droce_cm_pvt.h"
+
+/* Default and largest listen backlog (Linux's rdma_cm's). */
+#define CMA_MAX_BACKLOG 1024
+
+static uint8_t
+cap8(unsigned int v, unsigned int max)
+{
+	return (uint8_t)(v < max ? v : max);
+}
+
+int
+rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
+{
+	struct rdma_conn_param none = {0};
+	struct cm_id *id;
+	struct cm_conn *c;
+	int ret;
+
+	if (cid == NULL)
+		return droce_cma_fail(EINVAL);
+	if (param == NULL)
+		param = &none;
+	id = cm_id_of(cid);
+	pthread_mutex_lock(&droce_cm.lock);
+	if (id->state != ID_ROUTE_RESOLVED || id->conn != NULL) {
+		pthread_mutex_unlock(&droce_cm.lock);
+		return droce_cma_fail(EINVAL);
+	}
+	c = droce_cm_conn_new(id, id->dev);
+	if (c == NULL) {
+		pthread_mutex_unlock(&droce_cm.lock);
+		return droce_cma_fail(ENOMEM);
+	}
+	id->conn = c;
+	c->sgid = cid->route.addr.addr.ibaddr.sgid;
+	c->dgid = cid->route.addr.addr.ibaddr.dgid;
+	if (droce_cm_dev_by_gid(&c->sgid, &ret) == id->dev)
+		c->sgid_index = (uint8_t)ret;
+	c->local_qpn = cid->qp != NULL ? cid->qp->qp_num : param->qp_num;
+	c->qp_type = cid->qp != NULL ? cid->qp->qp_type : cid->qp_type;
+	c->responder_resources = cap8(param->responder_resources,
+				      id->dev->max_rd_atom);
+	c->initiator_depth = cap8(param->initiator_depth,
+				  id->dev->max_init_rd_atom);
+	c->retry_count = cap8(param->retry_count, 7);
+	c->rnr_retry_count = cap8(param->rnr_retry_count, 7);
+	c->flow_control = param->flow_control != 0;
+	c->srq = cid->qp != NULL ? cid->qp->srq != NULL : param->srq != 0;
+	c->mtu = id->dev->mtu;
+	c->ack_timeout = id->ack_timeout;
+	id->state = ID_CONNECT;
+	if (c->qp_type == IBV_QPT_UD)
+		ret = droce_cm_send_sidr_req(id, param);
+	else
+		ret = droce_cm_send_req(id, param);
+	if (ret != 0) {
+		droce_cm_conn_free(c);
+		id->conn = NULL;
+		id->state = ID_ROUTE_RESOLVED;
+	}
+	pthread_mutex_unlock(&droce_cm.lock);
+	droce_cm_wake();
+	if (ret != 0)
+		return droce_cma_fail(-ret);
+	return droce_cma_is_sync(id) ?
+		droce_cma_sync_wait(id, RDMA_CM_EVENT_ESTABLISHED) : 0;
+}
+
+int
+rdma_listen(struct rdma_cm_id *cid, int backlog)
+{
+	struct cm_id *id;
+	struct sockaddr_storage any;
+	int ret = 0;
+
+	if (cid == NULL)
+		return droce_cma_fail(EINVAL);
+	id = cm_id_of(cid);
+	pthread_mutex_lock(&droce_cm.lock);
+	if (!id->bound) {
+		droce_cma_any_of(AF_INET, &any);
+		ret = droce_cma_bind(id, (struct sockaddr *)&any);
+	}
+	if (ret == 0 && id->state != ID_ADDR_BOUND)
+		ret = -EINVAL;
+	if (ret == 0) {
+		/* no other listener on the port */
+		struct cm_id *o;
+
+		LIST_FOREACH(o, &droce_cm.ids, all)
+			if (o != id && o->state == ID_LISTEN &&
+			    o->id.ps == cid->ps &&
+			    droce_cma_port(&o->id.route.addr.src_addr) ==
+			    droce_cma_port(&cid->route.addr.src_addr) &&
+			    (o->any_addr || id->any_addr ||
+			     memcmp(&o->id.route.addr.addr.ibaddr.sgid,
+				    &cid->route.addr.addr.ibaddr.sgid,
+				    16) == 0))
+				ret = -EADDRINUSE;
+	}
+	if (ret == 0) {
+		id->backlog = backlog > 0 && backlog < CMA_MAX_BACKLOG ?
+			backlog : CMA_MAX_BACKLOG;
+		id->state = ID_LISTEN;
+	}
+	pthread_mutex_unlock(&droce_cm.lock);
+	return ret == 0 ? 0 : droce_cma_fail(-ret);
+}
+
+int
+rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
+{
+	struct rdma_conn_param def = {0};
+	struct cm_id *id;
+	struct cm_conn *c;
+	int ret;
+
+	if (cid == NULL)
+		return droce_cma_fail(EINVAL);
+	id = cm_id_of(cid);
+	pthread_mutex_lock(&droce_cm.lock);
+	c = id->conn;
+	if (c != NULL && c->state == CM_SIDR_REQ_RCVD) {
+		/* UD: the QP and Q_Key to send to, in a SIDR_REP */
+		droce_cma_child_answered(id);
+		ret = droce_cm_send_sidr_rep(id, DROCE_CM_SIDR_SUCCESS,
+			cid->qp != NULL ? cid->qp->qp_num :
+			param != NULL ? param->qp_num : 0, RDMA_UDP_QKEY,
+			param != NULL ? param->private_data : NULL,
+			param != NULL ? param->private_data_len : 0);
+		if (ret == 0)
+			id->state = ID_ESTABLISHED;
+		pthread_mutex_unlock(&droce_cm.lock);
+		if (cid->event != NULL) {
+			rdma_ack_cm_event(cid->event);
+			cid->event = NULL;
+		}
+		return ret == 0 ? 0 : droce_cma_fail(-ret);
+	}
+	if (c == NULL || (c->state != CM_REQ_RCVD &&
+			  c->state != CM_MRA_SENT)) {
+		pthread_mutex_unlock(&droce_cm.lock);
+		return droce_cma_fail(EINVAL);
+	}
+	if (param == NULL) {
+		def.responder_resources = id->req.initiator_depth;
+		def.initiator_depth = id->req.responder_resources;
+		def.rnr_retry_count = 7;
+		param = &def;
+	}
+	droce_cma_child_answered(id);
+	c->local_qpn = cid->qp != NULL ? cid->qp->qp_num : param->qp_num;
+	c->responder_resources = cap8(param->responder_resources,
+				      id->dev->max_rd_atom);
+	c->initiator_depth = cap8(param->initiator_depth,
+				  id->dev->max_init_rd_atom);
+	/* it may not ask for more READs than the peer answers */
+	if (c->initiator_depth > id->req.responder_resources)
+		c->initiator_depth = id->req.responder_resources;
+	c->rnr_retry_count = cap8(param->rnr_retry_count, 7);
+	c->flow_control = param->flow_control != 0;
+	if (cid->qp != NULL) {
+		c->srq = cid->qp->srq != NULL;
+		ret = droce_cma_modify_qp(id, IBV_QPS_RTR);
+		if (ret == 0)
+			ret = droce_cma_modify_qp(id, IBV_QPS_RTS);
+		if (ret != 0) {
+			pthread_mutex_unlock(&droce_cm.lock);
+			return droce_cma_fail(-ret);
+		}
+	} else {
+		c->srq = param->srq != 0;
+	}
+	ret = droce_cm_send_rep(id, param);
+	pthread_mutex_unlock(&droce_cm.lock);
+	droce_cm_wake();
+	if (cid->event != NULL) {
+		rdma_ack_cm_event(cid->event);
+		cid->event = NULL;
+	}
+	if (ret != 0)
+		return droce_cma_fail(-ret);
+	return droce_cma_is_sync(id) ?
+		droce_cma_sync_wait(id, RDMA_CM_EVENT_ESTABLISHED) : 0;
+}
+
+int
+rdma_reject(struct rdma_cm_id *cid, const void *private_data,
+	    uint8_t private_data_len)
+{
+	struct cm_id *id;
+	struct cm_conn *c;
+	int ret;
+
+	if (cid == NULL)
+		return droce_cma_fail(EINVAL);
+	id = cm_id_of(cid);
+	pthread_mutex_lock(&droce_cm.lock);
+	c = id->conn;
+	if (c != NULL && c->state == CM_SIDR_REQ_RCVD) {
+		droce_cma_child_answered(id);
+		ret = droce_cm_send_sidr_rep(id, DROCE_CM_SIDR_REJECT, 0, 0,
+					     private_data, private_data_len);
+		id->state = ID_DISCONNECTED;
+		pthread_mutex_unlock(&droce_cm.lock);
+		return ret == 0 ? 0 : droce_cma_fail(-ret);
+	}
+	if (c == NULL || (c->state != CM_REQ_RCVD &&
+			  c->state != CM_MRA_SENT)) {
+		pthread_mutex_unlock(&droce_cm.lock);
+		return droce_cma_fail(EINVAL);
+	}
+	droce_cma_child_answered(id);
+	ret = droce_cm_send_rej(id, DROCE_CM_REJ_CONSUMER_DEFINED,
+				private_data, private_data_len);
+	if (ret == 0) {
+		/* the connection lives on alone, its REJ kept for a REQ
+		 * asked again, until its TimeWait ends */
+		c->id = NULL;
+		id->conn = NULL;
+		id->state = ID_DISCONNECTED;
+	}
+	pthread_mutex_unlock(&droce_cm.lock);
+	return ret == 0 ? 0 : droce_cma_fail(-ret);
+}
+
+int
+rdma_reject_ece(struct rdma_cm_id *cid, const void *private_data,
+		uint8_t private_data_len)
+{
+	return rdma_reject(cid, private_data, private_data_len);
+}
+
+int
+rdma_establish(struct rdma_cm_id *cid)
+{
+	struct cm_id *id;
+	int ret;
+
+	if (cid == NULL)
+		return droce_cma_fail(EINVAL);
+	id = cm_id_of(cid);
+	pthread_mutex_lock(&droce_cm.lock);
+	ret = droce_cm_send_rtu(id);
+	if (ret == 0)
+		id->state = ID_ESTABLISHED;
+	pthread_mutex_unlock(&droce_cm.lock);
+	return ret == 0 ? 0 : droce_cma_fail(-ret);
+}
+
+int
+rdma_notify(struct rdma_cm_id *cid, enum ibv_event_type event)
+{
+	struct cm_id *id;
+	struct cm_conn *c;
+	struct cm_event *e;
+
+	if (cid == NULL)
+		return droce_cma_fail(EINVAL);
+	id = cm_id_of(cid);
+	pthread_mutex_lock(&droce_cm.lock);
+	c = id->conn;
+	if (c == NULL) {
+		pthread_mutex_unlock(&droce_cm.lock);
+		return droce_cma_fail(EINVAL);
+	}
+	if (event == IBV_EVENT_COMM_EST && c->state == CM_REP_SENT) {
+		/* data came before the RTU: the connection is up */
+		c->mad_valid = false;
+		c->deadline_ms = 0;
+		c->state = CM_ESTABLISHED;
+		id->state = ID_ESTABLISHED;
+		e = droce_cma_event(id, RDMA_CM_EVENT_ESTABLISHED, 0);
+		if (e != NULL)
+			droce_cma_post(e);
+	}
+	pthread_mutex_unlock(&droce_cm.lock);
+	return 0;
+}
+
+int
+rdma_disconnect(struct rdma_cm_id *cid)
+{
+	struct cm_id *id;
+	struct cm_conn *c;
+	int ret = 0;
+
+	if (cid == NULL)
+		return droce_cma_fail(EINVAL);
+	id = cm_id_of(cid);
+	pthread_mutex_lock(&droce_cm.lock);
+	c = id->conn;
+	if (c == NULL && id->state != ID_DISCONNECTED) {
+		ret = -EINVAL;
+	} else if (c != NULL) {
+		if (cid->qp != NULL)
+			droce_cma_modify_qp(id, IBV_QPS_ERR);
+		if (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT)
+			droce_cm_send_dreq(id);
+		else if (c->state == CM_REQ_SENT || c->state == CM_MRA_RCVD ||
+			 c->state == CM_REP_RCVD)
+			ret = -EINVAL;
+	}
+	pthread_mutex_unlock(&droce_cm.lock);
+	droce_cm_wake();
+	return ret == 0 ? 0 : droce_cma_fail(-ret);
+}
+
+int
+rdma_set_local_ece(struct rdma_cm_id *cid, struct ibv_ece *ece)
+{
+	if (cid == NULL || ece == NULL)
+		return droce_cma_fail(EINVAL);
+	cm_id_of(cid)->local_ece = *ece;
+	return 0;
+}
+
+int
+rdma_get_remote_ece(struct rdma_cm_id *cid, struct ibv_ece *ece)
+{
+	/* droce's CM negotiates no vendor options: the peer's are none */
+	if (cid == NULL || ece == NULL)
+		return droce_cma_fail(EINVAL);
+	memset(ece, 0, sizeof(*ece));
+	return 0;
+}
+
+/*
+ * RoCE multicast needs no MADs: the group's GID is its IP address (the
+ * IPv4-mapped form for IPv4), the join is the QP's attachment, and the
+ * event gives what a sender needs: the group's address handle, QPN
+ * 0xffffff and rdma_cm's UD Q_Key.
+ */
+int
+rdma_join_multicast_ex(struct rdma_cm_id *cid,
+		       struct rdma_cm_join_mc_attr_ex *attr, void *context)
+{
+	struct cm_id *id;
+	struct cm_event *e;
+	union ibv_gid mgid;
+	bool send_only;
+	unsigned int i;
+	int ret = 0;
+
+	if (cid == NULL || attr == NULL || attr->addr == NULL ||
+	    !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS) ||
+	    (attr->comp_mask & ~(RDMA_CM_JOIN_MC_ATTR_ADDRESS |
+				 RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS)))
+		return droce_cma_fail(EINVAL);
+	if ((attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS) &&
+	    attr->join_flags > RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
+		return droce_cma_fail(EINVAL);
+	if (attr->addr->sa_family != AF_INET &&
+	    attr->addr->sa_family != AF_INET6)
+		return droce_cma_fail(EAFNOSUPPORT);
+	send_only = (attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS) &&
+		attr->join_flags == RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER;
+	droce_cma_addr_to_gid(attr->addr, &mgid);
+	id = cm_id_of(cid);
+	pthread_mutex_lock(&droce_cm.lock);
+	if (id->dev == NULL || cid->qp_type != IBV_QPT_UD) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < id->nmc; i++)
+		if (memcmp(&id->mc[i].mgid, &mgid, sizeof(mgid)) == 0) {
+			ret = -EADDRINUSE;
+			goto out;
+		}
+	if (id->nmc == CM_MAX_MC) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (cid->qp != NULL && !send_only) {
+		ret = ibv_attach_mcast(cid->qp, &mgid, 0);
+		if (ret != 0) {
+			ret = -ret;
+			goto out;
+		}
+	}
+	id->mc[id->nmc].mgid = mgid;
+	id->mc[id->nmc].attached = cid->qp != NULL && !send_only;
+	id->nmc++;
+	e = droce_cma_event(id, RDMA_CM_EVENT_MULTICAST_JOIN, 0);
+	if (e != NULL) {
+		droce_cma_ah_attr(id, &e->ev.param.ud.ah_attr);
+		e->ev.param.ud.ah_attr.grh.dgid = mgid;
+		e->ev.param.ud.qp_num = 0xffffff;
+		e->ev.param.ud.qkey = RDMA_UDP_QKEY;
+		e->ev.param.ud.private_data = context;
+		droce_cma_post(e);
+	}
+out:
+	pthread_mutex_unlock(&droce_cm.lock);
+	return ret == 0 ? 0 : droce_cma_fail(-ret);
+}
+
+int
+rdma_join_multicast(struct rdma_cm_id *cid, struct sockaddr *addr,
+		    void *context)
+{
+	struct rdma_cm_join_mc_attr_ex attr = {
+		.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS |
+			RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS,
+		.join_flags = RDMA_MC_JOIN_FLAG_FULLMEMBER,
+		.addr = addr,
+	};
+
+	return rdma_join_multicast_ex(cid, &attr, context);
+}
+
+int
+rdma_leave_multicast(struct rdma_cm_id *cid, struct sockaddr *addr)
+{
+	struct cm_id *id;
+	union ibv_gid mgid;
+	unsigned int i;
+	int ret = -EADDRNOTAVAIL;
+
+	if (cid == NULL || addr == NULL)
+		return droce_cma_fail(EINVAL);
+	id = cm_id_of(cid);
+	droce_cma_addr_to_gid(addr, &mgid);
+	pthread_mutex_lock(&droce_cm.lock);
+	for (i = 0; i < id->nmc; i++) {
+		if (memcmp(&id->mc[i].mgid, &mgid, sizeof(mgid)) != 0)
+			continue;
+		if (id->mc[i].attached && cid->qp != NULL)
+			ibv_detach_mcast(cid->qp, &mgid, 0);
+		id->mc[i] = id->mc[--id->nmc];
+		ret = 0;
+		break;
+	}
+	pthread_mutex_unlock(&droce_cm.lock);
+	return ret == 0 ? 0 : droce_cma_fail(-ret);
+}
