@@ -4,12 +4,14 @@
 
 /* What the CM's integration tests share (cm_util.h). */
 
+#include <inttypes.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -33,6 +35,33 @@ addr4(const char *ip, uint16_t port)
 	return a;
 }
 
+/* What the CM holds and has done: where a test waited in vain, its
+ * log (DROCE_CM_DEBUG) says the rest. */
+static void
+cm_state_print(void)
+{
+	struct droce_cm_stats st;
+	struct timespec ts;
+	unsigned int i;
+
+	if (droce_cm_query_stats(&st) != 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	print_error("CM at %lld.%03ld: %" PRIu64 " ids, %" PRIu64
+		    " events queued, %" PRIu64 " connections:",
+		    (long long)ts.tv_sec, ts.tv_nsec / 1000000, st.ids,
+		    st.events_queued, st.conns);
+	for (i = 0; i < DROCE_CM_STATES; i++)
+		if (st.conns_by_state[i] != 0)
+			print_error(" %s %" PRIu64, droce_cm_conn_state_name(i),
+				    st.conns_by_state[i]);
+	print_error("; MADs sent %" PRIu64 ", received %" PRIu64
+		    ", sent again %" PRIu64 ", dropped %" PRIu64
+		    ", duplicates %" PRIu64 ", not posted %" PRIu64 "\n",
+		    st.mads_sent, st.mads_received, st.mads_resent,
+		    st.mads_dropped, st.dup_received, st.send_failed);
+}
+
 struct rdma_cm_event *
 expect(struct rdma_event_channel *ch, enum rdma_cm_event_type type)
 {
@@ -41,6 +70,7 @@ expect(struct rdma_event_channel *ch, enum rdma_cm_event_type type)
 
 	if (poll(&p, 1, WAIT_MS) != 1) {
 		print_error("no event, waiting for %s\n", rdma_event_str(type));
+		cm_state_print();
 		return NULL;
 	}
 	if (rdma_get_cm_event(ch, &ev) != 0)
