@@ -27,26 +27,27 @@ struct ah_args {
 };
 
 static int
-ah_set(struct droce_dev *dev, void *arg)
+ah_set(struct droce_shard *sh, void *arg)
 {
 	struct ah_args *a = arg;
 
-	return -droce_path_set(dev, &a->ah->path, a->attr,
+	return -droce_path_set(sh, &a->ah->path, a->attr,
 			       rte_get_tsc_cycles());
 }
 
 static int
-ah_ready(struct droce_dev *dev, void *arg)
+ah_ready(struct droce_shard *sh, void *arg)
 {
 	struct ah_args *a = arg;
 
-	return droce_path_ready(dev, &a->ah->path, rte_get_tsc_cycles()) ?
+	return droce_path_ready(sh, &a->ah->path, rte_get_tsc_cycles()) ?
 		0 : -EAGAIN;
 }
 
 struct droce_ah_eng *
 droce_ah_create(struct droce_dev *dev, const struct ibv_ah_attr *attr)
 {
+	struct droce_shard *sh = dev->shards[0];
 	struct droce_ah_eng *ah;
 	struct ah_args a;
 	uint64_t end;
@@ -60,9 +61,9 @@ droce_ah_create(struct droce_dev *dev, const struct ibv_ah_attr *attr)
 	ah->dev = dev;
 	a.ah = ah;
 	a.attr = attr;
-	ret = droce_dev_call(dev, ah_set, &a);
+	ret = droce_shard_call(sh, ah_set, &a);
 	end = rte_get_tsc_cycles() + droce_clock_hz() * AH_RESOLVE_MS / 1000;
-	while (ret == 0 && droce_dev_call(dev, ah_ready, &a) != 0) {
+	while (ret == 0 && droce_shard_call(sh, ah_ready, &a) != 0) {
 		if (rte_get_tsc_cycles() > end) {
 			ret = -EHOSTUNREACH;
 			break;
@@ -126,24 +127,24 @@ struct mcast_args {
 };
 
 static int
-mcast_attach(struct droce_dev *dev, void *arg)
+mcast_attach(struct droce_shard *sh, void *arg)
 {
 	struct mcast_args *a = arg;
-	struct droce_mcast *g = droce_mcast_find(dev, a->gid);
+	struct droce_mcast *g = droce_mcast_find(sh->dev, a->gid);
 	unsigned int i;
 
 	if (g == NULL) {
 		for (i = 0; i < DROCE_MAX_MCAST; i++)
-			if (dev->mcast[i].nqps == 0)
+			if (sh->dev->mcast[i].nqps == 0)
 				break;
 		if (i == DROCE_MAX_MCAST)
 			return ENOMEM;
-		g = &dev->mcast[i];
+		g = &sh->dev->mcast[i];
 		memcpy(g->gid, a->gid, 16);
-		dev->nmcast++;
+		sh->dev->nmcast++;
 		/* what the device sends to the group comes back to it too
-		 * (droce_dev_tx_flush()) */
-		__atomic_store_n(&dev->loopback, true, __ATOMIC_RELEASE);
+		 * (droce_shard_tx_flush()) */
+		__atomic_store_n(&sh->dev->loopback, true, __ATOMIC_RELEASE);
 	}
 	for (i = 0; i < g->nqps; i++)
 		if (g->qps[i] == a->qp)
@@ -173,12 +174,12 @@ group_remove(struct droce_dev *dev, struct droce_mcast *g,
 }
 
 static int
-mcast_detach(struct droce_dev *dev, void *arg)
+mcast_detach(struct droce_shard *sh, void *arg)
 {
 	struct mcast_args *a = arg;
-	struct droce_mcast *g = droce_mcast_find(dev, a->gid);
+	struct droce_mcast *g = droce_mcast_find(sh->dev, a->gid);
 
-	return g != NULL && group_remove(dev, g, a->qp) ? 0 : EINVAL;
+	return g != NULL && group_remove(sh->dev, g, a->qp) ? 0 : EINVAL;
 }
 
 int
@@ -188,7 +189,7 @@ droce_mcast_attach(struct droce_qp_eng *qp, const uint8_t gid[16])
 
 	if (qp->tr != DROCE_TR_UD || !is_group(gid))
 		return EINVAL;
-	return droce_dev_call(qp->dev, mcast_attach, &a);
+	return droce_shard_call(qp->shard, mcast_attach, &a);
 }
 
 int
@@ -196,16 +197,16 @@ droce_mcast_detach(struct droce_qp_eng *qp, const uint8_t gid[16])
 {
 	struct mcast_args a = { .qp = qp, .gid = gid };
 
-	return droce_dev_call(qp->dev, mcast_detach, &a);
+	return droce_shard_call(qp->shard, mcast_detach, &a);
 }
 
 void
 droce_mcast_forget(struct droce_qp_eng *qp)
 {
-	struct droce_dev *dev = qp->dev;
+	struct droce_shard *sh = qp->shard;
 	unsigned int i;
 
-	for (i = 0; i < DROCE_MAX_MCAST && dev->nmcast > 0; i++)
-		if (dev->mcast[i].nqps != 0)
-			group_remove(dev, &dev->mcast[i], qp);
+	for (i = 0; i < DROCE_MAX_MCAST && sh->dev->nmcast > 0; i++)
+		if (sh->dev->mcast[i].nqps != 0)
+			group_remove(sh->dev, &sh->dev->mcast[i], qp);
 }

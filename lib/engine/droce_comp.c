@@ -189,7 +189,7 @@ read_response(struct droce_qp_eng *qp, const struct rte_mbuf *m,
 	}
 	/* (checked as it is copied: nothing more happens if wrong) */
 	if (unlikely(meta->icrc_unchecked)) {
-		if (!droce_rx_copy_checked(qp->dev, m, meta,
+		if (!droce_rx_copy_checked(qp->shard, m, meta,
 				droce_sge_span(droce_send_wqe_sge(wqe),
 					       wqe->num_sge, st->done_bytes,
 					       len)))
@@ -400,7 +400,7 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	 * as it is checked */
 	if (unlikely(meta->icrc_unchecked) &&
 	    read_in_place(qp, bth, psn, meta) == NULL &&
-	    !droce_rx_icrc_late(qp->dev, m, meta))
+	    !droce_rx_icrc_late(qp->shard, m, meta))
 		return;
 	droce_qp_activate(qp);
 

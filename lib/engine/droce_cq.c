@@ -78,13 +78,13 @@ struct owed_args {
 
 /* On a shard's lcore, its QPs: what each send queue owes the ring. */
 static int
-cq_owed_shard(struct droce_dev *dev, void *arg)
+cq_owed_shard(struct droce_shard *sh, void *arg)
 {
 	struct owed_args *a = arg;
 	uint32_t i, idx, end;
 
-	for (i = 0; i < dev->nlive; i++) {
-		const struct droce_qp_eng *qp = dev->live[i];
+	for (i = 0; i < sh->nlive; i++) {
+		const struct droce_qp_eng *qp = sh->live[i];
 		const struct droce_wq *sq = qp->cfg.sq;
 
 		if (qp->cfg.send_cq != a->ring || sq == NULL)

@@ -13,7 +13,7 @@
 #include "droce_dma.h"
 
 int
-droce_sge_check(const struct droce_dev *dev, const struct droce_pd_eng *pd,
+droce_sge_check(const struct droce_shard *sh, const struct droce_pd_eng *pd,
 		const struct ibv_sge *sge, uint32_t nsge, bool write)
 {
 	uint32_t i;
@@ -23,7 +23,7 @@ droce_sge_check(const struct droce_dev *dev, const struct droce_pd_eng *pd,
 
 		if (sge[i].length == 0)
 			continue;
-		mr = droce_mr_lookup(dev, sge[i].lkey, false);
+		mr = droce_mr_lookup(sh, sge[i].lkey, false);
 		if (mr == NULL || mr->pd != pd || sge[i].addr < mr->addr ||
 		    sge[i].addr - mr->addr > mr->length ||
 		    sge[i].length > mr->length - (sge[i].addr - mr->addr))
@@ -125,7 +125,7 @@ droce_rkey_check_pd(const struct droce_qp_eng *qp,
 		    const struct droce_pd_eng *pd, uint32_t rkey, uint64_t va,
 		    uint64_t len, uint32_t access, uint64_t *addr)
 {
-	const struct droce_mr_eng *mr = droce_mr_lookup(qp->dev, rkey, true);
+	const struct droce_mr_eng *mr = droce_mr_lookup(qp->shard, rkey, true);
 	rte_spinlock_t *lock;
 	bool ok;
 
@@ -134,9 +134,9 @@ droce_rkey_check_pd(const struct droce_qp_eng *qp,
 	if (likely(mr->mw_type == 0))
 		return rkey_range(qp, pd, mr, va, len, access, addr);
 	/* a window: bound and unbound by every shard's QPs */
-	lock = &qp->dev->primary->mw_lock;
+	lock = &qp->shard->dev->mw_lock;
 	rte_spinlock_lock(lock);
-	mr = droce_mr_lookup(qp->dev, rkey, true);
+	mr = droce_mr_lookup(qp->shard, rkey, true);
 	ok = mr != NULL && rkey_range(qp, pd, mr, va, len, access, addr);
 	rte_spinlock_unlock(lock);
 	return ok;

@@ -16,7 +16,7 @@
  * LOCAL_WRITE if @p write.
  * @return 0 or -EACCES.
  */
-int droce_sge_check(const struct droce_dev *dev, const struct droce_pd_eng *pd,
+int droce_sge_check(const struct droce_shard *sh, const struct droce_pd_eng *pd,
 		    const struct ibv_sge *sge, uint32_t nsge, bool write);
 
 /** Copy @p len bytes from byte @p off of an SGE list (checked) to @p dst. */

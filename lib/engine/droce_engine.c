@@ -286,9 +286,9 @@ ports_close(void *unused)
 
 	RTE_SET_USED(unused);
 	for (i = 0; i < droce_eng.ndevs; i++) {
-		struct droce_dev *dev = droce_eng.devs[i];
+		const struct droce_dev *dev = droce_eng.devs[i];
 
-		if (!dev->port_stopped)
+		if (!dev->shards[0]->port_stopped)
 			rte_eth_dev_stop(dev->port_id);
 		rte_eth_dev_close(dev->port_id);
 	}
@@ -366,9 +366,12 @@ engine_stop(void)
 	droce_telemetry_close();
 	lcores_stop();
 	ports_close_at_exit();
-	for (i = 0; i < droce_eng.ndevs; i++)
-		if (droce_eng.devs[i]->mirror != NULL)
-			droce_mirror_close(droce_eng.devs[i]->mirror);
+	for (i = 0; i < droce_eng.ndevs; i++) {
+		const struct droce_shard *p = droce_eng.devs[i]->shards[0];
+
+		if (p->mirror != NULL)
+			droce_mirror_close(p->mirror);
+	}
 }
 
 /* The engine's own thread: initialise, report, then be the main lcore. */

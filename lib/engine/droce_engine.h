@@ -1029,16 +1029,6 @@ struct droce_dev_resources {
 };
 
 /**
- * Count what @p dev holds into the struct droce_dev_resources @p r. Run
- * on the device's engine lcore, where alone its tables change: through
- * droce_dev_call(). Of a device with several engine lcores, this counts
- * its first's QPs: droce_dev_resources() counts them all.
- *
- * @return 0.
- */
-int droce_dev_count_resources(struct droce_dev *dev, void *r);
-
-/**
  * Count what @p dev holds, on all its engine lcores, into @p r.
  * @return 0, or what droce_dev_call() returns.
  */

@@ -35,11 +35,11 @@ extern int droce_engine_logtype;
 #define DROCE_MAX_DEVS 16
 #define DROCE_MAX_LCORES 16
 /*
- * A QPN is a slot of dev->qps in its low DROCE_QPN_SLOT_BITS (15) bits
+ * A QPN is a slot of shard->qps in its low DROCE_QPN_SLOT_BITS (15) bits
  * and a tag drawn at random for each QP above them (1..0x1fe: never
  * QP0, QP1 or the multicast QPN), so that QPNs are not predictable and a QPN that named
  * a destroyed QP names no QP made in its slot since. QP1, the GSI, has
- * no slot: it is dev->qp1, which droce_qp_by_qpn() gives for QPN 1.
+ * no slot: it is shard->qp1, which droce_qp_by_qpn() gives for QPN 1.
  */
 #define DROCE_QPN_SLOT(qpn) ((qpn) & (DROCE_MAX_QP - 1))
 #define DROCE_QPN_TAGS ((1u << (24 - DROCE_QPN_SLOT_BITS)) - 2)
@@ -151,9 +151,12 @@ int droce_config_parse_file(const char *path, struct droce_cfg *cfg);
  * Lcores and control calls (lib/engine/droce_lcore.c).
  */
 
+struct droce_shard;
+struct droce_dev;
+
 struct droce_ctl_req {
-	int (*fn)(struct droce_dev *dev, void *arg);
-	struct droce_dev *dev;
+	int (*fn)(struct droce_shard *sh, void *arg);
+	struct droce_shard *sh;
 	void *arg;
 	int ret;
 	uint32_t done;
@@ -168,8 +171,8 @@ struct droce_lcore {
 	rte_spinlock_t pass_lock;
 	uint64_t pass_since;          /**< TSC the pass running began */
 	struct rte_ring *ctl;         /**< droce_ctl_req pointers */
-	unsigned int ndevs;
-	struct droce_dev *devs[DROCE_MAX_DEVS];
+	unsigned int nshards;
+	struct droce_shard *shards[DROCE_MAX_DEVS];   /**< it runs */
 	uint32_t stop;
 	uint64_t idle_loops;
 };
@@ -177,9 +180,17 @@ struct droce_lcore {
 int droce_lcore_main(void *arg);
 
 /**
+ * Run @p fn(@p sh, @p arg) on the engine lcore of shard @p sh, as
+ * droce_dev_call() does on a device's primary shard.
+ * @return what @p fn returned.
+ */
+int droce_shard_call(struct droce_shard *sh,
+		     int (*fn)(struct droce_shard *sh, void *arg), void *arg);
+
+/**
  * The link of @p dev is now @p up (as last seen: dev->link_up): if that
  * is a change, tell the verbs layer (IBV_EVENT_PORT_ACTIVE or
- * IBV_EVENT_PORT_ERR). On the device's engine lcore.
+ * IBV_EVENT_PORT_ERR). On the device's primary engine lcore.
  */
 void droce_dev_link_event(struct droce_dev *dev, bool up);
 
@@ -212,44 +223,32 @@ struct droce_mcast {
 };
 
 /*
- * A device with several engine lcores is a shard per lcore, each a struct
- * droce_dev of its own: its QPs and their tables, its queues of the port,
- * its counters. A QPN's slot says its shard (droce_dev_owner()). The first
- * shard, the primary, is the device the verbs layer knows, and has what is
- * the device's alone: the neighbour table (which every shard reads under
- * its lock), SRQs, and the QPs that are not RC or UC without an SRQ (QP1,
- * UD, raw packet, XRC), with the frames that are not RoCE. Memory regions
- * are in every shard's table. A frame a shard receives for another goes to
+ * A device is a struct droce_dev: its port, addresses and GIDs, and what
+ * every lcore that runs it shares (the neighbour table, SRQs, flow rules,
+ * multicast groups, congestion settings, the link's state). It runs on one
+ * shard per engine lcore, each a struct droce_shard pointing at it: its
+ * QPs and their tables, its queues of the port, its frames to send, its
+ * counters. A QPN's slot says its shard (droce_dev_owner()). The first
+ * shard, the primary, runs what is the device's alone: ARP and neighbour
+ * discovery, and the QPs that are not RC or UC without an SRQ (QP1, UD,
+ * raw packet, XRC), with the frames that are not RoCE. Memory regions are
+ * in every shard's table. A frame a shard receives for another goes to
  * that one's hand-off ring.
  */
 struct droce_dev {
 	char name[64];
 	uint16_t port_id;
-	struct droce_lcore *lc;
-	struct droce_dev *primary;    /**< the first shard (itself there) */
-	uint32_t shard;               /**< its index among the shards */
-	/* the primary's: every shard, in order */
+	/* every shard, in order: shards[0] the primary */
 	uint32_t nshards;
-	struct droce_dev *shards[DROCE_MAX_LCORES];
+	struct droce_shard *shards[DROCE_MAX_LCORES];
 	uint32_t next_shard;          /**< the next QP's (round robin) */
-	uint16_t txq;                 /**< the port's queue it sends on */
-	uint16_t nrxq;                /**< the port's queues it polls */
-	uint16_t rxq[DROCE_MAX_LCORES];
-	/** frames for it that another shard received (multi-producer);
-	 * NULL with a single shard */
-	struct rte_ring *handoff;
-	/** the primary's: the port spreads frames over the shards' queues
-	 * by RSS under droce_rss_key (entry i of its redirection table,
-	 * of rss_reta_size, the queue of shard i % nshards), and connected
+	/** the port spreads frames over the shards' queues by RSS under
+	 * droce_rss_key (entry i of its redirection table, of
+	 * rss_reta_size, the queue of shard i % nshards), and connected
 	 * QPs choose their UDP source ports to land on their peer's shard
 	 * (droce_rss_sport()) */
 	bool rss;
 	uint16_t rss_reta_size;
-	/** the primary's: held by a shard at its neighbour table */
-	rte_spinlock_t neigh_lock;
-	/** the primary's: held by a shard that binds, invalidates or
-	 * reads a memory window (shards share them), or removes a region */
-	rte_spinlock_t mw_lock;
 	struct rte_mempool *pool;
 	struct rte_ether_addr mac;
 	rte_be32_t ipv4;
@@ -261,15 +260,76 @@ struct droce_dev {
 	enum ibv_mtu active_mtu;
 	uint8_t gid_count;
 	union ibv_gid gid[4];
+	/** What the port does for us: RTE_ETH_TX_OFFLOAD_IPV4_CKSUM,
+	 * _UDP_CKSUM, _TCP_CKSUM, _TCP_TSO where it has them, and
+	 * _MULTI_SEGS (it takes chained mbufs) */
+	uint64_t tx_offloads;
+	/** DCQCN's parameters for the device's QPs; cc_rate_max as
+	 * configured, 0: the port's speed */
+	struct droce_dcqcn_params cc;
+	uint64_t cc_rate_max;
+	/** the DSCP of packets whose traffic class gives none */
+	uint8_t dscp;
+	/** The port can send RC payloads from the registered memory itself
+	 * (droce_pkt_alloc_zc(), those of [engine] zero_copy_min bytes and
+	 * more): it reads at virtual addresses, or at IO addresses that
+	 * are the virtual ones (IOVA as VA), and takes chains
+	 * (MULTI_SEGS). */
+	bool zero_copy;
+	/** the port reads only memory mapped for its DMA (a PCI NIC, or
+	 * net_fault with dma=1), not any memory at its virtual address as
+	 * a virtual device does: zero copy sends from a region only once
+	 * it is mapped for it (droce_dma_map(), droce_mr_eng.dma_mapped) */
+	bool dma_map;
+	struct rte_device *dma_dev;   /**< the port's device, to map for */
+	/** A path to one of the device's own GIDs was resolved or a QP
+	 * joined a group: a shard's flush looks for frames to loop back
+	 * (until then none does); port_loops that the port turns frames to
+	 * the device's MAC back itself (net_fault, through its faults), and
+	 * is left to. */
+	bool loopback;
+	bool port_loops;
 
-	/* owned by the engine lcore */
+	/* written while the device runs: apart from the above, which its
+	 * shards read on every packet */
+	/** held by a shard at the neighbour table */
+	rte_spinlock_t neigh_lock __rte_cache_aligned;
+	/** held by a shard that binds, invalidates or reads a memory
+	 * window (shards share them), or removes a region */
+	rte_spinlock_t mw_lock;
+	uint32_t neigh_pending;       /**< entries being resolved */
+	uint32_t neigh_evict;         /**< the valid entry a full table gives
+				       *   up next for droce's own lookups */
+	struct droce_neigh neigh[DROCE_MAX_NEIGH];
+	struct droce_srq_eng *srqs[DROCE_MAX_SRQ];  /**< by number - 1 */
+	uint64_t key_rand;
+	uint32_t nflows;              /**< flow rules (rx looks if > 0) */
+	struct droce_flow_eng *flows[DROCE_MAX_FLOWS];
+	uint32_t nmcast;              /**< groups in use (rx looks if > 0) */
+	struct droce_mcast mcast[DROCE_MAX_MCAST];
+	uint64_t link_check_at;       /**< next look at the link */
+	bool link_up;                 /**< as last seen */
+};
+
+/* A device's shard: what one engine lcore runs of it. */
+struct droce_shard {
+	struct droce_dev *dev;
+	struct droce_lcore *lc;
+	uint32_t index;               /**< its index among the shards */
+	uint16_t port_id;             /**< dev->port_id */
+	uint16_t txq;                 /**< the port's queue it sends on */
+	uint16_t nrxq;                /**< the port's queues it polls */
+	uint16_t rxq[DROCE_MAX_LCORES];
+	/** frames for it that another shard received (multi-producer);
+	 * NULL with a single shard */
+	struct rte_ring *handoff;
 	/** by DROCE_QPN_SLOT(QPN) */
 	struct droce_qp_eng *qps[DROCE_MAX_QP];
 	uint32_t next_slot;           /**< where the search for a free one
 				       *   starts (the how-manyth of the
 				       *   shard's): slots are reused last */
 	/** QP1, the GSI (a UD QP made with IBV_QP_CREATE_SOURCE_QPN), or
-	 * NULL: outside dev->qps, in dev->live as every QP */
+	 * NULL: the primary's, outside qps, in live as every QP */
 	struct droce_qp_eng *qp1;
 	uint32_t nlive;
 	/** dense: the table's QPs and QP1 */
@@ -290,16 +350,6 @@ struct droce_dev {
 	uint64_t wheel_tick;          /**< the first tick not looked at */
 	uint32_t nwheel;              /**< QPs on it */
 	struct droce_mr_eng *mrs[DROCE_MAX_MR];
-	struct droce_srq_eng *srqs[DROCE_MAX_SRQ];  /**< by number - 1 */
-	uint64_t key_rand;
-	uint32_t nflows;              /**< flow rules (rx looks if > 0) */
-	struct droce_flow_eng *flows[DROCE_MAX_FLOWS];
-	uint32_t nmcast;              /**< groups in use (rx looks if > 0) */
-	struct droce_mcast mcast[DROCE_MAX_MCAST];
-	uint32_t neigh_pending;       /**< entries being resolved */
-	struct droce_neigh neigh[DROCE_MAX_NEIGH];
-	uint32_t neigh_evict;         /**< the valid entry a full table gives
-				       *   up next for droce's own lookups */
 	/* frames to send: [0, nready) finished (ICRC in, mirrored),
 	 * [nready, ntx) queued, roce[] saying which need an ICRC */
 	uint16_t ntx;
@@ -307,64 +357,43 @@ struct droce_dev {
 	struct rte_mbuf *tx[DROCE_TX_BUF];
 	bool tx_roce[DROCE_TX_BUF];
 	/** Loopback, as a NIC's: frames the shard sent to the device's own
-	 * MAC, which its next pass receives (droce_dev_loop_rx()) without
-	 * the port; [loop_head, loop_tail) modulo DROCE_LOOP_BUF. The
-	 * primary's loopback says a path to one of the device's own GIDs was
-	 * resolved or a QP joined a group (until then a flush looks for
-	 * none); port_loops that the port turns frames to the device's MAC
-	 * back itself (net_fault, through its faults), and is left to. */
+	 * MAC, which its next pass receives (droce_shard_loop_rx()) without
+	 * the port; [loop_head, loop_tail) modulo DROCE_LOOP_BUF */
 	uint32_t loop_head;
 	uint32_t loop_tail;
 	struct rte_mbuf *loop[DROCE_LOOP_BUF];
-	bool loopback;
-	bool port_loops;
 	struct droce_dev_stats stats;
+	/** the device's mirror, as this shard last took it */
 	struct droce_pcap_mirror *mirror;
-	/** What the port does for us: RTE_ETH_TX_OFFLOAD_IPV4_CKSUM,
-	 * _UDP_CKSUM, _TCP_CKSUM, _TCP_TSO where it has them, and
-	 * _MULTI_SEGS (it takes chained mbufs) */
-	uint64_t tx_offloads;
-	/** DCQCN's parameters for the device's QPs (the primary's count);
-	 * cc_rate_max as configured, 0: the port's speed */
-	struct droce_dcqcn_params cc;
-	uint64_t cc_rate_max;
-	/** the DSCP of packets whose traffic class gives none */
-	uint8_t dscp;
-	/** The port can send RC payloads from the registered memory itself
-	 * (droce_pkt_alloc_zc(), those of [engine] zero_copy_min bytes and
-	 * more): it reads at virtual addresses, or at IO addresses that
-	 * are the virtual ones (IOVA as VA), and takes chains
-	 * (MULTI_SEGS). The primary's counts for every shard. */
-	bool zero_copy;
-	/** the port reads only memory mapped for its DMA (a PCI NIC, or
-	 * net_fault with dma=1), not any memory at its virtual address as
-	 * a virtual device does: zero copy sends from a region only once
-	 * it is mapped for it (droce_dma_map(), droce_mr_eng.dma_mapped) */
-	bool dma_map;
-	struct rte_device *dma_dev;   /**< the port's device, to map for */
-	uint64_t link_check_at;       /**< next look at the link */
-	bool link_up;                 /**< as last seen */
 	/** Stopped by droce_dev_port_stop(): neither polled nor sent to
 	 * (DPDK forbids bursts on a stopped port) until started again */
 	bool port_stopped;
 };
 
 /**
- * droce_dev_call() of @p first on the primary shard of @p dev, then, while
+ * droce_shard_call() of @p first on the primary shard of @p dev, then, while
  * each returns 0, of @p rest on each other shard, in order, with @p arg.
  * @return the first that did not return 0, or 0.
  */
 int droce_dev_call_shards(struct droce_dev *dev,
-			  int (*first)(struct droce_dev *dev, void *arg),
-			  int (*rest)(struct droce_dev *dev, void *arg),
+			  int (*first)(struct droce_shard *sh, void *arg),
+			  int (*rest)(struct droce_shard *sh, void *arg),
 			  void *arg);
 
 /**
- * On shard @p dev of a device but the primary: add its QPs and queued
- * frames to @p r (a struct droce_dev_resources the primary's
- * droce_dev_count_resources() filled).
+ * On the primary shard @p sh of a device: count what it holds into the
+ * struct droce_dev_resources @p r (the QPs, its own; the rest, the
+ * device's). Run on its engine lcore, where alone its tables change.
+ * @return 0.
  */
-int droce_dev_count_shard(struct droce_dev *dev, void *r);
+int droce_shard_count_primary(struct droce_shard *sh, void *r);
+
+/**
+ * On shard @p sh of a device but the primary: add its QPs and queued
+ * frames to @p r (a struct droce_dev_resources the primary's
+ * droce_shard_count_primary() filled).
+ */
+int droce_shard_count(struct droce_shard *sh, void *r);
 
 /** The engine's global state. */
 struct droce_engine {
@@ -443,7 +472,7 @@ bool droce_rx_icrc_ok(const struct rte_mbuf *m,
  * Check the ICRC of @p m now if it is still unchecked (counting it in
  * rx_roce, or in rx_icrc_err if wrong). @return false if it is wrong.
  */
-bool droce_rx_icrc_late(struct droce_dev *dev, const struct rte_mbuf *m,
+bool droce_rx_icrc_late(struct droce_shard *sh, const struct rte_mbuf *m,
 			struct droce_wire_meta *meta);
 
 /**
@@ -453,7 +482,7 @@ bool droce_rx_icrc_late(struct droce_dev *dev, const struct rte_mbuf *m,
  * same (the caller's place for them must be undefined until a right
  * frame has come).
  */
-bool droce_rx_copy_checked(struct droce_dev *dev, const struct rte_mbuf *m,
+bool droce_rx_copy_checked(struct droce_shard *sh, const struct rte_mbuf *m,
 			   const struct droce_wire_meta *meta, void *dst);
 
 /** Where the frames of a receive burst come from. */
@@ -469,15 +498,15 @@ enum droce_rx_from {
  * Handle a burst of @p n received frames (lib/engine/droce_rx.c), at
  * most DROCE_BURST, from @p from.
  */
-void droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
+void droce_shard_rx_burst(struct droce_shard *sh, struct rte_mbuf **pkts,
 			unsigned int n, uint64_t now, enum droce_rx_from from);
 
 /**
- * Receive, through droce_dev_rx_burst(), up to DROCE_BURST of the
- * frames @p dev sent to its own address (lib/engine/droce_tx.c).
+ * Receive, through droce_shard_rx_burst(), up to DROCE_BURST of the
+ * frames @p sh sent to its own address (lib/engine/droce_tx.c).
  * @return how many.
  */
-unsigned int droce_dev_loop_rx(struct droce_dev *dev, uint64_t now);
+unsigned int droce_shard_loop_rx(struct droce_shard *sh, uint64_t now);
 
 /** @return the table slot of a memory key. */
 static inline uint32_t
@@ -491,9 +520,9 @@ droce_key_slot(uint32_t key)
  * @p remote), or NULL.
  */
 static inline struct droce_mr_eng *
-droce_mr_lookup(const struct droce_dev *dev, uint32_t key, bool remote)
+droce_mr_lookup(const struct droce_shard *sh, uint32_t key, bool remote)
 {
-	struct droce_mr_eng *mr = dev->mrs[droce_key_slot(key)];
+	struct droce_mr_eng *mr = sh->mrs[droce_key_slot(key)];
 
 	/* (a window's lkey is 0: no local key) */
 	if (mr == NULL || (remote ? mr->rkey : mr->lkey) != key ||
@@ -590,11 +619,11 @@ struct droce_ah_eng {
 };
 
 /**
- * Take the path of address vector @p ah on @p dev; resolution of the MAC
+ * Take the path of address vector @p ah on @p sh; resolution of the MAC
  * starts (a multicast address needs none).
  * @return 0, or EINVAL, EHOSTUNREACH.
  */
-int droce_path_set(struct droce_dev *dev, struct droce_path *path,
+int droce_path_set(struct droce_shard *sh, struct droce_path *path,
 		   const struct ibv_ah_attr *ah, uint64_t now);
 
 /** Build the Ethernet, IP and UDP header template of @p path
@@ -606,36 +635,36 @@ void droce_path_build_header(const struct droce_dev *dev,
  * Make sure @p path knows its MAC and has its header template.
  * @return true when it can be sent on.
  */
-bool droce_path_ready(struct droce_dev *dev, struct droce_path *path,
+bool droce_path_ready(struct droce_shard *sh, struct droce_path *path,
 		      uint64_t now);
 
-/** droce_qp_eng.active_idx of a QP not in dev->active */
+/** droce_qp_eng.active_idx of a QP not in shard->active */
 #define DROCE_QP_ASLEEP UINT32_MAX
-/** How long a QP is found idle before it leaves dev->active... */
+/** How long a QP is found idle before it leaves shard->active... */
 #define DROCE_QP_SLEEP_US 200
 /** ...while no more than this many QPs are in it (beyond, at once). */
 #define DROCE_QP_FEW 256
 
 struct droce_qp_eng {
-	struct droce_dev *dev;
+	struct droce_shard *shard;
 	struct droce_qp_cfg cfg;
 	/** With an SRQ: the receive WQE in use, copied out of the SRQ */
 	struct droce_recv_wqe *srq_wqe;
 	uint8_t tr;                /**< DROCE_TR_RC, _UC or _UD */
 	enum ibv_qp_state state;
-	uint32_t slot;             /**< index in dev->qps (QP1: none,
+	uint32_t slot;             /**< index in shard->qps (QP1: none,
 				    *   DROCE_MAX_QP) */
-	uint32_t live_idx;         /**< index in dev->live */
-	uint32_t active_idx;       /**< index in dev->active, or
+	uint32_t live_idx;         /**< index in shard->live */
+	uint32_t active_idx;       /**< index in shard->active, or
 				    *   DROCE_QP_ASLEEP */
 	uint64_t idle_since;       /**< TSC of the first pass that found
 				    *   it idle (0: busy) */
-	/* asleep with a timer: on dev->wheel's list of wake_at's tick */
+	/* asleep with a timer: on shard->wheel's list of wake_at's tick */
 	struct droce_qp_eng *wheel_next;
 	struct droce_qp_eng **wheel_pprev;  /**< NULL: on no list */
 	uint64_t wake_at;
-	/** 1 while the QP is out of dev->active: the poster that takes it
-	 * back to 0 kicks the QP into dev->kick (droce_qp_kick()) */
+	/** 1 while the QP is out of shard->active: the poster that takes it
+	 * back to 0 kicks the QP into shard->kick (droce_qp_kick()) */
 	alignas(RTE_CACHE_LINE_SIZE) uint32_t asleep;
 
 	/* attributes */
@@ -742,18 +771,18 @@ void droce_qp_bytes(const struct droce_qp_eng *qp, uint64_t *state,
 		    uint64_t *queues);
 
 /**
- * The QP of @p dev with QPN @p qpn, or NULL. A table QP is found by its
+ * The QP of @p sh with QPN @p qpn, or NULL. A table QP is found by its
  * slot; only a miss looks further, at QP1 (whose QPN no table QP has:
  * theirs have a tag above the slot).
  */
 static inline struct droce_qp_eng *
-droce_qp_by_qpn(const struct droce_dev *dev, uint32_t qpn)
+droce_qp_by_qpn(const struct droce_shard *sh, uint32_t qpn)
 {
-	struct droce_qp_eng *qp = dev->qps[DROCE_QPN_SLOT(qpn)];
+	struct droce_qp_eng *qp = sh->qps[DROCE_QPN_SLOT(qpn)];
 
 	if (likely(qp != NULL && qp->cfg.qp_num == qpn))
 		return qp;
-	return qpn == DROCE_GSI_QPN ? dev->qp1 : NULL;
+	return qpn == DROCE_GSI_QPN ? sh->qp1 : NULL;
 }
 
 /**
@@ -761,18 +790,17 @@ droce_qp_by_qpn(const struct droce_dev *dev, uint32_t qpn)
  * of its slot, the slots of shard s being those equal to s modulo the
  * shards; QP1 and multicast are the primary's.
  */
-static inline struct droce_dev *
+static inline struct droce_shard *
 droce_dev_owner(const struct droce_dev *dev, uint32_t qpn)
 {
-	const struct droce_dev *p = dev->primary;
-
-	if (p->nshards == 1 || qpn == DROCE_GSI_QPN || qpn == DROCE_MCAST_QPN)
-		return p->shards[0];
-	return p->shards[DROCE_QPN_SLOT(qpn) % p->nshards];
+	if (dev->nshards == 1 || qpn == DROCE_GSI_QPN ||
+	    qpn == DROCE_MCAST_QPN)
+		return dev->shards[0];
+	return dev->shards[DROCE_QPN_SLOT(qpn) % dev->nshards];
 }
 
 /**
- * Map [addr, addr + len) for the DMA of the port of @p dev (the primary),
+ * Map [addr, addr + len) for the DMA of the port of @p dev,
  * DPDK's own memory excepted (lib/engine/droce_dmamap.c).
  * @return 0, or a negative errno: then nothing was mapped.
  */

@@ -46,7 +46,7 @@ run_control(struct droce_lcore *lc)
 	for (i = 0; i < n; i++) {
 		struct droce_ctl_req *req = reqs[i];
 
-		req->ret = req->fn(req->dev, req->arg);
+		req->ret = req->fn(req->sh, req->arg);
 		__atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
 	}
 	return n;
@@ -79,51 +79,51 @@ link_check(struct droce_dev *dev, uint64_t now)
 
 /* One pass over a device. @return work done (frames in and out). */
 static unsigned int
-run_device(struct droce_dev *dev, uint64_t now)
+run_device(struct droce_shard *sh, uint64_t now)
 {
 	struct rte_mbuf *pkts[DROCE_BURST];
-	uint64_t tx_before = dev->stats.tx_frames;
+	uint64_t tx_before = sh->stats.tx_frames;
 	unsigned int i, n = 0, h = 0, left;
 	bool few;
 
-	droce_qp_kicks(dev);
-	droce_qp_timers(dev, now);
+	droce_qp_kicks(sh);
+	droce_qp_timers(sh, now);
 	/* new WQEs on their way here while the receive burst is handled;
 	 * among many QPs, each takes its own as it is run (a pass may stop
 	 * before it, and a look at each is a cache miss) */
-	few = dev->nactive <= DROCE_QP_FEW;
-	for (i = 0; few && i < dev->nactive; i++)
-		droce_req_fetch(dev->active[i]);
+	few = sh->nactive <= DROCE_QP_FEW;
+	for (i = 0; few && i < sh->nactive; i++)
+		droce_req_fetch(sh->active[i]);
 	/* a stopped port is not polled (its link is down: the event was
 	 * raised as it stopped); its QPs' timers run on, as a NIC's do */
-	for (i = 0; likely(!dev->port_stopped) && i < dev->nrxq &&
+	for (i = 0; likely(!sh->port_stopped) && i < sh->nrxq &&
 	     n < DROCE_BURST; i++)
-		n += rte_eth_rx_burst(dev->port_id, dev->rxq[i], pkts + n,
+		n += rte_eth_rx_burst(sh->port_id, sh->rxq[i], pkts + n,
 				      (uint16_t)(DROCE_BURST - n));
 	if (n != 0)
-		droce_dev_rx_burst(dev, pkts, n, now, DROCE_RX_PORT);
+		droce_shard_rx_burst(sh, pkts, n, now, DROCE_RX_PORT);
 	/* what the device's other shards received for this one */
-	if (unlikely(dev->handoff != NULL)) {
-		h = rte_ring_sc_dequeue_burst(dev->handoff, (void **)pkts,
+	if (unlikely(sh->handoff != NULL)) {
+		h = rte_ring_sc_dequeue_burst(sh->handoff, (void **)pkts,
 					      DROCE_BURST, NULL);
 		if (h != 0)
-			droce_dev_rx_burst(dev, pkts, h, now,
+			droce_shard_rx_burst(sh, pkts, h, now,
 					   DROCE_RX_HANDED);
 	}
 	/* what it sent to its own address */
-	if (unlikely(dev->loop_head != dev->loop_tail))
-		h += droce_dev_loop_rx(dev, now);
+	if (unlikely(sh->loop_head != sh->loop_tail))
+		h += droce_shard_loop_rx(sh, now);
 	/* round the active QPs from where the last pass stopped, until each
 	 * was run or the port takes no more frames: the rest wait for the
 	 * next pass, first in turn (a QP that goes to sleep takes the last
 	 * one's place) */
-	i = dev->pass_next;
-	for (left = dev->nactive; left > 0 && dev->nactive > 0; left--) {
+	i = sh->pass_next;
+	for (left = sh->nactive; left > 0 && sh->nactive > 0; left--) {
 		struct droce_qp_eng *qp;
 
-		if (i >= dev->nactive)
+		if (i >= sh->nactive)
 			i = 0;
-		qp = dev->active[i];
+		qp = sh->active[i];
 		if (qp->state == IBV_QPS_ERR) {
 			droce_qp_flush(qp);
 		} else {
@@ -135,17 +135,17 @@ run_device(struct droce_dev *dev, uint64_t now)
 		}
 		if (!droce_qp_try_sleep(qp, now))
 			i++;
-		if (unlikely(!droce_dev_tx_room(dev)))
+		if (unlikely(!droce_shard_tx_room(sh)))
 			break;
 	}
-	dev->pass_next = i;
-	droce_neigh_timer(dev, now);
-	if (unlikely(now >= dev->link_check_at) && !dev->port_stopped &&
-	    dev->shard == 0)
-		link_check(dev, now);
-	droce_dev_tx_flush(dev);
-	return n + h + (unsigned int)(dev->stats.tx_frames - tx_before) +
-		dev->ntx;
+	sh->pass_next = i;
+	droce_neigh_timer(sh, now);
+	if (sh->index == 0 && unlikely(now >= sh->dev->link_check_at) &&
+	    !sh->port_stopped)
+		link_check(sh->dev, now);
+	droce_shard_tx_flush(sh);
+	return n + h + (unsigned int)(sh->stats.tx_frames - tx_before) +
+		sh->ntx;
 }
 
 /* The lcore whose pass this thread is running (NULL: none); read on
@@ -228,9 +228,9 @@ lcore_pass(struct droce_lcore *lc, bool app)
 	now = rte_get_tsc_cycles();
 	__atomic_store_n(&lc->pass_since, now, __ATOMIC_RELAXED);
 	work = run_control(lc);
-	for (d = 0; d < lc->ndevs; d++) {
-		work += run_device(lc->devs[d], now);
-		lc->devs[d]->stats.app_passes += app;
+	for (d = 0; d < lc->nshards; d++) {
+		work += run_device(lc->shards[d], now);
+		lc->shards[d]->stats.app_passes += app;
 	}
 	running = NULL;
 	rte_spinlock_unlock(&lc->pass_lock);
@@ -246,7 +246,6 @@ lcore_pass(struct droce_lcore *lc, bool app)
 void
 droce_dev_drive(struct droce_dev *dev)
 {
-	const struct droce_dev *p = dev->primary;
 	int cpu = -1;
 	uint32_t i;
 
@@ -263,8 +262,8 @@ droce_dev_drive(struct droce_dev *dev)
 	if (running != NULL)
 		return;
 	/* each engine lcore of the device (those on this CPU, in auto) */
-	for (i = 0; i < p->nshards; i++) {
-		struct droce_lcore *lc = p->shards[i]->lc;
+	for (i = 0; i < dev->nshards; i++) {
+		struct droce_lcore *lc = dev->shards[i]->lc;
 
 		if (cpu < 0 || lc->cpu == cpu)
 			lcore_pass(lc, true);

@@ -71,68 +71,69 @@ droce_mirror_close(struct droce_pcap_mirror *mi)
 }
 
 /*
- * Run time switching. The data path reads dev->mirror on the engine lcore
- * only, so the pointer changes there too (droce_dev_call()) and the
+ * Run time switching. The data path reads sh->mirror on the engine lcore
+ * only, so the pointer changes there too (droce_shard_call()) and the
  * frames need no lock to see it; the file is opened and closed by the
  * caller, away from the lcore.
  */
 
 static int
-mirror_busy(struct droce_dev *dev, void *unused)
+mirror_busy(struct droce_shard *sh, void *unused)
 {
 	RTE_SET_USED(unused);
-	return dev->mirror != NULL ? -EBUSY : 0;
+	return sh->mirror != NULL ? -EBUSY : 0;
 }
 
-/* Swap dev->mirror and *arg: NULL for a mirror to start, or the reverse. */
+/* Swap sh->mirror and *arg: NULL for a mirror to start, or the reverse. */
 static int
-mirror_swap(struct droce_dev *dev, void *arg)
+mirror_swap(struct droce_shard *sh, void *arg)
 {
 	struct droce_pcap_mirror **mi = arg;
-	struct droce_pcap_mirror *old = dev->mirror;
+	struct droce_pcap_mirror *old = sh->mirror;
 
 	if (*mi != NULL && old != NULL)
 		return -EBUSY;
 	if (*mi == NULL && old == NULL)
 		return -ENOENT;
-	dev->mirror = *mi;
+	sh->mirror = *mi;
 	*mi = old;
 	return 0;
 }
 
-/* On each shard of @p dev but the primary: dev->mirror becomes @p arg. */
+/* On each shard of a device but the primary: sh->mirror becomes @p arg. */
 static int
-mirror_set(struct droce_dev *dev, void *arg)
+mirror_set(struct droce_shard *sh, void *arg)
 {
-	dev->mirror = arg;
+	sh->mirror = arg;
 	return 0;
 }
 
 static void
-shards_mirror(struct droce_dev *p, struct droce_pcap_mirror *mi)
+shards_mirror(struct droce_dev *dev, struct droce_pcap_mirror *mi)
 {
 	uint32_t i;
 
-	for (i = 1; i < p->nshards; i++)
-		droce_dev_call(p->shards[i], mirror_set, mi);
+	for (i = 1; i < dev->nshards; i++)
+		droce_shard_call(dev->shards[i], mirror_set, mi);
 }
 
 /* (the primary's mirror says the device's: its other shards follow it) */
 int
 droce_dev_mirror_start(struct droce_dev *dev, const char *path)
 {
+	struct droce_shard *sh = dev->shards[0];
 	struct droce_pcap_mirror *mi, *opened;
 	int ret;
 
 	/* a busy device leaves the file alone */
-	ret = droce_dev_call(dev, mirror_busy, NULL);
+	ret = droce_shard_call(sh, mirror_busy, NULL);
 	if (ret < 0)
 		return ret;
 	ret = droce_mirror_open(path, &mi);
 	if (ret < 0)
 		return ret;
 	opened = mi;
-	ret = droce_dev_call(dev, mirror_swap, &mi);
+	ret = droce_shard_call(sh, mirror_swap, &mi);
 	if (ret < 0)
 		droce_mirror_close(opened);
 	else
@@ -143,11 +144,12 @@ droce_dev_mirror_start(struct droce_dev *dev, const char *path)
 int
 droce_dev_mirror_stop(struct droce_dev *dev)
 {
+	struct droce_shard *sh = dev->shards[0];
 	struct droce_pcap_mirror *mi = NULL;
 	int ret;
 
 	shards_mirror(dev, NULL);
-	ret = droce_dev_call(dev, mirror_swap, &mi);
+	ret = droce_shard_call(sh, mirror_swap, &mi);
 	if (ret < 0)
 		return ret;
 	droce_mirror_close(mi);

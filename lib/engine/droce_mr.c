@@ -33,20 +33,20 @@ fresh_key(uint32_t slot)
 }
 
 static int
-mr_insert(struct droce_dev *dev, void *arg)
+mr_insert(struct droce_shard *sh, void *arg)
 {
 	struct droce_mr_eng *mr = arg;
 	uint32_t i, slot;
 
 	/* start where the last search ended: slots are not reused at once */
 	for (i = 0; i < DROCE_MAX_MR; i++) {
-		slot = (uint32_t)(dev->key_rand + i) & (DROCE_MAX_MR - 1);
-		if (dev->mrs[slot] == NULL)
+		slot = (uint32_t)(sh->dev->key_rand + i) & (DROCE_MAX_MR - 1);
+		if (sh->mrs[slot] == NULL)
 			break;
 	}
 	if (i == DROCE_MAX_MR)
 		return -ENOMEM;
-	dev->key_rand = slot + 1;
+	sh->dev->key_rand = slot + 1;
 	mr->rkey = fresh_key(slot);
 	if (mr->mw_type != 0) {
 		mr->lkey = 0;
@@ -55,18 +55,18 @@ mr_insert(struct droce_dev *dev, void *arg)
 			mr->lkey = fresh_key(slot);
 		} while (mr->lkey == mr->rkey);
 	}
-	dev->mrs[slot] = mr;
+	sh->mrs[slot] = mr;
 	return 0;
 }
 
 /* On a shard but the primary: the region the primary took in, in the
  * same slot. */
 static int
-mr_place(struct droce_dev *dev, void *arg)
+mr_place(struct droce_shard *sh, void *arg)
 {
 	struct droce_mr_eng *mr = arg;
 
-	dev->mrs[droce_key_slot(mr->rkey)] = mr;
+	sh->mrs[droce_key_slot(mr->rkey)] = mr;
 	return 0;
 }
 
@@ -81,14 +81,14 @@ zc_free(void *addr, void *opaque)
 
 /* On the primary: the region back in the slot of its keys, if free. */
 static int
-mr_reinsert(struct droce_dev *dev, void *arg)
+mr_reinsert(struct droce_shard *sh, void *arg)
 {
 	struct droce_mr_eng *mr = arg;
 	uint32_t slot = droce_key_slot(mr->rkey);
 
-	if (dev->mrs[slot] != NULL)
+	if (sh->mrs[slot] != NULL)
 		return -EBUSY;
-	dev->mrs[slot] = mr;
+	sh->mrs[slot] = mr;
 	return 0;
 }
 
@@ -96,9 +96,8 @@ mr_reinsert(struct droce_dev *dev, void *arg)
  * copy needs. */
 static int
 mr_enter(struct droce_dev *dev, struct droce_mr_eng *mr,
-	 int (*first)(struct droce_dev *dev, void *arg))
+	 int (*first)(struct droce_shard *sh, void *arg))
 {
-	struct droce_dev *p = dev->primary;
 	int ret;
 
 	mr->gone = false;
@@ -108,13 +107,13 @@ mr_enter(struct droce_dev *dev, struct droce_mr_eng *mr,
 	/* where zero copy needs the region mapped for the port's DMA (not
 	 * an on-demand one: mapping would pin it, and its pages need not
 	 * be there; zero copy copies from it instead) */
-	mr->dma_mapped = mr->mw_type == 0 && p->zero_copy && p->dma_map &&
+	mr->dma_mapped = mr->mw_type == 0 && dev->zero_copy && dev->dma_map &&
 		droce_eng.cfg.zero_copy_min != 0 &&
 		!(mr->access & IBV_ACCESS_ON_DEMAND) &&
-		droce_dma_map(p, mr->addr, mr->length) == 0;
+		droce_dma_map(dev, mr->addr, mr->length) == 0;
 	ret = droce_dev_call_shards(dev, first, mr_place, mr);
 	if (ret != 0 && mr->dma_mapped)
-		droce_dma_unmap(p, mr->addr, mr->length);
+		droce_dma_unmap(dev, mr->addr, mr->length);
 	return ret;
 }
 
@@ -142,22 +141,22 @@ mw_unbind(struct droce_mr_eng *mw)
 }
 
 static int
-mr_remove(struct droce_dev *dev, void *arg)
+mr_remove(struct droce_shard *sh, void *arg)
 {
 	struct droce_mr_eng *mr = arg;
 	uint32_t slot = droce_key_slot(mr->rkey);
 	int ret = 0;
 
-	rte_spinlock_lock(&dev->primary->mw_lock);
+	rte_spinlock_lock(&sh->dev->mw_lock);
 	if (mr->mw_type == 0 && mr->windows != 0)
 		ret = -EBUSY;
 	else if (mr->mw_type != 0)
 		mw_unbind(mr);
 	else
 		mr->gone = true;
-	rte_spinlock_unlock(&dev->primary->mw_lock);
-	if (ret == 0 && dev->mrs[slot] == mr)
-		dev->mrs[slot] = NULL;
+	rte_spinlock_unlock(&sh->dev->mw_lock);
+	if (ret == 0 && sh->mrs[slot] == mr)
+		sh->mrs[slot] = NULL;
 	return ret;
 }
 
@@ -185,7 +184,7 @@ droce_mr_unregister(struct droce_dev *dev, struct droce_mr_eng *mr)
 	}
 	/* the port holds nothing of it: its DMA may lose sight of it */
 	if (mr->dma_mapped) {
-		droce_dma_unmap(dev->primary, mr->addr, mr->length);
+		droce_dma_unmap(dev, mr->addr, mr->length);
 		mr->dma_mapped = false;
 	}
 	return 0;
@@ -222,7 +221,7 @@ mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 		mw->rkey = wqe->rkey;
 		return IBV_WC_SUCCESS;
 	}
-	if (droce_mr_lookup(qp->dev, mr->lkey, false) != mr || mr->gone ||
+	if (droce_mr_lookup(qp->shard, mr->lkey, false) != mr || mr->gone ||
 	    mr->pd != mw->pd || !(mr->access & IBV_ACCESS_MW_BIND) ||
 	    addr < mr->addr || addr - mr->addr > mr->length ||
 	    len > mr->length - (addr - mr->addr) ||
@@ -247,7 +246,7 @@ mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 enum ibv_wc_status
 droce_mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 {
-	rte_spinlock_t *lock = &qp->dev->primary->mw_lock;
+	rte_spinlock_t *lock = &qp->shard->dev->mw_lock;
 	enum ibv_wc_status status;
 
 	rte_spinlock_lock(lock);
@@ -259,12 +258,12 @@ droce_mw_bind(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 bool
 droce_mw_invalidate(struct droce_qp_eng *qp, uint32_t rkey, bool remote)
 {
-	rte_spinlock_t *lock = &qp->dev->primary->mw_lock;
+	rte_spinlock_t *lock = &qp->shard->dev->mw_lock;
 	struct droce_mr_eng *mw;
 	bool ok;
 
 	rte_spinlock_lock(lock);
-	mw = droce_mr_lookup(qp->dev, rkey, true);
+	mw = droce_mr_lookup(qp->shard, rkey, true);
 	/* type 2 windows only, of the QP's PD; remotely, bound to it */
 	ok = mw != NULL && mw->mw_type == IBV_MW_TYPE_2 &&
 		mw->pd == qp->cfg.pd && (!remote || mw->qp == qp);

@@ -119,12 +119,12 @@ droce_neigh_heard(struct droce_dev *dev, const uint8_t gid[16],
 }
 
 static struct rte_mbuf *
-frame_alloc(struct droce_dev *dev, uint16_t len)
+frame_alloc(struct droce_shard *sh, uint16_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->pool);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(sh->dev->pool);
 
 	if (m == NULL) {
-		dev->stats.no_mbuf++;
+		sh->stats.no_mbuf++;
 		return NULL;
 	}
 	if (rte_pktmbuf_append(m, len) == NULL) {
@@ -135,10 +135,10 @@ frame_alloc(struct droce_dev *dev, uint16_t len)
 }
 
 static void
-arp_send(struct droce_dev *dev, uint16_t op, const struct rte_ether_addr *tha,
+arp_send(struct droce_shard *sh, uint16_t op, const struct rte_ether_addr *tha,
 	 rte_be32_t tip)
 {
-	struct rte_mbuf *m = frame_alloc(dev, sizeof(struct rte_ether_hdr) +
+	struct rte_mbuf *m = frame_alloc(sh, sizeof(struct rte_ether_hdr) +
 					 sizeof(struct rte_arp_hdr));
 	struct rte_ether_hdr *eth;
 	struct rte_arp_hdr *arp;
@@ -151,25 +151,25 @@ arp_send(struct droce_dev *dev, uint16_t op, const struct rte_ether_addr *tha,
 		memset(&eth->dst_addr, 0xff, RTE_ETHER_ADDR_LEN);
 	else
 		eth->dst_addr = *tha;
-	eth->src_addr = dev->mac;
+	eth->src_addr = sh->dev->mac;
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
 	arp->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
 	arp->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	arp->arp_hlen = RTE_ETHER_ADDR_LEN;
 	arp->arp_plen = 4;
 	arp->arp_opcode = rte_cpu_to_be_16(op);
-	arp->arp_data.arp_sha = dev->mac;
-	arp->arp_data.arp_sip = dev->ipv4;
+	arp->arp_data.arp_sha = sh->dev->mac;
+	arp->arp_data.arp_sip = sh->dev->ipv4;
 	if (op == RTE_ARP_OP_REQUEST)
 		memset(&arp->arp_data.arp_tha, 0, RTE_ETHER_ADDR_LEN);
 	else
 		arp->arp_data.arp_tha = *tha;
 	arp->arp_data.arp_tip = tip;
-	droce_dev_tx(dev, m);
+	droce_shard_tx(sh, m);
 }
 
 void
-droce_neigh_arp_input(struct droce_dev *dev, struct rte_mbuf *m)
+droce_neigh_arp_input(struct droce_shard *sh, struct rte_mbuf *m)
 {
 	const struct rte_arp_hdr *arp;
 	struct rte_ether_addr sha;
@@ -189,13 +189,13 @@ droce_neigh_arp_input(struct droce_dev *dev, struct rte_mbuf *m)
 	sha = arp->arp_data.arp_sha;
 	sip = arp->arp_data.arp_sip;
 	tip = arp->arp_data.arp_tip;
-	if (dev->ipv4 == 0 || tip != dev->ipv4)
+	if (sh->dev->ipv4 == 0 || tip != sh->dev->ipv4)
 		goto out;
 	droce_gid_from_ipv4(gid, sip);
 	/* a request for us also tells us where its sender is */
-	neigh_learn(dev, gid, &sha, op != RTE_ARP_OP_REQUEST);
+	neigh_learn(sh->dev, gid, &sha, op != RTE_ARP_OP_REQUEST);
 	if (op == RTE_ARP_OP_REQUEST)
-		arp_send(dev, RTE_ARP_OP_REPLY, &sha, sip);
+		arp_send(sh, RTE_ARP_OP_REPLY, &sha, sip);
 out:
 	rte_pktmbuf_free(m);
 }
@@ -227,11 +227,11 @@ nd_source(const struct droce_dev *dev, const uint8_t dst[16])
 
 /* Send an NS (to the solicited-node group) or an NA (to dst). */
 static void
-nd_send(struct droce_dev *dev, uint8_t type, const uint8_t target[16],
+nd_send(struct droce_shard *sh, uint8_t type, const uint8_t target[16],
 	const uint8_t dst_ip[16], const struct rte_ether_addr *dst_mac)
 {
 	const uint16_t icmp_len = 8 + 16 + 8;
-	struct rte_mbuf *m = frame_alloc(dev, 14 + 40 + icmp_len);
+	struct rte_mbuf *m = frame_alloc(sh, 14 + 40 + icmp_len);
 	struct rte_ether_addr mac;
 	uint8_t *f, *ip, *icmp, group[16];
 	uint16_t cksum;
@@ -247,13 +247,14 @@ nd_send(struct droce_dev *dev, uint8_t type, const uint8_t target[16],
 		dst_mac = &mac;
 	}
 	memcpy(f, dst_mac, 6);
-	memcpy(f + 6, &dev->mac, 6);
+	memcpy(f + 6, &sh->dev->mac, 6);
 	droce_put_be16(f + 12, RTE_ETHER_TYPE_IPV6);
 	droce_put_be32(ip, 6u << 28);
 	droce_put_be16(ip + 4, icmp_len);
 	ip[6] = IP_PROTO_ICMPV6;
 	ip[7] = 255;
-	memcpy(ip + 8, nd_source(dev, type == ICMPV6_NS ? target : dst_ip), 16);
+	memcpy(ip + 8,
+	       nd_source(sh->dev, type == ICMPV6_NS ? target : dst_ip), 16);
 	memcpy(ip + 24, dst_ip, 16);
 	memset(icmp, 0, icmp_len);
 	icmp[0] = type;
@@ -262,10 +263,10 @@ nd_send(struct droce_dev *dev, uint8_t type, const uint8_t target[16],
 	memcpy(icmp + 8, target, 16);
 	icmp[24] = type == ICMPV6_NS ? ND_OPT_SRC_LL : ND_OPT_TGT_LL;
 	icmp[25] = 1;                 /* in units of 8 bytes */
-	memcpy(icmp + 26, &dev->mac, 6);
+	memcpy(icmp + 26, &sh->dev->mac, 6);
 	cksum = rte_ipv6_udptcp_cksum((const struct rte_ipv6_hdr *)ip, icmp);
 	memcpy(icmp + 2, &cksum, 2);
-	droce_dev_tx(dev, m);
+	droce_shard_tx(sh, m);
 }
 
 static bool
@@ -305,7 +306,7 @@ icmp_cksum_ok(struct rte_mbuf *m, const uint8_t *ip, const uint8_t *icmp)
 }
 
 bool
-droce_neigh_nd_input(struct droce_dev *dev, struct rte_mbuf *m)
+droce_neigh_nd_input(struct droce_shard *sh, struct rte_mbuf *m)
 {
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 	const uint8_t *ip = f + 14, *icmp = ip + 40, *ll;
@@ -321,20 +322,20 @@ droce_neigh_nd_input(struct droce_dev *dev, struct rte_mbuf *m)
 	if (ip[7] != 255 || icmp[1] != 0 || !icmp_cksum_ok(m, ip, icmp))
 		goto done;
 	if (icmp[0] == ICMPV6_NS) {
-		if (!ours_v6(dev, icmp + 8))
+		if (!ours_v6(sh->dev, icmp + 8))
 			goto done;
 		ll = nd_option(icmp + 24, plen - 24, ND_OPT_SRC_LL);
 		if (ll == NULL)
 			goto done;
 		memcpy(&mac, ll, 6);
-		neigh_learn(dev, ip + 8, &mac, false);
-		nd_send(dev, ICMPV6_NA, icmp + 8, ip + 8, &mac);
+		neigh_learn(sh->dev, ip + 8, &mac, false);
+		nd_send(sh, ICMPV6_NA, icmp + 8, ip + 8, &mac);
 	} else {
 		ll = nd_option(icmp + 24, plen - 24, ND_OPT_TGT_LL);
 		if (ll == NULL)
 			goto done;
 		memcpy(&mac, ll, 6);
-		neigh_learn(dev, icmp + 8, &mac, true);
+		neigh_learn(sh->dev, icmp + 8, &mac, true);
 	}
 done:
 	rte_pktmbuf_free(m);
@@ -342,7 +343,7 @@ done:
 }
 
 static void
-neigh_solicit(struct droce_dev *dev, struct droce_neigh *n, uint64_t now)
+neigh_solicit(struct droce_shard *sh, struct droce_neigh *n, uint64_t now)
 {
 	uint64_t ms = n->tries < FAST_TRIES ? RETRY_FAST_MS : RETRY_SLOW_MS;
 
@@ -350,9 +351,9 @@ neigh_solicit(struct droce_dev *dev, struct droce_neigh *n, uint64_t now)
 		rte_be32_t ip;
 
 		memcpy(&ip, n->gid + 12, 4);
-		arp_send(dev, RTE_ARP_OP_REQUEST, NULL, ip);
+		arp_send(sh, RTE_ARP_OP_REQUEST, NULL, ip);
 	} else {
-		nd_send(dev, ICMPV6_NS, n->gid, NULL, NULL);
+		nd_send(sh, ICMPV6_NS, n->gid, NULL, NULL);
 	}
 	if (n->tries < UINT8_MAX)
 		n->tries++;
@@ -361,72 +362,72 @@ neigh_solicit(struct droce_dev *dev, struct droce_neigh *n, uint64_t now)
 
 /* Is @p gid one of the device's own? */
 static bool
-gid_is_own(const struct droce_dev *p, const uint8_t gid[16])
+gid_is_own(const struct droce_dev *dev, const uint8_t gid[16])
 {
 	unsigned int i;
 
-	for (i = 0; i < p->gid_count; i++)
-		if (memcmp(p->gid[i].raw, gid, 16) == 0)
+	for (i = 0; i < dev->gid_count; i++)
+		if (memcmp(dev->gid[i].raw, gid, 16) == 0)
 			return true;
 	return false;
 }
 
 int
-droce_neigh_resolve(struct droce_dev *dev, const uint8_t gid[16],
+droce_neigh_resolve(struct droce_shard *sh, const uint8_t gid[16],
 		    struct rte_ether_addr *mac, uint64_t now)
 {
-	struct droce_dev *p = dev->primary;
+	struct droce_dev *dev = sh->dev;
 	struct droce_neigh *n;
 	int ret = 0;
 
-	if (gid_is_own(p, gid)) {
+	if (gid_is_own(dev, gid)) {
 		/* loopback: from now on each flush looks for frames to
-		 * the device itself (droce_dev_tx_flush()) */
-		*mac = p->mac;
-		__atomic_store_n(&p->loopback, true, __ATOMIC_RELEASE);
+		 * the device itself (droce_shard_tx_flush()) */
+		*mac = dev->mac;
+		__atomic_store_n(&dev->loopback, true, __ATOMIC_RELEASE);
 		return 0;
 	}
-	rte_spinlock_lock(&p->neigh_lock);
-	n = neigh_find(p, gid);
+	rte_spinlock_lock(&dev->neigh_lock);
+	n = neigh_find(dev, gid);
 	if (n == NULL) {
 		if (droce_gid_is_ipv4(gid) && dev->ipv4 == 0) {
-			rte_spinlock_unlock(&p->neigh_lock);
+			rte_spinlock_unlock(&dev->neigh_lock);
 			return -EHOSTUNREACH;
 		}
-		n = neigh_alloc(p);
+		n = neigh_alloc(dev);
 		if (n->state != DROCE_NEIGH_PENDING)
-			__atomic_store_n(&p->neigh_pending,
-					 p->neigh_pending + 1,
+			__atomic_store_n(&dev->neigh_pending,
+					 dev->neigh_pending + 1,
 					 __ATOMIC_RELAXED);
 		memset(n, 0, sizeof(*n));
 		memcpy(n->gid, gid, 16);
 		n->state = DROCE_NEIGH_PENDING;
 		/* the first ask goes from the asking shard's queue */
-		neigh_solicit(dev, n, now);
+		neigh_solicit(sh, n, now);
 	}
 	if (n->state == DROCE_NEIGH_VALID)
 		*mac = n->mac;
 	else
 		ret = -EAGAIN;
-	rte_spinlock_unlock(&p->neigh_lock);
+	rte_spinlock_unlock(&dev->neigh_lock);
 	return ret;
 }
 
 void
-droce_neigh_timer(struct droce_dev *dev, uint64_t now)
+droce_neigh_timer(struct droce_shard *sh, uint64_t now)
 {
 	unsigned int i;
 
 	/* the primary asks again (the others add to neigh_pending) */
-	if (dev->shard != 0 ||
-	    __atomic_load_n(&dev->neigh_pending, __ATOMIC_RELAXED) == 0)
+	if (sh->index != 0 ||
+	    __atomic_load_n(&sh->dev->neigh_pending, __ATOMIC_RELAXED) == 0)
 		return;
-	rte_spinlock_lock(&dev->neigh_lock);
+	rte_spinlock_lock(&sh->dev->neigh_lock);
 	for (i = 0; i < DROCE_MAX_NEIGH; i++) {
-		struct droce_neigh *n = &dev->neigh[i];
+		struct droce_neigh *n = &sh->dev->neigh[i];
 
 		if (n->state == DROCE_NEIGH_PENDING && now >= n->next_try)
-			neigh_solicit(dev, n, now);
+			neigh_solicit(sh, n, now);
 	}
-	rte_spinlock_unlock(&dev->neigh_lock);
+	rte_spinlock_unlock(&sh->dev->neigh_lock);
 }

@@ -91,34 +91,34 @@ multicast_mac(const uint8_t gid[16], struct rte_ether_addr *mac)
 }
 
 bool
-droce_path_ready(struct droce_dev *dev, struct droce_path *path,
+droce_path_ready(struct droce_shard *sh, struct droce_path *path,
 		 uint64_t now)
 {
 	if (path->mac_ok)
 		return true;
-	if (droce_neigh_resolve(dev, path->dgid, &path->dmac, now) != 0)
+	if (droce_neigh_resolve(sh, path->dgid, &path->dmac, now) != 0)
 		return false;
 	path->mac_ok = true;
-	droce_path_build_header(dev, path);
+	droce_path_build_header(sh->dev, path);
 	return true;
 }
 
 bool
 droce_qp_path_ready(struct droce_qp_eng *qp, uint64_t now)
 {
-	return droce_path_ready(qp->dev, &qp->path, now);
+	return droce_path_ready(qp->shard, &qp->path, now);
 }
 
 int
-droce_path_set(struct droce_dev *dev, struct droce_path *path,
+droce_path_set(struct droce_shard *sh, struct droce_path *path,
 	       const struct ibv_ah_attr *ah, uint64_t now)
 {
 	const union ibv_gid *sgid;
 	int ret;
 
-	if (!ah->is_global || ah->grh.sgid_index >= dev->gid_count)
+	if (!ah->is_global || ah->grh.sgid_index >= sh->dev->gid_count)
 		return EINVAL;
-	sgid = &dev->gid[ah->grh.sgid_index];
+	sgid = &sh->dev->gid[ah->grh.sgid_index];
 	if (droce_gid_is_ipv4(sgid->raw) != droce_gid_is_ipv4(ah->grh.dgid.raw))
 		return EINVAL;
 	path->ah = *ah;
@@ -127,14 +127,14 @@ droce_path_set(struct droce_dev *dev, struct droce_path *path,
 	path->ip_version = droce_gid_is_ipv4(path->dgid) ? 4 : 6;
 	if (multicast_mac(path->dgid, &path->dmac)) {
 		path->mac_ok = true;
-		droce_path_build_header(dev, path);
+		droce_path_build_header(sh->dev, path);
 		return 0;
 	}
-	ret = droce_neigh_resolve(dev, path->dgid, &path->dmac, now);
+	ret = droce_neigh_resolve(sh, path->dgid, &path->dmac, now);
 	if (ret == -EHOSTUNREACH)
 		return EHOSTUNREACH;
 	path->mac_ok = ret == 0;
 	if (path->mac_ok)
-		droce_path_build_header(dev, path);
+		droce_path_build_header(sh->dev, path);
 	return 0;
 }

@@ -33,57 +33,57 @@
 
 /* On the device's lcore: no burst is running on the port. */
 static int
-port_stop_call(struct droce_dev *dev, void *arg)
+port_stop_call(struct droce_shard *sh, void *arg)
 {
 	int ret;
 
 	RTE_SET_USED(arg);
-	if (dev->port_stopped)
+	if (sh->port_stopped)
 		return 0;
-	/* the queued frames go too (droce_dev_tx_flush() drops them);
+	/* the queued frames go too (droce_shard_tx_flush() drops them);
 	 * droce_dev_query() reads the flag from other threads */
-	__atomic_store_n(&dev->port_stopped, true, __ATOMIC_RELAXED);
-	droce_dev_tx_flush(dev);
-	ret = rte_eth_dev_stop(dev->port_id);
+	__atomic_store_n(&sh->port_stopped, true, __ATOMIC_RELAXED);
+	droce_shard_tx_flush(sh);
+	ret = rte_eth_dev_stop(sh->port_id);
 	if (ret < 0) {
-		__atomic_store_n(&dev->port_stopped, false, __ATOMIC_RELAXED);
-		DROCE_LOG(ERR, "%s: cannot stop port %u: %s", dev->name,
-			  dev->port_id, strerror(-ret));
+		__atomic_store_n(&sh->port_stopped, false, __ATOMIC_RELAXED);
+		DROCE_LOG(ERR, "%s: cannot stop port %u: %s", sh->dev->name,
+			  sh->port_id, strerror(-ret));
 		return ret;
 	}
-	DROCE_LOG(INFO, "%s: port %u stopped", dev->name, dev->port_id);
-	droce_dev_link_event(dev, false);
+	DROCE_LOG(INFO, "%s: port %u stopped", sh->dev->name, sh->port_id);
+	droce_dev_link_event(sh->dev, false);
 	return 0;
 }
 
 static int
-port_start_call(struct droce_dev *dev, void *arg)
+port_start_call(struct droce_shard *sh, void *arg)
 {
 	int ret;
 
 	RTE_SET_USED(arg);
-	if (!dev->port_stopped)
+	if (!sh->port_stopped)
 		return 0;
-	ret = rte_eth_dev_start(dev->port_id);
+	ret = rte_eth_dev_start(sh->port_id);
 	if (ret < 0) {
-		DROCE_LOG(ERR, "%s: cannot start port %u: %s", dev->name,
-			  dev->port_id, strerror(-ret));
+		DROCE_LOG(ERR, "%s: cannot start port %u: %s", sh->dev->name,
+			  sh->port_id, strerror(-ret));
 		return ret;
 	}
-	__atomic_store_n(&dev->port_stopped, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->port_stopped, false, __ATOMIC_RELAXED);
 	/* PORT_ACTIVE as soon as the link is up, not a check period on */
-	dev->link_check_at = 0;
-	DROCE_LOG(INFO, "%s: port %u started", dev->name, dev->port_id);
+	sh->dev->link_check_at = 0;
+	DROCE_LOG(INFO, "%s: port %u started", sh->dev->name, sh->port_id);
 	return 0;
 }
 
 /* On a shard but the primary: no more bursts on the port (@p arg
  * non-NULL), or bursts again. */
 static int
-shard_port_call(struct droce_dev *dev, void *arg)
+shard_port_call(struct droce_shard *sh, void *arg)
 {
-	__atomic_store_n(&dev->port_stopped, arg != NULL, __ATOMIC_RELAXED);
-	droce_dev_tx_flush(dev);
+	__atomic_store_n(&sh->port_stopped, arg != NULL, __ATOMIC_RELAXED);
+	droce_shard_tx_flush(sh);
 	return 0;
 }
 
@@ -92,14 +92,15 @@ shard_port_call(struct droce_dev *dev, void *arg)
 int
 droce_dev_port_stop(struct droce_dev *dev)
 {
+	struct droce_shard *sh = dev->shards[0];
 	uint32_t i;
 	int ret;
 
 	for (i = 1; i < dev->nshards; i++)
-		droce_dev_call(dev->shards[i], shard_port_call, dev);
-	ret = droce_dev_call(dev, port_stop_call, NULL);
+		droce_shard_call(dev->shards[i], shard_port_call, sh);
+	ret = droce_shard_call(sh, port_stop_call, NULL);
 	for (i = 1; ret < 0 && i < dev->nshards; i++)
-		droce_dev_call(dev->shards[i], shard_port_call, NULL);
+		droce_shard_call(dev->shards[i], shard_port_call, NULL);
 	return ret;
 }
 

@@ -96,7 +96,7 @@ void
 droce_qp_cc_read(const struct droce_qp_eng *qp, uint64_t *rate,
 		 uint64_t *target, uint32_t *alpha, uint64_t *cuts)
 {
-	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
+	const struct droce_dcqcn_params *p = &qp->shard->dev->cc;
 	uint64_t r = __atomic_load_n(&qp->cc.rate, __ATOMIC_RELAXED);
 
 	*rate = r != 0 ? r : p->rate_max;
@@ -160,41 +160,41 @@ qp_free(struct droce_qp_eng *qp)
  * table and a tag.
  */
 static int
-qp_insert(struct droce_dev *dev, void *arg)
+qp_insert(struct droce_shard *sh, void *arg)
 {
 	struct droce_qp_eng *qp = arg;
-	uint32_t step = dev->primary->nshards, nslots, n, k = 0, i = 0, tag;
+	uint32_t step = sh->dev->nshards, nslots, n, k = 0, i = 0, tag;
 
 	if (qp->cfg.gsi) {
-		if (dev->qp1 != NULL)
+		if (sh->qp1 != NULL)
 			return -EBUSY;
 		qp->slot = DROCE_MAX_QP;
 		qp->cfg.qp_num = DROCE_GSI_QPN;
-		qp->live_idx = dev->nlive;
-		dev->live[dev->nlive++] = qp;
-		dev->qp1 = qp;
+		qp->live_idx = sh->nlive;
+		sh->live[sh->nlive++] = qp;
+		sh->qp1 = qp;
 		droce_qp_activate(qp);
 		return 0;
 	}
 	/* the free slot after the last one taken, and a tag of its own;
 	 * a shard's slots are those equal to its index modulo the shards
 	 * (droce_dev_owner()) */
-	nslots = (DROCE_MAX_QP - dev->shard + step - 1) / step;
+	nslots = (DROCE_MAX_QP - sh->index + step - 1) / step;
 	for (n = 0; n < nslots; n++) {
-		k = (dev->next_slot + n) % nslots;
-		i = dev->shard + k * step;
-		if (dev->qps[i] == NULL)
+		k = (sh->next_slot + n) % nslots;
+		i = sh->index + k * step;
+		if (sh->qps[i] == NULL)
 			break;
 	}
 	if (n == nslots)
 		return -ENOMEM;
-	dev->next_slot = (k + 1) % nslots;
+	sh->next_slot = (k + 1) % nslots;
 	tag = 1 + (uint32_t)(rte_rand() % DROCE_QPN_TAGS);
 	qp->slot = i;
 	qp->cfg.qp_num = tag << DROCE_QPN_SLOT_BITS | i;
-	qp->live_idx = dev->nlive;
-	dev->live[dev->nlive++] = qp;
-	dev->qps[i] = qp;
+	qp->live_idx = sh->nlive;
+	sh->live[sh->nlive++] = qp;
+	sh->qps[i] = qp;
 	droce_qp_activate(qp);
 	return 0;
 }
@@ -216,7 +216,8 @@ qp_spread(const struct droce_qp_cfg *cfg)
 struct droce_qp_eng *
 droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 {
-	struct droce_dev *first;
+	struct droce_shard *sh = dev->shards[0];
+	struct droce_shard *first;
 	struct droce_qp_eng *qp;
 	int ret;
 
@@ -254,12 +255,12 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 		errno = ENOMEM;
 		return NULL;
 	}
-	first = dev;
+	first = sh;
 	if (dev->nshards > 1 && qp_spread(cfg))
 		first = dev->shards[__atomic_fetch_add(&dev->next_shard, 1,
 						       __ATOMIC_RELAXED) %
 				    dev->nshards];
-	qp->dev = first;
+	qp->shard = first;
 	qp->cfg = *cfg;
 	qp->tr = cfg->type == IBV_QPT_UC ? DROCE_TR_UC :
 		cfg->type == IBV_QPT_UD ? DROCE_TR_UD :
@@ -279,11 +280,11 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 	qp->pkey_index = 0;
 	/* a shard that is full passes the QP on to the next */
 	do {
-		ret = droce_dev_call(qp->dev, qp_insert, qp);
+		ret = droce_shard_call(qp->shard, qp_insert, qp);
 		if (ret != -ENOMEM || !qp_spread(cfg))
 			break;
-		qp->dev = dev->shards[(qp->dev->shard + 1) % dev->nshards];
-	} while (qp->dev != first);
+		qp->shard = dev->shards[(qp->shard->index + 1) % dev->nshards];
+	} while (qp->shard != first);
 	if (ret < 0) {
 		qp_free(qp);
 		errno = -ret;
@@ -293,21 +294,21 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 }
 
 static int
-qp_remove(struct droce_dev *dev, void *arg)
+qp_remove(struct droce_shard *sh, void *arg)
 {
 	struct droce_qp_eng *qp = arg;
-	struct droce_qp_eng *last = dev->live[dev->nlive - 1];
+	struct droce_qp_eng *last = sh->live[sh->nlive - 1];
 
 	/* no kick naming it may stay behind in the ring */
-	droce_qp_kicks(dev);
+	droce_qp_kicks(sh);
 	droce_qp_unschedule(qp);
-	dev->live[qp->live_idx] = last;
+	sh->live[qp->live_idx] = last;
 	last->live_idx = qp->live_idx;
-	dev->nlive--;
-	if (qp == dev->qp1)
-		dev->qp1 = NULL;
+	sh->nlive--;
+	if (qp == sh->qp1)
+		sh->qp1 = NULL;
 	else
-		dev->qps[qp->slot] = NULL;
+		sh->qps[qp->slot] = NULL;
 	droce_mcast_forget(qp);
 	return 0;
 }
@@ -315,7 +316,7 @@ qp_remove(struct droce_dev *dev, void *arg)
 void
 droce_qp_destroy(struct droce_qp_eng *qp)
 {
-	droce_dev_call(qp->dev, qp_remove, qp);
+	droce_shard_call(qp->shard, qp_remove, qp);
 	qp_free(qp);
 }
 
@@ -471,7 +472,7 @@ modify_state(struct droce_dev *dev, struct droce_qp_eng *qp,
 }
 
 static int
-qp_modify(struct droce_dev *dev, void *arg)
+qp_modify(struct droce_shard *sh, void *arg)
 {
 	struct modify_args *a = arg;
 	struct droce_qp_eng *qp = a->qp;
@@ -480,14 +481,14 @@ qp_modify(struct droce_dev *dev, void *arg)
 	int ret;
 
 	droce_qp_activate(qp);
-	ret = modify_check(dev, attr, mask);
+	ret = modify_check(sh->dev, attr, mask);
 	if (ret != 0)
 		return ret;
 	if (mask & IBV_QP_AV) {
 		/* a connected QP's packets are ECN-capable (the flows
 		 * DCQCN acts on); UD's, QP1's CM MADs among them, are not */
 		qp->path.ect = droce_eng.cfg.ecn && droce_tr_connected(qp->tr);
-		ret = droce_path_set(dev, &qp->path, &attr->ah_attr,
+		ret = droce_path_set(sh, &qp->path, &attr->ah_attr,
 				     rte_get_tsc_cycles());
 		if (ret != 0)
 			return ret;
@@ -495,11 +496,11 @@ qp_modify(struct droce_dev *dev, void *arg)
 	modify_attrs(qp, attr, mask);
 	if ((mask & (IBV_QP_DEST_QPN | IBV_QP_AV)) &&
 	    droce_tr_connected(qp->tr))
-		qp->path.sport = droce_rss_sport(dev, &qp->path,
+		qp->path.sport = droce_rss_sport(sh->dev, &qp->path,
 						 qp->cfg.qp_num, qp->dest_qpn);
 	modify_rd_res(qp, a);
 	if (mask & IBV_QP_STATE)
-		modify_state(dev, qp, attr->qp_state);
+		modify_state(sh->dev, qp, attr->qp_state);
 	return 0;
 }
 
@@ -544,7 +545,7 @@ droce_qp_modify(struct droce_qp_eng *qp, const struct ibv_qp_attr *attr,
 		if (a.rd_res == NULL)
 			return ENOMEM;
 	}
-	ret = droce_dev_call(qp->dev, qp_modify, &a);
+	ret = droce_shard_call(qp->shard, qp_modify, &a);
 	rte_free(a.rd_res);
 	return ret;
 }
@@ -555,13 +556,13 @@ struct query_args {
 };
 
 static int
-qp_query(struct droce_dev *dev, void *arg)
+qp_query(struct droce_shard *sh, void *arg)
 {
 	struct query_args *a = arg;
 	const struct droce_qp_eng *qp = a->qp;
 	struct ibv_qp_attr *attr = a->attr;
 
-	RTE_SET_USED(dev);
+	RTE_SET_USED(sh);
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
@@ -590,7 +591,7 @@ droce_qp_query(struct droce_qp_eng *qp, struct ibv_qp_attr *attr)
 {
 	struct query_args a = { .qp = qp, .attr = attr };
 
-	return droce_dev_call(qp->dev, qp_query, &a);
+	return droce_shard_call(qp->shard, qp_query, &a);
 }
 
 /* ------------------------------------------------------------------------
@@ -617,17 +618,17 @@ droce_qp_flush(struct droce_qp_eng *qp)
  */
 
 static int
-srq_insert(struct droce_dev *dev, void *arg)
+srq_insert(struct droce_shard *sh, void *arg)
 {
 	struct droce_srq_eng *srq = arg;
 	uint32_t i;
 
 	for (i = 0; i < DROCE_MAX_SRQ; i++)
-		if (dev->srqs[i] == NULL)
+		if (sh->dev->srqs[i] == NULL)
 			break;
 	if (i == DROCE_MAX_SRQ)
 		return -ENOMEM;
-	dev->srqs[i] = srq;
+	sh->dev->srqs[i] = srq;
 	srq->srqn = i + 1;
 	return 0;
 }
@@ -635,21 +636,23 @@ srq_insert(struct droce_dev *dev, void *arg)
 int
 droce_srq_register(struct droce_dev *dev, struct droce_srq_eng *srq)
 {
-	return droce_dev_call(dev, srq_insert, srq);
+	struct droce_shard *sh = dev->shards[0];
+	return droce_shard_call(sh, srq_insert, srq);
 }
 
 static int
-srq_remove(struct droce_dev *dev, void *arg)
+srq_remove(struct droce_shard *sh, void *arg)
 {
 	struct droce_srq_eng *srq = arg;
 
-	if (srq->srqn != 0 && dev->srqs[srq->srqn - 1] == srq)
-		dev->srqs[srq->srqn - 1] = NULL;
+	if (srq->srqn != 0 && sh->dev->srqs[srq->srqn - 1] == srq)
+		sh->dev->srqs[srq->srqn - 1] = NULL;
 	return 0;
 }
 
 void
 droce_srq_unregister(struct droce_dev *dev, struct droce_srq_eng *srq)
 {
-	droce_dev_call(dev, srq_remove, srq);
+	struct droce_shard *sh = dev->shards[0];
+	droce_shard_call(sh, srq_remove, srq);
 }

@@ -266,7 +266,7 @@ raw_deliver(struct droce_qp_eng *qp, const uint8_t *f, uint32_t len,
 		return;
 	}
 	wqe = droce_wq_slot(rq, idx);
-	if (droce_sge_check(qp->dev, qp->cfg.pd, droce_recv_wqe_sge(wqe),
+	if (droce_sge_check(qp->shard, qp->cfg.pd, droce_recv_wqe_sge(wqe),
 			    wqe->num_sge, true) != 0)
 		st = IBV_WC_LOC_PROT_ERR;
 	else if (len > wqe->length)
@@ -375,7 +375,7 @@ droce_ipoib_csum_ok(const uint8_t *p, uint32_t len)
  * header's, as DPDK wants. @return false if the port cannot.
  */
 static bool
-csum_offload(struct droce_dev *dev, struct rte_mbuf *m, uint8_t *l3,
+csum_offload(struct droce_shard *sh, struct rte_mbuf *m, uint8_t *l3,
 	     uint8_t *l4, uint8_t proto)
 {
 	bool v4 = (l3[0] >> 4) == 4;
@@ -391,7 +391,7 @@ csum_offload(struct droce_dev *dev, struct rte_mbuf *m, uint8_t *l3,
 		flags |= proto == IPPROTO_TCP_ ? RTE_MBUF_F_TX_TCP_CKSUM :
 			RTE_MBUF_F_TX_UDP_CKSUM;
 	}
-	if (need == 0 || (dev->tx_offloads & need) != need)
+	if (need == 0 || (sh->dev->tx_offloads & need) != need)
 		return false;
 	m->l2_len = (uint64_t)(l3 - f);
 	m->l3_len = v4 ? (l3[0] & 0xfu) * 4u : 40;
@@ -404,7 +404,7 @@ csum_offload(struct droce_dev *dev, struct rte_mbuf *m, uint8_t *l3,
 			rte_ipv6_phdr_cksum((struct rte_ipv6_hdr *)l3, flags);
 		memcpy(l4 + (proto == IPPROTO_TCP_ ? 16 : 6), &sum, 2);
 	}
-	dev->stats.tx_csum_offload++;
+	sh->stats.tx_csum_offload++;
 	return true;
 }
 
@@ -413,7 +413,7 @@ csum_offload(struct droce_dev *dev, struct rte_mbuf *m, uint8_t *l3,
  * port does if it can, else droce.
  */
 static void
-raw_csum(struct droce_dev *dev, struct rte_mbuf *m)
+raw_csum(struct droce_shard *sh, struct rte_mbuf *m)
 {
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	struct frame_view v;
@@ -424,7 +424,7 @@ raw_csum(struct droce_dev *dev, struct rte_mbuf *m)
 		return;
 	l3 = (uint8_t *)(uintptr_t)(v.ip4 != NULL ? v.ip4 : v.ip6);
 	l4 = (uint8_t *)(uintptr_t)v.l4;
-	if (!csum_offload(dev, m, l3, l4, v.proto))
+	if (!csum_offload(sh, m, l3, l4, v.proto))
 		fill_csums(l3, l4, v.proto);
 }
 
@@ -479,11 +479,11 @@ tso_soft(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 		struct rte_mbuf *m;
 		uint8_t *f;
 
-		if (!droce_dev_tx_room(qp->dev))
+		if (!droce_shard_tx_room(qp->shard))
 			return false;
-		m = rte_pktmbuf_alloc(qp->dev->pool);
+		m = rte_pktmbuf_alloc(qp->shard->dev->pool);
 		if (m == NULL) {
-			qp->dev->stats.no_mbuf++;
+			qp->shard->stats.no_mbuf++;
 			return false;
 		}
 		f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hlen + n));
@@ -496,9 +496,9 @@ tso_soft(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 				 off + n >= wqe->length);
 		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, off,
 			       f + hlen, n);
-		raw_csum(qp->dev, m);
+		raw_csum(qp->shard, m);
 		qp->stats.tx_pkts++;
-		droce_dev_tx(qp->dev, m);
+		droce_shard_tx(qp->shard, m);
 		qp->req.offset = off + n;
 	} while (qp->req.offset < wqe->length);
 	qp->req.offset = 0;
@@ -513,7 +513,7 @@ tso_soft(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
  * @return NULL if the mbufs ran out.
  */
 static struct rte_mbuf *
-tso_packet(struct droce_dev *dev, struct droce_send_wqe *wqe)
+tso_packet(struct droce_shard *sh, struct droce_send_wqe *wqe)
 {
 	uint32_t mss = wqe->imm >> 16, hlen = wqe->imm & 0xffff;
 	const uint8_t *hdr = droce_send_wqe_tso_hdr(wqe);
@@ -525,11 +525,11 @@ tso_packet(struct droce_dev *dev, struct droce_send_wqe *wqe)
 	while (head == NULL || off < wqe->length) {
 		uint32_t room, n;
 
-		m = rte_pktmbuf_alloc(dev->pool);
+		m = rte_pktmbuf_alloc(sh->dev->pool);
 		if (m == NULL || (head != NULL && rte_pktmbuf_chain(head, m))) {
 			rte_pktmbuf_free(m);
 			rte_pktmbuf_free(head);
-			dev->stats.no_mbuf++;
+			sh->stats.no_mbuf++;
 			return NULL;
 		}
 		room = rte_pktmbuf_tailroom(m);
@@ -573,16 +573,16 @@ tso_packet(struct droce_dev *dev, struct droce_send_wqe *wqe)
  * its checksums filled as raw_csum does.
  */
 static void
-gso_send(struct droce_dev *dev, struct rte_mbuf *m)
+gso_send(struct droce_shard *sh, struct rte_mbuf *m)
 {
 	m->ol_flags &= ~RTE_MBUF_F_TX_OFFLOAD_MASK;
 	if (rte_pktmbuf_linearize(m) != 0) {
-		dev->stats.tx_drop++;
+		sh->stats.tx_drop++;
 		rte_pktmbuf_free(m);
 		return;
 	}
-	raw_csum(dev, m);
-	droce_dev_tx(dev, m);
+	raw_csum(sh, m);
+	droce_shard_tx(sh, m);
 }
 
 /*
@@ -599,11 +599,11 @@ raw_tso(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 		RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
 	uint32_t mss = wqe->imm >> 16, hlen = wqe->imm & 0xffff;
 	const uint8_t *hdr = droce_send_wqe_tso_hdr(wqe);
-	struct droce_dev *dev = qp->dev;
+	struct droce_shard *sh = qp->shard;
 	struct rte_mbuf *segs[DROCE_GSO_SEGS];
 	struct rte_gso_ctx gso = {
-		.direct_pool = dev->pool,
-		.indirect_pool = dev->pool,
+		.direct_pool = sh->dev->pool,
+		.indirect_pool = sh->dev->pool,
 		.gso_types = RTE_ETH_TX_OFFLOAD_TCP_TSO,
 		.gso_size = (uint16_t)(hlen + mss),
 	};
@@ -614,32 +614,32 @@ raw_tso(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 	if (qp->req.offset != 0 || (hdr[l3_offset(hdr)] >> 4) != 4 ||
 	    nseg < 2)
 		return tso_soft(qp, wqe);
-	if ((dev->tx_offloads & port_tso) == port_tso &&
+	if ((sh->dev->tx_offloads & port_tso) == port_tso &&
 	    hlen + wqe->length <= UINT16_MAX) {
-		m = tso_packet(dev, wqe);
+		m = tso_packet(sh, wqe);
 		if (m == NULL)
 			return false;
-		dev->stats.tx_tso_offload++;
+		sh->stats.tx_tso_offload++;
 		qp->stats.tx_pkts += nseg;
-		droce_dev_tx(dev, m);
+		droce_shard_tx(sh, m);
 		return true;
 	}
 	if (nseg > DROCE_GSO_SEGS || gso.gso_size < RTE_GSO_SEG_SIZE_MIN)
 		return tso_soft(qp, wqe);
-	m = tso_packet(dev, wqe);
+	m = tso_packet(sh, wqe);
 	if (m == NULL)
 		return false;
 	n = rte_gso_segment(m, &gso, segs, DROCE_GSO_SEGS);
 	/* the segments hold their own references to the payload */
 	rte_pktmbuf_free(m);
 	if (n < 0) {
-		dev->stats.no_mbuf++;
+		sh->stats.no_mbuf++;
 		return false;
 	}
-	dev->stats.tx_gso++;
+	sh->stats.tx_gso++;
 	qp->stats.tx_pkts += (uint64_t)n;
 	for (i = 0; i < n; i++)
-		gso_send(dev, segs[i]);
+		gso_send(sh, segs[i]);
 	return true;
 }
 
@@ -651,10 +651,10 @@ droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 
 	if (droce_wr_flags(wqe->opcode) & DROCE_WR_TSO)
 		return raw_tso(qp, wqe);
-	m = rte_pktmbuf_alloc(qp->dev->pool);
+	m = rte_pktmbuf_alloc(qp->shard->dev->pool);
 
 	if (m == NULL) {
-		qp->dev->stats.no_mbuf++;
+		qp->shard->stats.no_mbuf++;
 		return false;
 	}
 	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)wqe->length);
@@ -668,17 +668,17 @@ droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 		droce_sge_read(droce_send_wqe_sge(wqe), wqe->num_sge, 0, f,
 			       wqe->length);
 	if (wqe->flags & DROCE_WQE_IP_CSUM)
-		raw_csum(qp->dev, m);
+		raw_csum(qp->shard, m);
 	qp->stats.tx_pkts++;
 	/* while the device has rules, its raw QPs' frames reach them as a
 	 * NIC's switch takes them back: one to the device's own MAC the
 	 * device alone, one to a group or broadcast the port and the
 	 * device too; so two raw QPs of one device talk as on one port */
-	if (unlikely(__atomic_load_n(&qp->dev->primary->nflows,
+	if (unlikely(__atomic_load_n(&qp->shard->dev->nflows,
 				     __ATOMIC_RELAXED) != 0) &&
-	    droce_dev_tx_loop(qp->dev, m))
+	    droce_shard_tx_loop(qp->shard, m))
 		return true;
-	droce_dev_tx(qp->dev, m);
+	droce_shard_tx(qp->shard, m);
 	return true;
 }
 
@@ -687,42 +687,42 @@ droce_raw_qp_send(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
  */
 
 static int
-flow_insert(struct droce_dev *dev, void *arg)
+flow_insert(struct droce_shard *sh, void *arg)
 {
 	struct droce_flow_eng *flow = arg;
 
-	if (dev->nflows == DROCE_MAX_FLOWS)
+	if (sh->dev->nflows == DROCE_MAX_FLOWS)
 		return -ENOMEM;
-	dev->flows[dev->nflows++] = flow;
+	sh->dev->flows[sh->dev->nflows++] = flow;
 	return 0;
 }
 
 int
 droce_flow_attach(struct droce_flow_eng *flow)
 {
-	return droce_dev_call(flow->qp->dev, flow_insert, flow);
+	return droce_shard_call(flow->qp->shard, flow_insert, flow);
 }
 
 static int
-flow_remove(struct droce_dev *dev, void *arg)
+flow_remove(struct droce_shard *sh, void *arg)
 {
 	struct droce_flow_eng *flow = arg;
 	uint32_t i;
 
-	for (i = 0; i < dev->nflows; i++)
-		if (dev->flows[i] == flow)
+	for (i = 0; i < sh->dev->nflows; i++)
+		if (sh->dev->flows[i] == flow)
 			break;
-	if (i == dev->nflows)
+	if (i == sh->dev->nflows)
 		return 0;
 	/* keep the order: the first normal rule to match takes a frame */
-	memmove(&dev->flows[i], &dev->flows[i + 1],
-		(dev->nflows - i - 1) * sizeof(dev->flows[0]));
-	dev->nflows--;
+	memmove(&sh->dev->flows[i], &sh->dev->flows[i + 1],
+		(sh->dev->nflows - i - 1) * sizeof(sh->dev->flows[0]));
+	sh->dev->nflows--;
 	return 0;
 }
 
 void
 droce_flow_detach(struct droce_flow_eng *flow)
 {
-	droce_dev_call(flow->qp->dev, flow_remove, flow);
+	droce_shard_call(flow->qp->shard, flow_remove, flow);
 }

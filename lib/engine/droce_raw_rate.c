@@ -42,21 +42,21 @@ struct raw_args {
 };
 
 static void
-drain_others(struct droce_lcore *lc, const struct droce_dev *skip)
+drain_others(struct droce_lcore *lc, const struct droce_shard *skip)
 {
 	struct rte_mbuf *pkts[DROCE_BURST];
 	unsigned int d;
 	uint16_t n;
 
-	for (d = 0; d < lc->ndevs; d++) {
-		struct droce_dev *dev = lc->devs[d];
+	for (d = 0; d < lc->nshards; d++) {
+		struct droce_shard *sh = lc->shards[d];
 
-		if (dev == skip || dev->port_stopped)
+		if (sh == skip || sh->port_stopped)
 			continue;
 		/* through the receive path, as any frame that is not ours */
-		n = rte_eth_rx_burst(dev->port_id, 0, pkts, DROCE_BURST);
+		n = rte_eth_rx_burst(sh->port_id, 0, pkts, DROCE_BURST);
 		if (n != 0)
-			droce_dev_rx_burst(dev, pkts, n, 0, DROCE_RX_PORT);
+			droce_shard_rx_burst(sh, pkts, n, 0, DROCE_RX_PORT);
 	}
 }
 
@@ -101,19 +101,19 @@ roce_template(struct droce_dev *dev, const struct rte_ether_addr *dst,
 
 /* Queue a burst of RoCE frames the way droce's own go. */
 static uint16_t
-send_roce(struct droce_dev *dev, struct rte_mbuf **pkts)
+send_roce(struct droce_shard *sh, struct rte_mbuf **pkts)
 {
-	uint64_t before = dev->stats.tx_frames;
+	uint64_t before = sh->stats.tx_frames;
 	unsigned int i;
 
 	for (i = 0; i < RAW_BURST; i++)
-		droce_dev_tx_frame(dev, pkts[i], true);
-	droce_dev_tx_flush(dev);
-	return (uint16_t)(dev->stats.tx_frames - before);
+		droce_shard_tx_frame(sh, pkts[i], true);
+	droce_shard_tx_flush(sh);
+	return (uint16_t)(sh->stats.tx_frames - before);
 }
 
 static int
-raw_run(struct droce_dev *dev, void *arg)
+raw_run(struct droce_shard *sh, void *arg)
 {
 	struct raw_args *a = arg;
 	struct rte_mbuf *pkts[RAW_BURST];
@@ -123,23 +123,24 @@ raw_run(struct droce_dev *dev, void *arg)
 	unsigned int i;
 
 	/* DPDK forbids bursts on a stopped port */
-	if (dev->port_stopped)
+	if (sh->port_stopped)
 		return -ENETDOWN;
 	if (roce) {
-		if (!roce_template(dev, &a->dst, a->frame_len, tmpl))
+		if (!roce_template(sh->dev, &a->dst, a->frame_len, tmpl))
 			return -EINVAL;
 	} else {
 		memset(tmpl, 0, a->frame_len);
 		memcpy(tmpl, &a->dst, 6);
-		memcpy(tmpl + 6, &dev->mac, 6);
+		memcpy(tmpl + 6, &sh->dev->mac, 6);
 		droce_put_be16(tmpl + 12, RAW_ETHER_TYPE);
 	}
-	droce_dev_tx_flush(dev);
+	droce_shard_tx_flush(sh);
 	while (rte_get_tsc_cycles() < end) {
 		uint16_t sent;
 
-		if (rte_pktmbuf_alloc_bulk(dev->pool, pkts, RAW_BURST) != 0) {
-			drain_others(dev->lc, dev);
+		if (rte_pktmbuf_alloc_bulk(sh->dev->pool, pkts,
+					   RAW_BURST) != 0) {
+			drain_others(sh->lc, sh);
 			continue;
 		}
 		for (i = 0; i < RAW_BURST; i++) {
@@ -150,17 +151,17 @@ raw_run(struct droce_dev *dev, void *arg)
 		}
 		if (roce) {
 			/* what the port refused waits in the queue */
-			a->sent += send_roce(dev, pkts);
-			drain_others(dev->lc, dev);
+			a->sent += send_roce(sh, pkts);
+			drain_others(sh->lc, sh);
 			continue;
 		}
-		sent = rte_eth_tx_burst(dev->port_id, 0, pkts, RAW_BURST);
+		sent = rte_eth_tx_burst(sh->port_id, 0, pkts, RAW_BURST);
 		if (sent < RAW_BURST)
 			rte_pktmbuf_free_bulk(pkts + sent, RAW_BURST - sent);
 		a->sent += sent;
-		dev->stats.tx_frames += sent;
-		dev->stats.tx_bytes += (uint64_t)sent * a->frame_len;
-		drain_others(dev->lc, dev);
+		sh->stats.tx_frames += sent;
+		sh->stats.tx_bytes += (uint64_t)sent * a->frame_len;
+		drain_others(sh->lc, sh);
 	}
 	return 0;
 }
@@ -170,6 +171,7 @@ droce_dev_raw(struct droce_dev *dev, const struct rte_ether_addr *dst,
 	      uint32_t frame_len, uint32_t duration_ms, uint32_t flags,
 	      uint64_t *sent)
 {
+	struct droce_shard *sh = dev->shards[0];
 	struct raw_args a = {
 		.dst = *dst,
 		.frame_len = frame_len,
@@ -181,7 +183,7 @@ droce_dev_raw(struct droce_dev *dev, const struct rte_ether_addr *dst,
 	if (frame_len < RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN ||
 	    frame_len > (uint32_t)dev->eth_mtu + RTE_ETHER_HDR_LEN)
 		return -EINVAL;
-	ret = droce_dev_call(dev, raw_run, &a);
+	ret = droce_shard_call(sh, raw_run, &a);
 	*sent = a.sent;
 	return ret;
 }

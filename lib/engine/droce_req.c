@@ -66,7 +66,7 @@ req_start(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	    qp->req.rd_atomic >= RTE_MAX((uint32_t)qp->max_rd_atomic, 1u))
 		return -EAGAIN;
 	if (!(wqe->flags & DROCE_WQE_INLINE) &&
-	    droce_sge_check(qp->dev, qp->cfg.pd, droce_send_wqe_sge(wqe),
+	    droce_sge_check(qp->shard, qp->cfg.pd, droce_send_wqe_sge(wqe),
 			    wqe->num_sge, write_local) != 0) {
 		st->status = IBV_WC_LOC_PROT_ERR;
 		st->state = DROCE_WQE_DONE;
@@ -166,7 +166,7 @@ send_data(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	 * nothing more of it is read, as a NIC's mapping of it is gone; it
 	 * fails */
 	if (!(wqe->flags & DROCE_WQE_INLINE) && len != 0 &&
-	    unlikely(droce_sge_check(qp->dev, qp->cfg.pd,
+	    unlikely(droce_sge_check(qp->shard, qp->cfg.pd,
 				     droce_send_wqe_sge(wqe), wqe->num_sge,
 				     false) != 0)) {
 		st->status = IBV_WC_LOC_PROT_ERR;
@@ -283,7 +283,7 @@ send_ud_tso(struct droce_qp_eng *qp, struct droce_send_wqe *wqe)
 		struct rte_mbuf *m;
 		uint8_t *p;
 
-		if (!droce_dev_tx_room(qp->dev))
+		if (!droce_shard_tx_room(qp->shard))
 			return false;
 		m = ud_packet(qp, wqe, hlen + n,
 			      last && (wqe->flags & DROCE_WQE_SOLICITED), &p);
@@ -512,7 +512,7 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 
 		/* the port is not taking frames: wait for it rather than
 		 * lose them (UC could not get them back) */
-		if (!droce_dev_tx_room(qp->dev))
+		if (!droce_shard_tx_room(qp->shard))
 			break;
 
 		if (unlikely(qp->req.halted) &&

@@ -190,7 +190,7 @@ recv_wqe(struct droce_qp_eng *qp, bool *fatal)
 		if (cons + 1 != qp->resp.rq_seen)
 			rte_prefetch0(droce_wq_slot(rq, cons + 1));
 	}
-	if (droce_sge_check(qp->dev, qp->cfg.pd, droce_recv_wqe_sge(wqe),
+	if (droce_sge_check(qp->shard, qp->cfg.pd, droce_recv_wqe_sge(wqe),
 			    wqe->num_sge, true) != 0) {
 		droce_resp_recv_cqe(qp, qp->resp.rq_cons, wqe->wr_id,
 				    IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, 0, 0,
@@ -423,7 +423,7 @@ do_write(struct droce_qp_eng *qp, const struct rte_mbuf *m,
 	if (len != 0) {
 		/* (checked as it is copied: nothing more happens if wrong) */
 		if (unlikely(meta->icrc_unchecked)) {
-			if (!droce_rx_copy_checked(qp->dev, m, meta,
+			if (!droce_rx_copy_checked(qp->shard, m, meta,
 						   (void *)(uintptr_t)addr))
 				return;
 		} else {
@@ -759,7 +759,7 @@ ud_grh(const uint8_t *ip, uint8_t ip_version, uint8_t grh[DROCE_GRH_LEN])
 
 /* The sender of a MAD, from its frame's source MAC and its GRH area. */
 static void
-gsi_heard(struct droce_dev *dev, const uint8_t *frame,
+gsi_heard(struct droce_shard *sh, const uint8_t *frame,
 	  const uint8_t grh[DROCE_GRH_LEN])
 {
 	struct rte_ether_addr mac;
@@ -773,7 +773,7 @@ gsi_heard(struct droce_dev *dev, const uint8_t *frame,
 	} else {
 		memcpy(gid, grh + 8, 16);
 	}
-	droce_neigh_heard(dev, gid, &mac);
+	droce_neigh_heard(sh->dev, gid, &mac);
 }
 
 /*
@@ -819,7 +819,7 @@ ud_rx(struct droce_qp_eng *qp, const uint8_t *frame, const uint8_t *bth,
 	}
 	ud_grh(frame + meta->l3_off, meta->ip_version, grh);
 	if (qp->cfg.gsi)
-		gsi_heard(qp->dev, frame, grh);
+		gsi_heard(qp->shard, frame, grh);
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, 0, grh,
 			DROCE_GRH_LEN);
 	droce_sge_write(droce_recv_wqe_sge(wqe), wqe->num_sge, DROCE_GRH_LEN,
@@ -853,7 +853,7 @@ xrc_target(struct droce_qp_eng *qp, const uint8_t *bth,
 	uint32_t srqn = droce_get_be32(bth + meta->op->offset[DROCE_EXT_XRCETH]) &
 		DROCE_PSN_MASK;
 	struct droce_srq_eng *srq = srqn >= 1 && srqn <= DROCE_MAX_SRQ ?
-		qp->dev->srqs[srqn - 1] : NULL;
+		qp->shard->dev->srqs[srqn - 1] : NULL;
 
 	if (srq == NULL || srq->xrcd == 0 || srq->xrcd != qp->cfg.xrcd)
 		return false;
@@ -941,7 +941,7 @@ droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	 * as it is checked */
 	if (unlikely(meta->icrc_unchecked) &&
 	    !write_in_place(qp, bth, meta, psn) &&
-	    !droce_rx_icrc_late(qp->dev, m, meta))
+	    !droce_rx_icrc_late(qp->shard, m, meta))
 		return;
 	droce_qp_activate(qp);
 

@@ -67,20 +67,19 @@ uint16_t
 droce_rss_sport(const struct droce_dev *dev, const struct droce_path *path,
 		uint32_t src_qpn, uint32_t dst_qpn)
 {
-	const struct droce_dev *p = dev->primary;
 	uint16_t base = droce_udp_sport(src_qpn, dst_qpn);
 	uint32_t shard, h, i;
 
-	if (!p->rss || p->nshards < 2 || dst_qpn == DROCE_GSI_QPN)
+	if (!dev->rss || dev->nshards < 2 || dst_qpn == DROCE_GSI_QPN)
 		return base;
-	shard = DROCE_QPN_SLOT(dst_qpn) % p->nshards;
+	shard = DROCE_QPN_SLOT(dst_qpn) % dev->nshards;
 	/* about one in nshards ports does: the first few tries find one */
 	for (i = 0; i < 0x4000; i++) {
 		uint16_t sport = (uint16_t)(0xc000 | ((base + i) & 0x3fff));
 
 		h = droce_rss_hash(path->sgid, path->dgid,
 				   path->ip_version == 4, sport);
-		if (h % p->rss_reta_size % p->nshards == shard)
+		if (h % dev->rss_reta_size % dev->nshards == shard)
 			return sport;
 	}
 	return base;

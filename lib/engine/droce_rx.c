@@ -62,7 +62,7 @@ our_ip(struct droce_dev *dev, const uint8_t *frame,
 
 /* A datagram to a group: each attached QP gets it. */
 static void
-rx_group(struct droce_dev *dev, struct droce_mcast *g, struct rte_mbuf *m,
+rx_group(struct droce_shard *sh, struct droce_mcast *g, struct rte_mbuf *m,
 	 struct droce_wire_meta *meta, uint64_t now)
 {
 	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
@@ -71,7 +71,7 @@ rx_group(struct droce_dev *dev, struct droce_mcast *g, struct rte_mbuf *m,
 
 	if (droce_bth_dqpn(bth) != DROCE_MCAST_QPN ||
 	    (droce_bth_opcode(bth) & DROCE_TR_MASK) != DROCE_TR_UD) {
-		dev->stats.rx_not_ours++;
+		sh->stats.rx_not_ours++;
 		return;
 	}
 	for (i = 0; i < g->nqps; i++) {
@@ -86,9 +86,9 @@ rx_group(struct droce_dev *dev, struct droce_mcast *g, struct rte_mbuf *m,
 
 /* The QP a packet is for, if it is live and the packet is from its peer. */
 static struct droce_qp_eng *
-rx_qp(struct droce_dev *dev, const uint8_t *bth, const uint8_t src_gid[16])
+rx_qp(struct droce_shard *sh, const uint8_t *bth, const uint8_t src_gid[16])
 {
-	struct droce_qp_eng *qp = droce_qp_by_qpn(dev, droce_bth_dqpn(bth));
+	struct droce_qp_eng *qp = droce_qp_by_qpn(sh, droce_bth_dqpn(bth));
 
 	if (qp == NULL || qp->state < IBV_QPS_RTR)
 		return NULL;
@@ -98,15 +98,15 @@ rx_qp(struct droce_dev *dev, const uint8_t *bth, const uint8_t src_gid[16])
 	return qp;
 }
 
-/* Hand @p m, received by shard @p dev, to shard @p to, whose it is. */
+/* Hand @p m, received by shard @p sh, to shard @p to, whose it is. */
 static void
-handoff(struct droce_dev *dev, struct droce_dev *to, struct rte_mbuf *m)
+handoff(struct droce_shard *sh, struct droce_shard *to, struct rte_mbuf *m)
 {
 	if (rte_ring_mp_enqueue(to->handoff, m) == 0) {
-		dev->stats.rx_handoff++;
+		sh->stats.rx_handoff++;
 		return;
 	}
-	dev->stats.rx_handoff_drop++;
+	sh->stats.rx_handoff_drop++;
 	rte_pktmbuf_free(m);
 }
 
@@ -156,17 +156,17 @@ rx_parse(const struct rte_mbuf *m, struct droce_wire_meta *meta)
  * one segment (@return 0), or dropped if it cannot be (-1).
  */
 static int
-rx_segments(struct droce_dev *dev, struct rte_mbuf *m, bool handed,
+rx_segments(struct droce_shard *sh, struct rte_mbuf *m, bool handed,
 	    struct droce_wire_meta *meta)
 {
-	if (__atomic_load_n(&dev->primary->nflows, __ATOMIC_RELAXED) == 0 &&
+	if (__atomic_load_n(&sh->dev->nflows, __ATOMIC_RELAXED) == 0 &&
 	    rx_parse(m, meta) == 0 && !(meta->op->flags & DROCE_OPF_DETH)) {
-		dev->stats.rx_segmented += !handed;
+		sh->stats.rx_segmented += !handed;
 		return 1;
 	}
 	if (rte_pktmbuf_linearize(m) == 0)
 		return 0;
-	dev->stats.rx_malformed++;
+	sh->stats.rx_malformed++;
 	rte_pktmbuf_free(m);
 	return -1;
 }
@@ -180,30 +180,31 @@ rx_segments(struct droce_dev *dev, struct rte_mbuf *m, bool handed,
  * frame on to its shard after them).
  */
 static bool
-rx_shard(struct droce_dev *dev, struct rte_mbuf *m,
+rx_shard(struct droce_shard *sh, struct rte_mbuf *m,
 	 struct droce_wire_meta *meta, bool parsed)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-	struct droce_dev *to = dev->primary;
+	struct droce_shard *to = sh->dev->shards[0];
 
 	/* while raw QPs have rules, each frame passes them first */
-	if (__atomic_load_n(&to->nflows, __ATOMIC_RELAXED) == 0 &&
+	if (__atomic_load_n(&sh->dev->nflows, __ATOMIC_RELAXED) == 0 &&
 	    (parsed || rx_parse(m, meta) == 0)) {
 		const struct rte_ether_hdr *eth =
 			(const struct rte_ether_hdr *)frame;
 
-		to = droce_dev_owner(dev, droce_bth_dqpn(frame +
+		to = droce_dev_owner(sh->dev, droce_bth_dqpn(frame +
 							 meta->bth_off));
-		if (to == dev) {
-			if (rte_is_same_ether_addr(&eth->dst_addr, &dev->mac) ||
+		if (to == sh) {
+			if (rte_is_same_ether_addr(&eth->dst_addr,
+						   &sh->dev->mac) ||
 			    rte_is_multicast_ether_addr(&eth->dst_addr))
 				return true;
-			dev->stats.rx_not_ours++;
+			sh->stats.rx_not_ours++;
 			rte_pktmbuf_free(m);
 			return false;
 		}
 	}
-	handoff(dev, to, m);
+	handoff(sh, to, m);
 	return false;
 }
 
@@ -217,7 +218,7 @@ rx_shard(struct droce_dev *dev, struct rte_mbuf *m,
  * @p meta filled, its ICRC still to check.
  */
 static bool
-rx_first(struct droce_dev *dev, struct rte_mbuf *m,
+rx_first(struct droce_shard *sh, struct rte_mbuf *m,
 	 struct droce_wire_meta *meta, enum droce_rx_from from)
 {
 	bool handed = from == DROCE_RX_HANDED;
@@ -229,66 +230,68 @@ rx_first(struct droce_dev *dev, struct rte_mbuf *m,
 	int ret;
 
 	if (unlikely(m->nb_segs > 1)) {
-		int seg = rx_segments(dev, m, handed, meta);
+		int seg = rx_segments(sh, m, handed, meta);
 
 		if (seg < 0)
 			return false;
 		parsed = seg == 1;
 	}
 	if (likely(!handed)) {
-		dev->stats.rx_frames++;
-		dev->stats.rx_bytes += rte_pktmbuf_pkt_len(m);
-		if (dev->mirror != NULL && from == DROCE_RX_PORT)
-			droce_mirror_frame(dev->mirror, m);
-		if (dev->shard != 0)
-			return rx_shard(dev, m, meta, parsed);
+		sh->stats.rx_frames++;
+		sh->stats.rx_bytes += rte_pktmbuf_pkt_len(m);
+		if (sh->mirror != NULL && from == DROCE_RX_PORT)
+			droce_mirror_frame(sh->mirror, m);
+		if (sh->index != 0)
+			return rx_shard(sh, m, meta, parsed);
 	}
-	/* raw packet QPs' flow rules see frames first */
-	if (unlikely(dev->nflows != 0) && droce_flow_rx(dev, m))
+	/* raw packet QPs' flow rules see frames first, on the primary (a
+	 * frame another shard handed on was shown them there already) */
+	if (unlikely(sh->dev->nflows != 0) && sh->index == 0 &&
+	    droce_flow_rx(sh->dev, m))
 		goto drop;
 	frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	if (m->data_len < sizeof(*eth)) {
-		dev->stats.rx_malformed++;
+		sh->stats.rx_malformed++;
 		goto drop;
 	}
 	eth = (const struct rte_ether_hdr *)frame;
 	type = rte_be_to_cpu_16(eth->ether_type);
 	if (type == RTE_ETHER_TYPE_ARP) {
-		dev->stats.rx_arp++;
-		droce_neigh_arp_input(dev, m);
+		sh->stats.rx_arp++;
+		droce_neigh_arp_input(sh, m);
 		return false;
 	}
-	if (!rte_is_same_ether_addr(&eth->dst_addr, &dev->mac) &&
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &sh->dev->mac) &&
 	    !rte_is_multicast_ether_addr(&eth->dst_addr)) {
-		dev->stats.rx_not_ours++;
+		sh->stats.rx_not_ours++;
 		goto drop;
 	}
 	if (type == RTE_ETHER_TYPE_IPV6 && m->data_len >= 14 + 40 &&
 	    frame[14 + 6] == IP_PROTO_ICMPV6) {
-		if (droce_neigh_nd_input(dev, m))
+		if (droce_neigh_nd_input(sh, m))
 			return false;
-		dev->stats.rx_not_ours++;
+		sh->stats.rx_not_ours++;
 		goto drop;
 	}
 	ret = parsed ? 0 : rx_parse(m, meta);
 	if (ret == 0) {
-		struct droce_dev *to;
+		struct droce_shard *to;
 
 		/* (a frame handed here is this shard's, unless the
 		 * primary had it for its raw QPs' rules) */
-		if (likely(dev->handoff == NULL))
+		if (likely(sh->handoff == NULL))
 			return true;
-		to = droce_dev_owner(dev, droce_bth_dqpn(frame +
+		to = droce_dev_owner(sh->dev, droce_bth_dqpn(frame +
 							 meta->bth_off));
-		if (to == dev)
+		if (to == sh)
 			return true;
-		handoff(dev, to, m);
+		handoff(sh, to, m);
 		return false;
 	}
 	if (ret == -DROCE_WIRE_ENOTROCE)
-		dev->stats.rx_not_ours++;
+		sh->stats.rx_not_ours++;
 	else
-		dev->stats.rx_malformed++;
+		sh->stats.rx_malformed++;
 drop:
 	rte_pktmbuf_free(m);
 	return false;
@@ -331,9 +334,9 @@ rx_ecn(const uint8_t *frame, const struct droce_wire_meta *meta)
  * cnp_interval_us (a connected QP: a UD QP has no one path to answer).
  */
 static void
-rx_ce(struct droce_dev *dev, struct droce_qp_eng *qp, uint64_t now)
+rx_ce(struct droce_shard *sh, struct droce_qp_eng *qp, uint64_t now)
 {
-	dev->stats.rx_ce++;
+	sh->stats.rx_ce++;
 	qp->stats.ce_rcvd++;
 	if (!droce_eng.cfg.ecn || !droce_tr_connected(qp->tr) ||
 	    (int64_t)(now - qp->cnp_next) < 0 ||
@@ -348,16 +351,16 @@ rx_ce(struct droce_dev *dev, struct droce_qp_eng *qp, uint64_t now)
 /* Count frame @p m in @p why, refused, if it is a RoCE frame: its ICRC
  * right (an unchecked one is checked now). */
 static void
-rx_refused(struct droce_dev *dev, const struct rte_mbuf *m,
+rx_refused(struct droce_shard *sh, const struct rte_mbuf *m,
 	   struct droce_wire_meta *meta, uint64_t *why)
 {
-	if (droce_rx_icrc_late(dev, m, meta))
+	if (droce_rx_icrc_late(sh, m, meta))
 		(*why)++;
 }
 
 /* A RoCE frame with a good ICRC: to the QP (or group) it is for. */
 static void
-rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
+rx_roce(struct droce_shard *sh, struct rte_mbuf *m,
 	struct droce_wire_meta *meta, uint64_t now)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -366,35 +369,35 @@ rx_roce(struct droce_dev *dev, struct rte_mbuf *m,
 	struct droce_qp_eng *qp;
 
 	/* (a frame whose ICRC is still unchecked counts once it is) */
-	dev->stats.rx_roce += !meta->icrc_unchecked;
+	sh->stats.rx_roce += !meta->icrc_unchecked;
 	if (unlikely(header_refused(frame, meta))) {
-		rx_refused(dev, m, meta, &dev->stats.rx_bad_header);
+		rx_refused(sh, m, meta, &sh->stats.rx_bad_header);
 		return;
 	}
-	if (!our_ip(dev, frame, meta, src_gid, &group)) {
-		rx_refused(dev, m, meta, &dev->stats.rx_not_ours);
+	if (!our_ip(sh->dev, frame, meta, src_gid, &group)) {
+		rx_refused(sh, m, meta, &sh->stats.rx_not_ours);
 		return;
 	}
 	if (unlikely(group != NULL)) {
-		if (droce_rx_icrc_late(dev, m, meta))
-			rx_group(dev, group, m, meta, now);
+		if (droce_rx_icrc_late(sh, m, meta))
+			rx_group(sh, group, m, meta, now);
 		return;
 	}
-	qp = rx_qp(dev, frame + meta->bth_off, src_gid);
+	qp = rx_qp(sh, frame + meta->bth_off, src_gid);
 	if (qp == NULL) {
-		rx_refused(dev, m, meta, &dev->stats.rx_not_ours);
+		rx_refused(sh, m, meta, &sh->stats.rx_not_ours);
 		return;
 	}
 	qp->stats.rx_pkts++;
 	if (unlikely(meta->op->flags & DROCE_OPF_CNP)) {
 		qp->stats.cnps_rcvd++;
-		dev->stats.rx_cnps++;
+		sh->stats.rx_cnps++;
 		if (droce_eng.cfg.ecn && droce_tr_connected(qp->tr))
 			droce_cc_cnp(qp, now);
 		return;
 	}
 	if (unlikely(rx_ecn(frame, meta) == DROCE_ECN_CE))
-		rx_ce(dev, qp, now);
+		rx_ce(sh, qp, now);
 	if (meta->op->flags & DROCE_OPF_REQ)
 		droce_resp_rx(qp, m, meta, now);
 	else
@@ -428,7 +431,7 @@ droce_rx_icrc_ok(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
 }
 
 bool
-droce_rx_copy_checked(struct droce_dev *dev, const struct rte_mbuf *m,
+droce_rx_copy_checked(struct droce_shard *sh, const struct rte_mbuf *m,
 		      const struct droce_wire_meta *meta, void *dst)
 {
 	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *,
@@ -447,26 +450,26 @@ droce_rx_copy_checked(struct droce_dev *dev, const struct rte_mbuf *m,
 	if (t == NULL ||
 	    droce_crc32(crc, t, meta->padcnt) !=
 	    droce_icrc_get(t + meta->padcnt)) {
-		dev->stats.rx_icrc_err++;
+		sh->stats.rx_icrc_err++;
 		return false;
 	}
-	dev->stats.rx_roce++;
-	dev->stats.rx_copy_checked++;
+	sh->stats.rx_roce++;
+	sh->stats.rx_copy_checked++;
 	return true;
 }
 
 bool
-droce_rx_icrc_late(struct droce_dev *dev, const struct rte_mbuf *m,
+droce_rx_icrc_late(struct droce_shard *sh, const struct rte_mbuf *m,
 		   struct droce_wire_meta *meta)
 {
 	if (!meta->icrc_unchecked)
 		return true;
 	meta->icrc_unchecked = false;
 	if (!droce_rx_icrc_ok(m, meta)) {
-		dev->stats.rx_icrc_err++;
+		sh->stats.rx_icrc_err++;
 		return false;
 	}
-	dev->stats.rx_roce++;
+	sh->stats.rx_roce++;
 	return true;
 }
 
@@ -495,7 +498,7 @@ rx_icrc_later(const struct rte_mbuf *m, const struct droce_wire_meta *meta)
 }
 
 void
-droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
+droce_shard_rx_burst(struct droce_shard *sh, struct rte_mbuf **pkts,
 		   unsigned int n, uint64_t now, enum droce_rx_from from)
 {
 	struct droce_wire_meta meta[DROCE_BURST];
@@ -509,7 +512,7 @@ droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 	for (i = 0; i < n; i++) {
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (rx_first(dev, pkts[i], &meta[k], from))
+		if (rx_first(sh, pkts[i], &meta[k], from))
 			roce[k++] = pkts[i];
 	}
 	for (i = 0; i < k; i++) {
@@ -519,9 +522,9 @@ droce_dev_rx_burst(struct droce_dev *dev, struct rte_mbuf **pkts,
 	}
 	for (i = 0; i < k; i++) {
 		if (ok[i])
-			rx_roce(dev, roce[i], &meta[i], now);
+			rx_roce(sh, roce[i], &meta[i], now);
 		else
-			dev->stats.rx_icrc_err++;
+			sh->stats.rx_icrc_err++;
 		rte_pktmbuf_free(roce[i]);
 	}
 }

@@ -3,12 +3,12 @@
  */
 
 /*
- * The QPs a pass runs. A pass visits dev->active, not every QP: one found
+ * The QPs a pass runs. A pass visits shard->active, not every QP: one found
  * with nothing to do leaves it (droce_qp_try_sleep()) and comes back when
  * something may give it work: a frame for it (droce_resp_rx(),
  * droce_comp_rx(), a raw QP's flow), a change of its state (qp_modify()),
  * or a WQE its application posts (droce_qp_kick(): the poster, not the
- * lcore, notices, and hands the QP over through dev->kick). The poster
+ * lcore, notices, and hands the QP over through shard->kick). The poster
  * publishes its WQE, fences, reads asleep; the lcore sets asleep,
  * fences, reads the queue's producer index: one of them sees the other.
  */
@@ -30,7 +30,7 @@ wheel_remove(struct droce_qp_eng *qp)
 	if (qp->wheel_next != NULL)
 		qp->wheel_next->wheel_pprev = qp->wheel_pprev;
 	qp->wheel_pprev = NULL;
-	qp->dev->nwheel--;
+	qp->shard->nwheel--;
 }
 
 /* Onto the list of the tick of wake_at (or, if that tick has been
@@ -38,9 +38,9 @@ wheel_remove(struct droce_qp_eng *qp)
 static void
 wheel_add(struct droce_qp_eng *qp, uint64_t wake_at)
 {
-	struct droce_dev *dev = qp->dev;
-	uint64_t tick = RTE_MAX(wake_at >> DROCE_WHEEL_SHIFT, dev->wheel_tick);
-	struct droce_qp_eng **head = &dev->wheel[tick % DROCE_WHEEL_SLOTS];
+	struct droce_shard *sh = qp->shard;
+	uint64_t tick = RTE_MAX(wake_at >> DROCE_WHEEL_SHIFT, sh->wheel_tick);
+	struct droce_qp_eng **head = &sh->wheel[tick % DROCE_WHEEL_SLOTS];
 
 	qp->wake_at = wake_at;
 	qp->wheel_next = *head;
@@ -48,16 +48,16 @@ wheel_add(struct droce_qp_eng *qp, uint64_t wake_at)
 		(*head)->wheel_pprev = &qp->wheel_next;
 	*head = qp;
 	qp->wheel_pprev = head;
-	dev->nwheel++;
+	sh->nwheel++;
 }
 
 void
-droce_qp_timers(struct droce_dev *dev, uint64_t now)
+droce_qp_timers(struct droce_shard *sh, uint64_t now)
 {
-	uint64_t tick = now >> DROCE_WHEEL_SHIFT, t = dev->wheel_tick;
+	uint64_t tick = now >> DROCE_WHEEL_SHIFT, t = sh->wheel_tick;
 
-	if (likely(dev->nwheel == 0) || t >= tick) {
-		dev->wheel_tick = RTE_MAX(t, tick);
+	if (likely(sh->nwheel == 0) || t >= tick) {
+		sh->wheel_tick = RTE_MAX(t, tick);
 		return;
 	}
 	/* each list of the ticks now past, each at most once; a QP due
@@ -65,7 +65,7 @@ droce_qp_timers(struct droce_dev *dev, uint64_t now)
 	if (tick - t > DROCE_WHEEL_SLOTS)
 		t = tick - DROCE_WHEEL_SLOTS;
 	for (; t < tick; t++) {
-		struct droce_qp_eng **pp = &dev->wheel[t % DROCE_WHEEL_SLOTS];
+		struct droce_qp_eng **pp = &sh->wheel[t % DROCE_WHEEL_SLOTS];
 
 		while (*pp != NULL) {
 			struct droce_qp_eng *qp = *pp;
@@ -76,50 +76,50 @@ droce_qp_timers(struct droce_dev *dev, uint64_t now)
 				pp = &qp->wheel_next;
 		}
 	}
-	dev->wheel_tick = tick;
+	sh->wheel_tick = tick;
 }
 
 static void
 active_remove(struct droce_qp_eng *qp)
 {
-	struct droce_dev *dev = qp->dev;
+	struct droce_shard *sh = qp->shard;
 	struct droce_qp_eng *last;
 
 	if (qp->active_idx == DROCE_QP_ASLEEP)
 		return;
-	last = dev->active[dev->nactive - 1];
-	dev->active[qp->active_idx] = last;
+	last = sh->active[sh->nactive - 1];
+	sh->active[qp->active_idx] = last;
 	last->active_idx = qp->active_idx;
-	dev->nactive--;
+	sh->nactive--;
 	qp->active_idx = DROCE_QP_ASLEEP;
 }
 
 void
 droce_qp_activate(struct droce_qp_eng *qp)
 {
-	struct droce_dev *dev = qp->dev;
+	struct droce_shard *sh = qp->shard;
 
 	if (qp->active_idx != DROCE_QP_ASLEEP)
 		return;
 	wheel_remove(qp);
 	__atomic_store_n(&qp->asleep, 0, __ATOMIC_RELAXED);
-	qp->active_idx = dev->nactive;
-	dev->active[dev->nactive++] = qp;
+	qp->active_idx = sh->nactive;
+	sh->active[sh->nactive++] = qp;
 }
 
 void
-droce_qp_kicks(struct droce_dev *dev)
+droce_qp_kicks(struct droce_shard *sh)
 {
 	void *qps[64];
 	unsigned int n, i;
 
-	if (unlikely(__atomic_load_n(&dev->kick_lost, __ATOMIC_ACQUIRE))) {
-		__atomic_store_n(&dev->kick_lost, false, __ATOMIC_RELAXED);
-		for (i = 0; i < dev->nlive; i++)
-			droce_qp_activate(dev->live[i]);
+	if (unlikely(__atomic_load_n(&sh->kick_lost, __ATOMIC_ACQUIRE))) {
+		__atomic_store_n(&sh->kick_lost, false, __ATOMIC_RELAXED);
+		for (i = 0; i < sh->nlive; i++)
+			droce_qp_activate(sh->live[i]);
 	}
 	do {
-		n = rte_ring_sc_dequeue_burst(dev->kick, qps, RTE_DIM(qps),
+		n = rte_ring_sc_dequeue_burst(sh->kick, qps, RTE_DIM(qps),
 					      NULL);
 		for (i = 0; i < n; i++)
 			droce_qp_activate(qps[i]);
@@ -184,7 +184,7 @@ droce_qp_try_sleep(struct droce_qp_eng *qp, uint64_t now)
 	 * only one idle for a while is worth the kick its next post would
 	 * cost. Among many QPs with work, a pass's visit to it costs more
 	 * than that kick: it goes at once. */
-	if (qp->dev->nactive <= DROCE_QP_FEW) {
+	if (qp->shard->nactive <= DROCE_QP_FEW) {
 		if (qp->idle_since == 0) {
 			qp->idle_since = now;
 			return false;
@@ -215,8 +215,8 @@ droce_qp_kick(struct droce_qp_eng *qp)
 		return;
 	if (__atomic_exchange_n(&qp->asleep, 0, __ATOMIC_ACQ_REL) == 0)
 		return;
-	if (rte_ring_mp_enqueue(qp->dev->kick, qp) != 0)
-		__atomic_store_n(&qp->dev->kick_lost, true, __ATOMIC_RELEASE);
+	if (rte_ring_mp_enqueue(qp->shard->kick, qp) != 0)
+		__atomic_store_n(&qp->shard->kick_lost, true, __ATOMIC_RELEASE);
 }
 
 void

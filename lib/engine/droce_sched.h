@@ -18,11 +18,11 @@ void droce_qp_activate(struct droce_qp_eng *qp);
 void droce_qp_unschedule(struct droce_qp_eng *qp);
 
 /** Take the QPs their posters kicked into dev->active. */
-void droce_qp_kicks(struct droce_dev *dev);
+void droce_qp_kicks(struct droce_shard *sh);
 
 /** Take the sleeping QPs whose timers are due by @p now into
  * dev->active (dev->wheel). */
-void droce_qp_timers(struct droce_dev *dev, uint64_t now);
+void droce_qp_timers(struct droce_shard *sh, uint64_t now);
 
 /**
  * After a pass ran @p qp: if it has had nothing to do for

@@ -60,7 +60,7 @@ dev_gids(struct droce_dev *dev)
  * "-NAME" added before its extension.
  */
 static int
-mirror_open(struct droce_dev *dev)
+mirror_open(const struct droce_dev *dev, struct droce_pcap_mirror **mirror)
 {
 	const char *p = droce_eng.cfg.pcap;
 	const char *pct = strstr(p, "%s");
@@ -76,7 +76,7 @@ mirror_open(struct droce_dev *dev)
 			 dev->name, dot);
 	else
 		snprintf(path, sizeof(path), "%s-%s", p, dev->name);
-	ret = droce_mirror_open(path, &dev->mirror);
+	ret = droce_mirror_open(path, mirror);
 	if (ret < 0)
 		droce_start_error("%s: cannot write %s: %s", dev->name, path,
 				  strerror(-ret));
@@ -109,80 +109,94 @@ ring_alloc(const char *name, unsigned int count, struct rte_ring **r)
  * put to sleep at most once a pass, is kicked at most once each time,
  * and each pass empties the ring first). */
 static int
-kick_ring(struct droce_dev *dev)
+kick_ring(struct droce_shard *sh)
 {
 	return ring_alloc("droce_kick", rte_align32pow2(DROCE_MAX_QP + 1 + 1),
-			  &dev->kick);
+			  &sh->kick);
 }
 
-/* The ring of frames other shards received for @p dev. */
+/* The ring of frames other shards received for @p sh. */
 static int
-handoff_ring(struct droce_dev *dev)
+handoff_ring(struct droce_shard *sh)
 {
-	return ring_alloc("droce_handoff", HANDOFF_SLOTS, &dev->handoff);
+	return ring_alloc("droce_handoff", HANDOFF_SLOTS, &sh->handoff);
 }
 
 /*
- * The shards of @p dev past the first (@p dev itself): copies of it
- * as it is before any QP, each with its own queues and rings, on the
- * engine lcores @p c names; the port's receive queues dealt among them.
+ * The @p nshards shards of @p dev, each with its own queues and rings, on
+ * the engine lcores @p c names; the port's receive queues dealt among
+ * them; each mirroring to @p mirror.
  */
 static int
 shards_create(struct droce_dev *dev, const struct droce_dev_cfg *c,
-	      unsigned int idx, uint32_t nshards, uint16_t nrxq)
+	      unsigned int idx, uint32_t nshards, uint16_t nrxq,
+	      struct droce_pcap_mirror *mirror)
 {
 	uint32_t i;
 	uint16_t q;
 	int ret;
 
-	dev->primary = dev;
-	dev->shards[0] = dev;
-	dev->nshards = nshards;
-	rte_spinlock_init(&dev->neigh_lock);
-	rte_spinlock_init(&dev->mw_lock);
-	for (i = 1; i < nshards; i++) {
-		struct droce_dev *s = rte_malloc("droce_dev", sizeof(*s),
-						 RTE_CACHE_LINE_SIZE);
+	for (i = 0; i < nshards; i++) {
+		struct droce_shard *s = rte_zmalloc("droce_shard", sizeof(*s),
+						    RTE_CACHE_LINE_SIZE);
 
 		if (s == NULL)
 			return -ENOMEM;
-		memcpy(s, dev, sizeof(*s));
-		s->shard = i;
-		s->nshards = 0;
-		s->next_slot = 0;
-		memset(s->shards, 0, sizeof(s->shards));
-		dev->shards[i] = s;
-		s->kick = NULL;
-		ret = kick_ring(s);
-		if (ret < 0)
-			return ret;
-	}
-	for (i = 0; i < nshards; i++) {
-		struct droce_dev *s = dev->shards[i];
-
+		dev->shards[dev->nshards++] = s;
+		s->dev = dev;
+		s->index = i;
+		s->port_id = dev->port_id;
+		s->mirror = mirror;
 		s->txq = (uint16_t)i;
-		s->nrxq = 0;
 		for (q = (uint16_t)i; q < nrxq; q = (uint16_t)(q + nshards))
 			s->rxq[s->nrxq++] = q;
-		if (nshards > 1) {
+		ret = kick_ring(s);
+		if (ret == 0 && nshards > 1)
 			ret = handoff_ring(s);
-			if (ret < 0)
-				return ret;
-		}
+		if (ret < 0)
+			return ret;
 		s->lc = &droce_eng.lcores[c->nlcores != 0 ? c->lcores[i] :
 					  idx % droce_eng.nlcores];
-		s->lc->devs[s->lc->ndevs++] = s;
+		s->lc->shards[s->lc->nshards++] = s;
 	}
 	return 0;
+}
+
+/* Its port: found (by name, or a port of net_fault's switch), put behind
+ * net_fault if asked. @return its port id, or a negative errno. */
+static int
+dev_port(const struct droce_dev_cfg *c, uint32_t nshards)
+{
+	char why[256];
+	bool sw = strncmp(c->port, "switch:", 7) == 0;
+	int port, fport;
+
+	port = sw ? droce_eth_fault_switch_port(c->name, c->port + 7,
+			(uint16_t)nshards, rte_socket_id(), c->fault) :
+		droce_port_find(c->port, rte_socket_id());
+	if (port < 0) {
+		port = droce_port_why(c, port, why, sizeof(why));
+		droce_start_error("%s: no port '%s': %s", c->name, c->port,
+				  why);
+		return port;
+	}
+	if (sw || c->fault[0] == '\0')
+		return port;
+	fport = droce_eth_fault_wrap(c->name, (uint16_t)port, c->fault);
+	if (fport < 0)
+		droce_start_error("%s: cannot put port %d behind net_fault "
+				  "(%s): %s", c->name, port, c->fault,
+				  strerror(-fport));
+	return fport;
 }
 
 int
 droce_dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 		 struct rte_mempool *pool)
 {
+	struct droce_pcap_mirror *mirror = NULL;
 	struct droce_dev *dev;
 	char why[256];
-	bool sw;
 	uint32_t nshards = RTE_MAX(c->nlcores, 1u);
 	uint16_t nrxq;
 	int port;
@@ -192,29 +206,10 @@ droce_dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	if (dev == NULL)
 		return -ENOMEM;
 	strlcpy(dev->name, c->name, sizeof(dev->name));
-	sw = strncmp(c->port, "switch:", 7) == 0;
-	port = sw ? droce_eth_fault_switch_port(c->name, c->port + 7,
-			(uint16_t)nshards, rte_socket_id(), c->fault) :
-		droce_port_find(c->port, rte_socket_id());
+	port = dev_port(c, nshards);
 	if (port < 0) {
-		port = droce_port_why(c, port, why, sizeof(why));
-		droce_start_error("%s: no port '%s': %s", c->name, c->port,
-				  why);
 		rte_free(dev);
 		return port;
-	}
-	if (!sw && c->fault[0] != '\0') {
-		int fport = droce_eth_fault_wrap(c->name, (uint16_t)port,
-						 c->fault);
-
-		if (fport < 0) {
-			droce_start_error("%s: cannot put port %d behind "
-					  "net_fault (%s): %s", c->name, port,
-					  c->fault, strerror(-fport));
-			rte_free(dev);
-			return fport;
-		}
-		port = fport;
 	}
 	dev->port_id = (uint16_t)port;
 	dev->dma_map = !droce_port_reads_va(dev->port_id) ||
@@ -235,6 +230,8 @@ droce_dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	dev->cc_rate_max = c->cc.rate_max;
 	dev->dscp = c->dscp;
 	dev->key_rand = rte_rand();
+	rte_spinlock_init(&dev->neigh_lock);
+	rte_spinlock_init(&dev->mw_lock);
 	/* (a switch's port receives on its queue 0 alone) */
 	nrxq = strncmp(c->port, "ring:", 5) == 0 ?
 		(uint16_t)droce_port_ring_queues(c->port + 5,
@@ -251,29 +248,23 @@ droce_dev_create(const struct droce_dev_cfg *c, unsigned int idx,
 	dev->active_mtu = droce_active_mtu(dev->eth_mtu);
 	dev_gids(dev);
 	if (droce_eng.cfg.pcap[0] != '\0') {
-		ret = mirror_open(dev);
+		ret = mirror_open(dev, &mirror);
 		if (ret < 0) {
 			rte_eth_dev_stop(dev->port_id);
 			rte_free(dev);
 			return ret;
 		}
 	}
-	ret = kick_ring(dev);
-	if (ret < 0) {
-		rte_eth_dev_stop(dev->port_id);
-		rte_free(dev);
-		return ret;
-	}
 	/* (a failure from here on ends the engine's start: what was made
 	 * stays until the process exits) */
-	ret = shards_create(dev, c, idx, nshards, nrxq);
+	ret = shards_create(dev, c, idx, nshards, nrxq, mirror);
 	if (ret < 0)
 		return ret;
 	droce_eng.devs[droce_eng.ndevs++] = dev;
 	if (dev->nshards > 1)
 		droce_eng.cq_shared = true;
 	DROCE_LOG(INFO, "%s: port %u, lcore %u (of %u), MTU %u", dev->name,
-		  dev->port_id, dev->lc->lcore_id, dev->nshards, dev->eth_mtu);
+		  dev->port_id, dev->shards[0]->lc->lcore_id, dev->nshards,
+		  dev->eth_mtu);
 	return 0;
 }
-

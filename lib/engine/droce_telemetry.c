@@ -20,7 +20,7 @@
  * words the engine lcore alone writes, read as they are: a statistic may
  * be a few packets old, never torn. The QP table changes as QPs come and
  * go, so QPs are looked at on the lcore that owns them
- * (droce_dev_call()), each shard's on its own. The engine stops its
+ * (droce_shard_call()), each shard's on its own. The engine stops its
  * lcores at exit: a request that comes later is refused instead of
  * waiting for them.
  */
@@ -94,16 +94,16 @@ dev_param(const char *params, struct droce_dev **dev)
 	return *dev != NULL ? 0 : -ENODEV;
 }
 
-/* droce_dev_call(), unless the engine is stopping. */
+/* droce_shard_call(), unless the engine is stopping. */
 static int
-tel_call(struct droce_dev *dev, int (*fn)(struct droce_dev *, void *),
+tel_call(struct droce_shard *sh, int (*fn)(struct droce_shard *, void *),
 	 void *arg)
 {
 	int ret = -ESHUTDOWN;
 
 	rte_rwlock_read_lock(&tel_lock);
 	if (!tel_closed)
-		ret = droce_dev_call(dev, fn, arg);
+		ret = droce_shard_call(sh, fn, arg);
 	rte_rwlock_read_unlock(&tel_lock);
 	return ret;
 }
@@ -112,8 +112,8 @@ tel_call(struct droce_dev *dev, int (*fn)(struct droce_dev *, void *),
  * each of its other shards. */
 static int
 tel_call_shards(struct droce_dev *dev,
-		int (*first)(struct droce_dev *, void *),
-		int (*rest)(struct droce_dev *, void *), void *arg)
+		int (*first)(struct droce_shard *, void *),
+		int (*rest)(struct droce_shard *, void *), void *arg)
 {
 	int ret = -ESHUTDOWN;
 
@@ -233,19 +233,19 @@ tel_dev_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	/* frames spread over the lcores by the port's RSS: "rss", or the
 	 * software hand-off alone: "handoff" (one lcore: "none") */
 	rte_tel_data_add_dict_string(d, "rx_spread",
-		dev->primary->nshards < 2 ? "none" :
-		dev->primary->rss ? "rss" : "handoff");
+		dev->nshards < 2 ? "none" :
+		dev->rss ? "rss" : "handoff");
 	/* payloads sent in place from any memory ("va"), from regions
 	 * mapped for the port's DMA ("dma_map"), or copied ("off") */
 	rte_tel_data_add_dict_string(d, "zero_copy",
-		!dev->primary->zero_copy || droce_eng.cfg.zero_copy_min == 0 ?
-		"off" : dev->primary->dma_map ? "dma_map" : "va");
+		!dev->zero_copy || droce_eng.cfg.zero_copy_min == 0 ?
+		"off" : dev->dma_map ? "dma_map" : "va");
 	rte_tel_data_add_dict_int(d, "eth_mtu", a.eth_mtu);
 	rte_tel_data_add_dict_int(d, "active_mtu",
 				  (int)droce_mtu_bytes(a.active_mtu));
 	rte_tel_data_add_dict_string(d, "link", a.link_up ? "up" : "down");
 	droce_tel_dict_u64(d, "link_speed_mbps", a.link_speed_mbps);
-	add_dcqcn(d, dev->primary);
+	add_dcqcn(d, dev);
 	add_dev_counters(d, &s);
 	return 0;
 }
@@ -261,8 +261,8 @@ tel_resources(const char *cmd, const char *params, struct rte_tel_data *d)
 	ret = dev_param(params, &dev);
 	if (ret != 0)
 		return ret;
-	ret = tel_call_shards(dev, droce_dev_count_resources,
-			      droce_dev_count_shard, &r);
+	ret = tel_call_shards(dev, droce_shard_count_primary,
+			      droce_shard_count, &r);
 	if (ret < 0)
 		return ret;
 	rte_tel_data_start_dict(d);
@@ -273,13 +273,13 @@ tel_resources(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-gather_qpns(struct droce_dev *dev, void *arg)
+gather_qpns(struct droce_shard *sh, void *arg)
 {
 	struct tel_qpns *q = arg;
 	uint32_t i;
 
-	for (i = 0; i < dev->nlive && q->n < RTE_DIM(q->qpn); i++)
-		q->qpn[q->n++] = dev->live[i]->cfg.qp_num;
+	for (i = 0; i < sh->nlive && q->n < RTE_DIM(q->qpn); i++)
+		q->qpn[q->n++] = sh->live[i]->cfg.qp_num;
 	return 0;
 }
 
@@ -310,13 +310,13 @@ tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-copy_qp(struct droce_dev *dev, void *arg)
+copy_qp(struct droce_shard *sh, void *arg)
 {
 	struct tel_qp *t = arg;
 	const struct droce_qp_eng *qp;
 	uint64_t cuts;
 
-	qp = droce_qp_by_qpn(dev, t->qpn);
+	qp = droce_qp_by_qpn(sh, t->qpn);
 	if (qp == NULL)
 		return 0;
 	t->found = true;

@@ -89,7 +89,7 @@ struct op_args {
 };
 
 static int
-tm_op(struct droce_dev *dev, void *arg)
+tm_op(struct droce_shard *sh, void *arg)
 {
 	struct op_args *a = arg;
 	struct droce_srq_eng *srq = a->srq;
@@ -112,7 +112,7 @@ tm_op(struct droce_dev *dev, void *arg)
 			return -ENOMEM;
 		/* the buffer a matching message will be written into: the
 		 * SRQ's PD's, writable, as a receive WQE's must be */
-		if (droce_sge_check(dev, srq->pd, op->tm.add.sg_list,
+		if (droce_sge_check(sh, srq->pd, op->tm.add.sg_list,
 				    (uint32_t)op->tm.add.num_sge, true) != 0)
 			return -EINVAL;
 		t->tag = op->tm.add.tag;
@@ -155,9 +155,10 @@ int
 droce_tm_op(struct droce_dev *dev, struct droce_srq_eng *srq,
 	    struct ibv_ops_wr *op)
 {
+	struct droce_shard *sh = dev->shards[0];
 	struct op_args a = { .srq = srq, .op = op };
 
-	return droce_dev_call(dev, tm_op, &a);
+	return droce_shard_call(sh, tm_op, &a);
 }
 
 /* ------------------------------------------------------------------------
@@ -186,7 +187,7 @@ tm_rndv(struct droce_qp_eng *qp, const struct droce_tm_tag *t,
 	if (len > t->length ||
 	    t->num_sge * sizeof(struct ibv_sge) >
 	    sq->stride - sizeof(struct droce_send_wqe) ||
-	    droce_sge_check(qp->dev, qp->cfg.srq->pd, t->sge, t->num_sge,
+	    droce_sge_check(qp->shard, qp->cfg.srq->pd, t->sge, t->num_sge,
 			    true) != 0)
 		return false;
 	w = claim(qp, &idx);
@@ -299,7 +300,7 @@ droce_tm_recv_start(struct droce_qp_eng *qp,
 
 		/* checked at TAG_ADD, but its memory may be gone since: as
 		 * a receive WQE's would */
-		if (droce_sge_check(qp->dev, qp->cfg.srq->pd, t->sge,
+		if (droce_sge_check(qp->shard, qp->cfg.srq->pd, t->sge,
 				    t->num_sge, true) != 0) {
 			tm_cqe(qp->cfg.srq, qp->cfg.qp_num, IBV_WC_TM_RECV,
 			       IBV_WC_LOC_PROT_ERR, t->recv_wr_id, 0,

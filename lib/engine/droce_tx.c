@@ -62,10 +62,10 @@ droce_pkt_alloc_to(struct droce_qp_eng *qp, const uint8_t *hdr,
 		   bool ackreq, bool se, uint32_t payload_len, uint8_t **bth)
 {
 	uint32_t pad = (4 - (payload_len & 3)) & 3;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->pool);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->shard->dev->pool);
 
 	if (m == NULL) {
-		qp->dev->stats.no_mbuf++;
+		qp->shard->stats.no_mbuf++;
 		return NULL;
 	}
 	if (!pkt_headers(m, hdr, hdr_len, dqpn, opcode, psn, ackreq, se,
@@ -86,17 +86,17 @@ droce_zc_region(struct droce_qp_eng *qp, uint32_t key, bool remote,
 	    len < droce_eng.cfg.zero_copy_min || !droce_tr_reliable(qp->tr))
 		return NULL;
 	/* (IPv4: over IPv6 the UDP checksum would read the payload again) */
-	if (!qp->dev->primary->zero_copy ||
+	if (!qp->shard->dev->zero_copy ||
 	    (qp->path.hdr[RTE_ETHER_HDR_LEN] >> 4) != 4)
 		goto copy;
-	mr = droce_mr_lookup(qp->dev, key, remote);
+	mr = droce_mr_lookup(qp->shard, key, remote);
 	if (mr == NULL || mr->mw_type != 0 ||
-	    (qp->dev->primary->dma_map && !mr->dma_mapped) || addr < mr->addr ||
+	    (qp->shard->dev->dma_map && !mr->dma_mapped) || addr < mr->addr ||
 	    addr - mr->addr > mr->length || len > mr->length - (addr - mr->addr))
 		goto copy;
 	return mr;
 copy:
-	qp->dev->stats.tx_zero_copy_fallback++;
+	qp->shard->stats.tx_zero_copy_fallback++;
 	return NULL;
 }
 
@@ -112,8 +112,9 @@ droce_pkt_alloc_zc(struct droce_qp_eng *qp, uint8_t opcode, uint32_t psn,
 	/* (not beyond what the count holds: it is 16 bits) */
 	if (rte_mbuf_ext_refcnt_read(&mr->zc) > UINT16_MAX - DROCE_TX_BUF)
 		return NULL;
-	if (rte_pktmbuf_alloc_bulk(qp->dev->pool, seg, RTE_DIM(seg)) != 0) {
-		qp->dev->stats.no_mbuf++;
+	if (rte_pktmbuf_alloc_bulk(qp->shard->dev->pool, seg,
+				   RTE_DIM(seg)) != 0) {
+		qp->shard->stats.no_mbuf++;
 		return NULL;
 	}
 	tail = (uint8_t *)rte_pktmbuf_append(seg[2], (uint16_t)(pad +
@@ -137,7 +138,7 @@ droce_pkt_alloc_zc(struct droce_qp_eng *qp, uint8_t opcode, uint32_t psn,
 	seg[1]->next = seg[2];
 	seg[0]->nb_segs = RTE_DIM(seg);
 	seg[0]->pkt_len = seg[0]->data_len + len + seg[2]->data_len;
-	qp->dev->stats.tx_zero_copy++;
+	qp->shard->stats.tx_zero_copy++;
 	return seg[0];
 }
 
@@ -164,13 +165,13 @@ droce_pkt_send(struct droce_qp_eng *qp, struct rte_mbuf *m)
 	droce_put_be16(udp + 4, (uint16_t)(len - (uint32_t)(udp - f)));
 	qp->stats.tx_pkts++;
 	/* the ICRC (and IPv6's UDP checksum) as the burst goes */
-	droce_dev_tx_frame(qp->dev, m, true);
+	droce_shard_tx_frame(qp->shard, m, true);
 }
 
 void
 droce_cc_cnp(struct droce_qp_eng *qp, uint64_t now)
 {
-	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
+	const struct droce_dcqcn_params *p = &qp->shard->dev->cc;
 	uint64_t us = now / droce_eng.us_cycles;
 
 	if (qp->cc.rate == 0)
@@ -182,7 +183,7 @@ droce_cc_cnp(struct droce_qp_eng *qp, uint64_t now)
 void
 droce_cc_sent(struct droce_qp_eng *qp, uint32_t bytes, uint32_t frame_len)
 {
-	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
+	const struct droce_dcqcn_params *p = &qp->shard->dev->cc;
 	uint64_t now = rte_get_tsc_cycles();
 	uint64_t wire = frame_len + DROCE_ETH_WIRE_OVERHEAD;
 
@@ -212,23 +213,23 @@ droce_pkt_send_cnp(struct droce_qp_eng *qp)
 	else
 		ip[1] &= (uint8_t)~(DROCE_ECN_MASK << 4);
 	qp->stats.cnps_sent++;
-	qp->dev->stats.tx_cnps++;
+	qp->shard->stats.tx_cnps++;
 	droce_pkt_send(qp, m);
 }
 
 void
-droce_dev_tx_frame(struct droce_dev *dev, struct rte_mbuf *m, bool roce)
+droce_shard_tx_frame(struct droce_shard *sh, struct rte_mbuf *m, bool roce)
 {
-	if (dev->ntx == DROCE_TX_BUF)
-		droce_dev_tx_flush(dev);
-	if (dev->ntx == DROCE_TX_BUF) {
+	if (sh->ntx == DROCE_TX_BUF)
+		droce_shard_tx_flush(sh);
+	if (sh->ntx == DROCE_TX_BUF) {
 		/* the port is not draining: lose it, retransmission recovers */
-		dev->stats.tx_drop++;
+		sh->stats.tx_drop++;
 		rte_pktmbuf_free(m);
 		return;
 	}
-	dev->tx_roce[dev->ntx] = roce;
-	dev->tx[dev->ntx++] = m;
+	sh->tx_roce[sh->ntx] = roce;
+	sh->tx[sh->ntx++] = m;
 }
 
 /*
@@ -270,45 +271,45 @@ roce_finish(struct rte_mbuf *m)
 
 /* Finish the frames queued since the last time: ICRCs, then mirrors. */
 static void
-tx_finish(struct droce_dev *dev)
+tx_finish(struct droce_shard *sh)
 {
 	uint16_t i;
 
-	for (i = dev->nready; i < dev->ntx; i++)
-		if (dev->tx_roce[i])
-			roce_finish(dev->tx[i]);
-	if (dev->mirror != NULL)
-		for (i = dev->nready; i < dev->ntx; i++)
-			droce_mirror_frame(dev->mirror, dev->tx[i]);
-	dev->nready = dev->ntx;
+	for (i = sh->nready; i < sh->ntx; i++)
+		if (sh->tx_roce[i])
+			roce_finish(sh->tx[i]);
+	if (sh->mirror != NULL)
+		for (i = sh->nready; i < sh->ntx; i++)
+			droce_mirror_frame(sh->mirror, sh->tx[i]);
+	sh->nready = sh->ntx;
 }
 
 /* Free what is queued: the port cannot send it. */
 static void
-tx_drop_queued(struct droce_dev *dev, uint16_t from)
+tx_drop_queued(struct droce_shard *sh, uint16_t from)
 {
-	uint16_t n = (uint16_t)(dev->ntx - from);
+	uint16_t n = (uint16_t)(sh->ntx - from);
 
-	rte_pktmbuf_free_bulk(dev->tx + from, n);
-	dev->stats.tx_drop += n;
-	dev->ntx = from;
-	if (dev->nready > from)
-		dev->nready = from;
+	rte_pktmbuf_free_bulk(sh->tx + from, n);
+	sh->stats.tx_drop += n;
+	sh->ntx = from;
+	if (sh->nready > from)
+		sh->nready = from;
 }
 
 /* Into the loop queue, or lost if it is full (as a port that refuses
  * frames with its link down loses them: retransmission recovers). */
 static void
-loop_push(struct droce_dev *dev, struct rte_mbuf *m)
+loop_push(struct droce_shard *sh, struct rte_mbuf *m)
 {
-	dev->stats.tx_frames++;
-	dev->stats.tx_bytes += rte_pktmbuf_pkt_len(m);
-	if (dev->loop_tail - dev->loop_head == DROCE_LOOP_BUF) {
-		dev->stats.tx_drop++;
+	sh->stats.tx_frames++;
+	sh->stats.tx_bytes += rte_pktmbuf_pkt_len(m);
+	if (sh->loop_tail - sh->loop_head == DROCE_LOOP_BUF) {
+		sh->stats.tx_drop++;
 		rte_pktmbuf_free(m);
 		return;
 	}
-	dev->loop[dev->loop_tail++ & (DROCE_LOOP_BUF - 1)] = m;
+	sh->loop[sh->loop_tail++ & (DROCE_LOOP_BUF - 1)] = m;
 }
 
 /*
@@ -319,32 +320,33 @@ loop_push(struct droce_dev *dev, struct rte_mbuf *m)
  * frame not queued for the port yet, which no flush will mirror).
  */
 static bool
-loop_frame(struct droce_dev *dev, struct rte_mbuf *m, bool copy, bool mirror)
+loop_frame(struct droce_shard *sh, struct rte_mbuf *m, bool copy, bool mirror)
 {
 	struct rte_mbuf *c;
 
-	if (!dev->port_loops &&
+	if (!sh->dev->port_loops &&
 	    rte_is_same_ether_addr(rte_pktmbuf_mtod(m,
-				const struct rte_ether_addr *), &dev->mac)) {
-		if (mirror && dev->mirror != NULL)
-			droce_mirror_frame(dev->mirror, m);
-		loop_push(dev, m);
+				const struct rte_ether_addr *),
+				&sh->dev->mac)) {
+		if (mirror && sh->mirror != NULL)
+			droce_mirror_frame(sh->mirror, m);
+		loop_push(sh, m);
 		return true;
 	}
 	if (copy) {
-		c = rte_pktmbuf_copy(m, dev->pool, 0, UINT32_MAX);
+		c = rte_pktmbuf_copy(m, sh->dev->pool, 0, UINT32_MAX);
 		if (c != NULL)
-			loop_push(dev, c);
+			loop_push(sh, c);
 		else
-			dev->stats.no_mbuf++;
+			sh->stats.no_mbuf++;
 	}
 	return false;
 }
 
 bool
-droce_dev_tx_loop(struct droce_dev *dev, struct rte_mbuf *m)
+droce_shard_tx_loop(struct droce_shard *sh, struct rte_mbuf *m)
 {
-	return loop_frame(dev, m, rte_is_multicast_ether_addr(
+	return loop_frame(sh, m, rte_is_multicast_ether_addr(
 			rte_pktmbuf_mtod(m, const struct rte_ether_addr *)),
 			  true);
 }
@@ -374,74 +376,74 @@ roce_to_group(const uint8_t *eth, uint32_t len)
  * next pass receives them.
  */
 static void
-tx_loop(struct droce_dev *dev, uint16_t from)
+tx_loop(struct droce_shard *sh, uint16_t from)
 {
-	bool groups = __atomic_load_n(&dev->primary->nmcast,
+	bool groups = __atomic_load_n(&sh->dev->nmcast,
 				      __ATOMIC_RELAXED) != 0;
 	uint16_t i, kept = from;
 
-	for (i = from; i < dev->ntx; i++) {
-		struct rte_mbuf *m = dev->tx[i];
+	for (i = from; i < sh->ntx; i++) {
+		struct rte_mbuf *m = sh->tx[i];
 
-		if (!loop_frame(dev, m, unlikely(groups) &&
+		if (!loop_frame(sh, m, unlikely(groups) &&
 				roce_to_group(rte_pktmbuf_mtod(m,
 						const uint8_t *), m->data_len),
 				false))
-			dev->tx[kept++] = m;
+			sh->tx[kept++] = m;
 	}
-	dev->ntx = kept;
-	dev->nready = kept;
+	sh->ntx = kept;
+	sh->nready = kept;
 }
 
 unsigned int
-droce_dev_loop_rx(struct droce_dev *dev, uint64_t now)
+droce_shard_loop_rx(struct droce_shard *sh, uint64_t now)
 {
 	struct rte_mbuf *pkts[DROCE_BURST];
 	unsigned int n = 0;
 
-	while (n < DROCE_BURST && dev->loop_head != dev->loop_tail)
-		pkts[n++] = dev->loop[dev->loop_head++ & (DROCE_LOOP_BUF - 1)];
+	while (n < DROCE_BURST && sh->loop_head != sh->loop_tail)
+		pkts[n++] = sh->loop[sh->loop_head++ & (DROCE_LOOP_BUF - 1)];
 	if (n != 0)
-		droce_dev_rx_burst(dev, pkts, n, now, DROCE_RX_LOOP);
+		droce_shard_rx_burst(sh, pkts, n, now, DROCE_RX_LOOP);
 	return n;
 }
 
 void
-droce_dev_tx_flush(struct droce_dev *dev)
+droce_shard_tx_flush(struct droce_shard *sh)
 {
 	uint16_t sent, i, from;
 
-	if (unlikely(dev->port_stopped)) {
+	if (unlikely(sh->port_stopped)) {
 		/* no burst on a stopped port: lost, as on a NIC whose port
 		 * is down; retransmission recovers once it is started */
-		if (dev->ntx != 0)
-			tx_drop_queued(dev, 0);
+		if (sh->ntx != 0)
+			tx_drop_queued(sh, 0);
 		return;
 	}
-	if (dev->ntx == 0)
+	if (sh->ntx == 0)
 		return;
-	from = dev->nready;
-	tx_finish(dev);
-	if (unlikely(__atomic_load_n(&dev->primary->loopback,
+	from = sh->nready;
+	tx_finish(sh);
+	if (unlikely(__atomic_load_n(&sh->dev->loopback,
 				     __ATOMIC_RELAXED))) {
-		tx_loop(dev, from);
-		if (dev->ntx == 0)
+		tx_loop(sh, from);
+		if (sh->ntx == 0)
 			return;
 	}
-	sent = rte_eth_tx_burst(dev->port_id, dev->txq, dev->tx, dev->ntx);
+	sent = rte_eth_tx_burst(sh->port_id, sh->txq, sh->tx, sh->ntx);
 	for (i = 0; i < sent; i++)
-		dev->stats.tx_bytes += rte_pktmbuf_pkt_len(dev->tx[i]);
-	dev->stats.tx_frames += sent;
+		sh->stats.tx_bytes += rte_pktmbuf_pkt_len(sh->tx[i]);
+	sh->stats.tx_frames += sent;
 	/* keep what the port refused for the next pass (finished) while
 	 * the link is up; with the link down (a memif peer gone) a port may
 	 * refuse every frame for good, and frames kept would hold their
 	 * mbufs long after their QPs gave up: they are lost, as a NIC loses
 	 * them, and retransmission recovers if the link comes back */
-	if (sent < dev->ntx && !dev->primary->link_up)
-		tx_drop_queued(dev, sent);
-	if (sent < dev->ntx)
-		memmove(dev->tx, dev->tx + sent,
-			(size_t)(dev->ntx - sent) * sizeof(dev->tx[0]));
-	dev->ntx = (uint16_t)(dev->ntx - sent);
-	dev->nready = dev->ntx;
+	if (sent < sh->ntx && !sh->dev->link_up)
+		tx_drop_queued(sh, sent);
+	if (sent < sh->ntx)
+		memmove(sh->tx, sh->tx + sent,
+			(size_t)(sh->ntx - sent) * sizeof(sh->tx[0]));
+	sh->ntx = (uint16_t)(sh->ntx - sent);
+	sh->nready = sh->ntx;
 }

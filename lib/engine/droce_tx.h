@@ -79,7 +79,7 @@ void droce_cc_cnp(struct droce_qp_eng *qp, uint64_t now);
 static inline bool
 droce_cc_may_send(struct droce_qp_eng *qp, uint64_t now)
 {
-	const struct droce_dcqcn_params *p = &qp->dev->primary->cc;
+	const struct droce_dcqcn_params *p = &qp->shard->dev->cc;
 
 	if (likely(qp->cc.rate == 0))
 		return true;
@@ -111,24 +111,24 @@ void droce_pkt_send_cnp(struct droce_qp_eng *qp);
 void droce_pkt_send(struct droce_qp_eng *qp, struct rte_mbuf *m);
 
 /**
- * Queue @p m for transmission on @p dev; if @p roce, its ICRC (and an
+ * Queue @p m for transmission on @p sh; if @p roce, its ICRC (and an
  * IPv6 UDP checksum, which covers it) is still to be computed: that is
  * done for every queued frame together, just before they go, where the
  * CPU can overlap one frame's CRC with the next (and the frame is
  * mirrored then, as it goes).
  */
-void droce_dev_tx_frame(struct droce_dev *dev, struct rte_mbuf *m,
+void droce_shard_tx_frame(struct droce_shard *sh, struct rte_mbuf *m,
 			bool roce);
 
-/** Queue frame @p m, complete, for transmission on @p dev. */
+/** Queue frame @p m, complete, for transmission on @p sh. */
 static inline void
-droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m)
+droce_shard_tx(struct droce_shard *sh, struct rte_mbuf *m)
 {
-	droce_dev_tx_frame(dev, m, false);
+	droce_shard_tx_frame(sh, m, false);
 }
 
 /**
- * Loop @p m, a frame not queued for the port yet, back to @p dev as a
+ * Loop @p m, a frame not queued for the port yet, back to @p sh as a
  * NIC's switch turns frames back: one to the device's own address goes
  * to it alone (mirrored as sent; unless the port turns such frames back
  * itself), a copy of one to a group or broadcast goes to it too. Its next
@@ -136,22 +136,22 @@ droce_dev_tx(struct droce_dev *dev, struct rte_mbuf *m)
  * queue is full).
  * @return true if @p m was taken (it is not to go to the port).
  */
-bool droce_dev_tx_loop(struct droce_dev *dev, struct rte_mbuf *m);
+bool droce_shard_tx_loop(struct droce_shard *sh, struct rte_mbuf *m);
 
-/** Send what is queued on @p dev. */
-void droce_dev_tx_flush(struct droce_dev *dev);
+/** Send what is queued on @p sh. */
+void droce_shard_tx_flush(struct droce_shard *sh);
 
 /**
- * Is there room to queue a burst more on @p dev (flushing first if not)?
+ * Is there room to queue a burst more on @p sh (flushing first if not)?
  * A sender finding none waits for the port rather than lose frames, and
  * leaves the room to the responder's answers.
  */
 static inline bool
-droce_dev_tx_room(struct droce_dev *dev)
+droce_shard_tx_room(struct droce_shard *sh)
 {
-	if (unlikely(dev->ntx >= DROCE_TX_BUF - DROCE_BURST))
-		droce_dev_tx_flush(dev);
-	return dev->ntx < DROCE_TX_BUF - DROCE_BURST;
+	if (unlikely(sh->ntx >= DROCE_TX_BUF - DROCE_BURST))
+		droce_shard_tx_flush(sh);
+	return sh->ntx < DROCE_TX_BUF - DROCE_BURST;
 }
 
 #endif /* DROCE_TX_H */
