@@ -27,27 +27,62 @@
 #include "droce_req.h"
 #include "droce_sched.h"
 
+/*
+ * The congestion window, the packets the requester may have in flight:
+ * these three alone change it (and droce_comp_start()).
+ */
+
+/* @p acked packets were acknowledged: one more per window. */
+static void
+cwnd_ack(struct droce_qp_eng *qp, uint32_t acked)
+{
+	if (qp->comp.cwnd >= DROCE_MAX_INFLIGHT)
+		return;
+	qp->comp.cwnd_acked += acked;
+	while (qp->comp.cwnd_acked >= qp->comp.cwnd) {
+		qp->comp.cwnd_acked -= qp->comp.cwnd;
+		qp->comp.cwnd++;
+	}
+}
+
+/* A packet was lost (a PSN sequence NAK): half as many. */
+static void
+cwnd_loss(struct droce_qp_eng *qp)
+{
+	qp->comp.cwnd = RTE_MAX(qp->comp.cwnd / 2,
+				(uint32_t)DROCE_MIN_INFLIGHT);
+}
+
+/* Nothing was answered for the QP's timeout: start again from few. */
+static void
+cwnd_timeout(struct droce_qp_eng *qp)
+{
+	qp->comp.cwnd = DROCE_MIN_INFLIGHT;
+}
+
+void
+droce_comp_start(struct droce_qp_eng *qp)
+{
+	qp->comp.una_psn = qp->sq_psn;
+	qp->comp.retry_left = qp->retry_cnt;
+	qp->comp.rnr_left = qp->rnr_retry;
+	qp->comp.cwnd = DROCE_MAX_INFLIGHT;
+}
+
 /* Something was acknowledged: reset the retry counts and the timer. */
 static void
 progress(struct droce_qp_eng *qp, uint32_t psn, uint64_t now)
 {
 	uint32_t next = droce_psn_add(psn, 1);
-	int32_t acked = droce_psn_diff(next, qp->req.una_psn);
+	int32_t acked = droce_psn_diff(next, qp->comp.una_psn);
 
 	if (acked > 0) {
-		qp->req.una_psn = next;
-		/* one more packet in flight per window acknowledged */
-		if (qp->req.cwnd < DROCE_MAX_INFLIGHT) {
-			qp->req.cwnd_acked += (uint32_t)acked;
-			while (qp->req.cwnd_acked >= qp->req.cwnd) {
-				qp->req.cwnd_acked -= qp->req.cwnd;
-				qp->req.cwnd++;
-			}
-		}
+		qp->comp.una_psn = next;
+		cwnd_ack(qp, (uint32_t)acked);
 	}
-	qp->req.retry_left = qp->retry_cnt;
-	qp->req.rnr_left = qp->rnr_retry;
-	qp->req.rexmit_at = qp->timeout_cycles != 0 ?
+	qp->comp.retry_left = qp->retry_cnt;
+	qp->comp.rnr_left = qp->rnr_retry;
+	qp->comp.rexmit_at = qp->timeout_cycles != 0 ?
 		now + qp->timeout_cycles : 0;
 }
 
@@ -65,7 +100,7 @@ ack_upto(struct droce_qp_eng *qp, uint32_t upto, uint32_t psn)
 	struct droce_wq *sq = qp->cfg.sq;
 	uint32_t idx;
 
-	for (idx = qp->req.comp; idx != qp->req.cons; idx++) {
+	for (idx = qp->comp.oldest; idx != qp->req.cons; idx++) {
 		struct droce_swqe *st = droce_swqe(qp, idx);
 
 		if (st->state == DROCE_WQE_DONE)
@@ -230,41 +265,40 @@ nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 	uint32_t before = droce_psn_add(psn, DROCE_PSN_MASK);
 
 	/* older than what is acknowledged: duplicated or overtaken */
-	if (droce_psn_diff(psn, qp->req.una_psn) < 0)
+	if (droce_psn_diff(psn, qp->comp.una_psn) < 0)
 		return;
 	/* a NAK for psn acknowledges everything before it */
 	ack_upto(qp, before, psn);
-	if (droce_psn_diff(psn, qp->req.una_psn) > 0)
+	if (droce_psn_diff(psn, qp->comp.una_psn) > 0)
 		progress(qp, before, now);
 	if ((syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_RNR_NAK) {
 		qp->stats.rnr_naks_rcvd++;
 		if (qp->rnr_retry != 7) {
-			if (qp->req.rnr_left == 0) {
+			if (qp->comp.rnr_left == 0) {
 				droce_comp_retire(qp);
 				droce_comp_fail(qp, IBV_WC_RNR_RETRY_EXC_ERR);
 				return;
 			}
-			qp->req.rnr_left--;
+			qp->comp.rnr_left--;
 		}
-		droce_req_rewind(qp, psn);
-		qp->req.rnr_wait = true;
-		qp->req.rnr_at = now + droce_rnr_cycles(value, droce_eng.hz);
-		qp->req.rexmit_at = 0;
+		qp->comp.una_psn = droce_req_rewind(qp, psn);
+		qp->comp.rnr_wait = true;
+		qp->comp.rnr_at = now + droce_rnr_cycles(value, droce_eng.hz);
+		qp->comp.rexmit_at = 0;
 		return;
 	}
 	qp->stats.naks_rcvd++;
 	droce_comp_retire(qp);
 	switch (value) {
 	case DROCE_NAK_PSN_SEQ_ERR:
-		if (qp->req.retry_left == 0) {
+		if (qp->comp.retry_left == 0) {
 			droce_comp_fail(qp, IBV_WC_RETRY_EXC_ERR);
 			return;
 		}
-		qp->req.retry_left--;
-		qp->req.cwnd = RTE_MAX(qp->req.cwnd / 2,
-				       (uint32_t)DROCE_MIN_INFLIGHT);
-		droce_req_rewind(qp, psn);
-		qp->req.rexmit_at = qp->timeout_cycles != 0 ?
+		qp->comp.retry_left--;
+		cwnd_loss(qp);
+		qp->comp.una_psn = droce_req_rewind(qp, psn);
+		qp->comp.rexmit_at = qp->timeout_cycles != 0 ?
 			now + qp->timeout_cycles : 0;
 		break;
 	case DROCE_NAK_REM_ACCESS_ERR:
@@ -355,10 +389,10 @@ read_in_place(const struct droce_qp_eng *qp, const uint8_t *bth,
 	if (qp->tr != DROCE_TR_RC ||
 	    response_take(qp, bth, meta, psn, &aeth) != RESPONSE_TAKE ||
 	    droce_psn_diff(psn, qp->req.psn) >= 0 ||
-	    qp->req.comp == qp->req.cons)
+	    qp->comp.oldest == qp->req.cons)
 		return NULL;
-	st = droce_swqe(qp, qp->req.comp);
-	wqe = droce_wq_slot(qp->cfg.sq, qp->req.comp);
+	st = droce_swqe(qp, qp->comp.oldest);
+	wqe = droce_wq_slot(qp->cfg.sq, qp->comp.oldest);
 	if (!(droce_wr_flags(wqe->opcode) & DROCE_WR_READ) ||
 	    st->state != DROCE_WQE_SENT || st->done_bytes == 0 ||
 	    droce_psn_diff(psn, st->last_psn) > 0 ||
@@ -435,7 +469,7 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 		 * same packets to retry_cnt. */
 		uint32_t before = droce_psn_add(qp->req.psn, DROCE_PSN_MASK);
 
-		if (droce_psn_diff(before, qp->req.una_psn) < 0)
+		if (droce_psn_diff(before, qp->comp.una_psn) < 0)
 			return;
 		ack_upto(qp, before, psn);
 		progress(qp, before, now);
@@ -444,7 +478,7 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	} else if (flags & DROCE_OPF_ATOMIC) {
 		atomic_ack(qp, bth, psn, meta, now);
 	} else if ((aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK) {
-		if (droce_psn_diff(psn, qp->req.una_psn) >= 0) {
+		if (droce_psn_diff(psn, qp->comp.una_psn) >= 0) {
 			ack_upto(qp, psn, psn);
 			progress(qp, psn, now);
 		}
@@ -453,8 +487,8 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 	}
 	if (qp->state != IBV_QPS_ERR)
 		droce_comp_retire(qp);
-	if (qp->req.comp == qp->req.cons && qp->req.offset == 0)
-		qp->req.rexmit_at = 0;
+	if (qp->comp.oldest == qp->req.cons && qp->req.offset == 0)
+		qp->comp.rexmit_at = 0;
 }
 
 static void
@@ -498,8 +532,8 @@ droce_comp_retire(struct droce_qp_eng *qp)
 	struct droce_wq *sq = qp->cfg.sq;
 	uint32_t una;
 
-	while (qp->req.comp != qp->req.cons) {
-		struct droce_swqe *st = droce_swqe(qp, qp->req.comp);
+	while (qp->comp.oldest != qp->req.cons) {
+		struct droce_swqe *st = droce_swqe(qp, qp->comp.oldest);
 		const struct droce_send_wqe *wqe;
 
 		if (st->state != DROCE_WQE_DONE)
@@ -510,27 +544,27 @@ droce_comp_retire(struct droce_qp_eng *qp)
 			droce_qp_error(qp);
 			return;
 		}
-		wqe = droce_wq_slot(sq, qp->req.comp);
+		wqe = droce_wq_slot(sq, qp->comp.oldest);
 		/* a READ or atomic holds its place at the responder until
 		 * every one before it is answered too */
 		if (droce_wqe_rd_atomic(wqe))
-			qp->req.rd_atomic--;
+			droce_req_rd_atomic_done(qp);
 		if (unlikely(wqe->flags & (DROCE_WQE_TM_RNDV |
 					   DROCE_WQE_TM_FIN)))
-			droce_tm_wqe_done(qp, qp->req.comp, IBV_WC_SUCCESS);
+			droce_tm_wqe_done(qp, qp->comp.oldest, IBV_WC_SUCCESS);
 		else if ((wqe->flags & DROCE_WQE_SIGNALED) ||
 			 qp->cfg.sq_sig_all)
-			droce_comp_send_cqe(qp, qp->req.comp, IBV_WC_SUCCESS);
-		qp->req.comp++;
+			droce_comp_send_cqe(qp, qp->comp.oldest, IBV_WC_SUCCESS);
+		qp->comp.oldest++;
 	}
 	/* everything before the oldest WQE not completed is answered (WQEs
 	 * answered out of order after a lost READ response come here) */
-	if (qp->req.comp != qp->req.cons || qp->req.offset != 0)
-		una = droce_swqe(qp, qp->req.comp)->first_psn;
+	if (qp->comp.oldest != qp->req.cons || qp->req.offset != 0)
+		una = droce_swqe(qp, qp->comp.oldest)->first_psn;
 	else
 		una = qp->req.psn;
-	if (droce_psn_diff(una, qp->req.una_psn) > 0)
-		qp->req.una_psn = una;
+	if (droce_psn_diff(una, qp->comp.una_psn) > 0)
+		qp->comp.una_psn = una;
 }
 
 /*
@@ -548,7 +582,7 @@ droce_comp_fail(struct droce_qp_eng *qp, enum ibv_wc_status status)
 	droce_comp_retire(qp);
 	if (qp->state == IBV_QPS_ERR)
 		return;
-	st = droce_swqe(qp, qp->req.comp);
+	st = droce_swqe(qp, qp->comp.oldest);
 	st->state = DROCE_WQE_DONE;
 	st->status = (uint8_t)status;
 	droce_qp_error(qp);
@@ -568,21 +602,73 @@ droce_comp_flush(struct droce_qp_eng *qp)
 					__ATOMIC_ACQUIRE);
 	bool first = true;
 
-	while (qp->req.comp != prod) {
-		const struct droce_swqe *w = droce_swqe(qp, qp->req.comp);
+	while (qp->comp.oldest != prod) {
+		const struct droce_swqe *w = droce_swqe(qp, qp->comp.oldest);
 		/* only WQEs the engine already took can carry an error */
 		enum ibv_wc_status st =
-			first && (int32_t)(qp->req.comp - qp->req.seen) < 0 &&
+			first && (int32_t)(qp->comp.oldest - qp->req.seen) < 0 &&
 			w->state == DROCE_WQE_DONE &&
 			w->status != IBV_WC_SUCCESS ? w->status :
 			IBV_WC_WR_FLUSH_ERR;
 
-		droce_comp_send_cqe(qp, qp->req.comp, st);
-		qp->req.comp++;
+		droce_comp_send_cqe(qp, qp->comp.oldest, st);
+		qp->comp.oldest++;
 		first = false;
 	}
-	qp->req.cons = qp->req.comp;
-	qp->req.seen = qp->req.comp;
-	qp->req.offset = 0;
-	qp->req.rd_atomic = 0;
+	droce_req_restart(qp, qp->comp.oldest);
+}
+
+/*
+ * Where a timeout resends from: the oldest PSN not acknowledged, or the
+ * oldest READ response or atomic ACK missing if that is older (later
+ * READs may have been answered meanwhile).
+ */
+static uint32_t
+resend_point(const struct droce_qp_eng *qp)
+{
+	uint32_t idx;
+
+	for (idx = qp->comp.oldest; idx != qp->req.cons; idx++) {
+		const struct droce_swqe *st = droce_swqe(qp, idx);
+		const struct droce_send_wqe *w;
+		uint32_t psn;
+
+		if (st->state == DROCE_WQE_DONE)
+			continue;
+		w = droce_wq_slot(qp->cfg.sq, idx);
+		if (!droce_wqe_rd_atomic(w))
+			break;
+		psn = droce_psn_add(st->first_psn, st->done_bytes / qp->mtu);
+		if (droce_psn_diff(psn, qp->comp.una_psn) < 0)
+			return psn;
+		break;
+	}
+	return qp->comp.una_psn;
+}
+
+void
+droce_comp_timer(struct droce_qp_eng *qp, uint64_t now)
+{
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return;
+	if (qp->comp.rnr_wait) {
+		if (now >= qp->comp.rnr_at)
+			qp->comp.rnr_wait = false;
+		return;
+	}
+	if (qp->comp.rexmit_at == 0 || now < qp->comp.rexmit_at)
+		return;
+	if (!droce_req_outstanding(qp)) {
+		qp->comp.rexmit_at = 0;
+		return;
+	}
+	qp->stats.timeouts++;
+	if (qp->comp.retry_left == 0) {
+		droce_comp_fail(qp, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->comp.retry_left--;
+	cwnd_timeout(qp);
+	qp->comp.una_psn = droce_req_rewind(qp, resend_point(qp));
+	qp->comp.rexmit_at = now + qp->timeout_cycles;
 }

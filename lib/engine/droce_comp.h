@@ -34,4 +34,32 @@ void droce_comp_send_cqe(struct droce_qp_eng *qp, uint32_t idx,
 /** Complete every send WQE of @p qp, in ERR: flushed. */
 void droce_comp_flush(struct droce_qp_eng *qp);
 
+/**
+ * The QP reaches RTS: nothing is acknowledged before its SQ PSN, every
+ * retry is left, and the window is open.
+ */
+void droce_comp_start(struct droce_qp_eng *qp);
+
+/** Retransmission and RNR timers. */
+void droce_comp_timer(struct droce_qp_eng *qp, uint64_t now);
+
+/** The QP failed: its timers stop. */
+static inline void
+droce_comp_timers_stop(struct droce_qp_eng *qp)
+{
+	qp->comp.rexmit_at = 0;
+	qp->comp.rnr_wait = false;
+}
+
+/**
+ * The requester sent something: the retransmission timer starts unless
+ * it runs already (or the QP has none).
+ */
+static inline void
+droce_comp_timer_start(struct droce_qp_eng *qp, uint64_t now)
+{
+	if (qp->comp.rexmit_at == 0 && qp->timeout_cycles != 0)
+		qp->comp.rexmit_at = now + qp->timeout_cycles;
+}
+
 #endif /* DROCE_COMP_H */

@@ -90,7 +90,7 @@ cq_owed_shard(struct droce_shard *sh, void *arg)
 		if (qp->cfg.send_cq != a->ring || sq == NULL)
 			continue;
 		end = __atomic_load_n(&sq->prod_tail, __ATOMIC_ACQUIRE);
-		for (idx = qp->req.comp; idx != end; idx++) {
+		for (idx = qp->comp.oldest; idx != end; idx++) {
 			const struct droce_send_wqe *wqe =
 				droce_wq_slot(sq, idx);
 

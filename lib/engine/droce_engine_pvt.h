@@ -638,6 +638,90 @@ void droce_path_build_header(const struct droce_dev *dev,
 bool droce_path_ready(struct droce_shard *sh, struct droce_path *path,
 		      uint64_t now);
 
+/**
+ * The requester's state of a QP: what it sends next. Written by the
+ * requester alone (droce_req.c, and droce_raw_qp.c for raw packet QPs);
+ * the completer moves it through droce_req_rewind(), droce_req_seek(),
+ * droce_req_ask_again(), droce_req_take_answered() and
+ * droce_req_restart().
+ */
+struct droce_req_state {
+	uint32_t seen;         /**< next WQE index never looked at */
+	uint32_t cons;         /**< next WQE to send from */
+	uint32_t psn;          /**< next PSN to send */
+	uint32_t sent_psn;     /**< after the highest PSN sent */
+	uint32_t started;      /**< WQEs before it got their PSNs */
+	uint32_t offset;       /**< bytes of WQE cons sent */
+	uint32_t noack_pkts;   /**< sent since the last that asked an ACK */
+	uint32_t rd_atomic;    /**< READ/atomic WQEs in flight */
+	bool halted;           /**< a WQE failed locally: */
+	uint32_t halt_idx;     /**< this one; nothing from it is sent */
+};
+
+/**
+ * The completer's state of a QP: what was acknowledged, the retries left,
+ * the timers and the congestion window. Written by the completer alone
+ * (droce_comp.c): on an ACK, a NAK, a timeout, and as the QP reaches RTR
+ * (droce_comp_reset()); the requester starts the retransmission timer
+ * through droce_comp_timer_start().
+ */
+struct droce_comp_state {
+	uint32_t oldest;       /**< oldest WQE not completed */
+	uint32_t una_psn;      /**< oldest PSN not acknowledged */
+	/** packets allowed in flight: one more per window acknowledged,
+	 * halved on a PSN sequence NAK, DROCE_MIN_INFLIGHT on a timeout */
+	uint32_t cwnd;
+	uint32_t cwnd_acked;   /**< acknowledged towards cwnd + 1 */
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	bool rnr_wait;
+	uint64_t rexmit_at;    /**< 0: timer stopped */
+	uint64_t rnr_at;
+};
+
+/**
+ * The responder's state of a QP: written by droce_resp.c, droce_resp_tx.c
+ * (READ responses and ACKs) and droce_tm.c (tag matching) alone, and by
+ * droce_raw_qp.c for raw packet QPs.
+ */
+struct droce_resp_state {
+	uint32_t psn;          /**< expected */
+	uint32_t msn;
+	bool nak_sent;         /**< for the current sequence gap */
+	bool ack_pending;
+	uint32_t ack_psn;
+	/** the last packet of a SEND or WRITE taken in order: what
+	 * the ACK of a duplicate says (never a READ's or an atomic's
+	 * PSN, which a requester must not take for their answer) */
+	uint32_t done_psn;
+	uint8_t opcode;        /**< of the message in progress (0xff) */
+	/* RDMA WRITE in progress: each packet's range is checked
+	 * and translated on its own, under the key as it is then
+	 * (deregistered, invalidated or bound again between two) */
+	uint64_t va;           /**< the next packet's, as the wire
+				*   gives it */
+	uint32_t remaining;
+	uint32_t rkey;
+	uint32_t msg_len;      /**< bytes of the message so far */
+	/* SEND in progress */
+	bool has_rwqe;
+	uint32_t rwqe;         /**< RQ index of the receive WQE in use */
+	uint32_t roffset;
+	uint32_t rq_cons;      /**< next receive WQE to take */
+	/** the RQ's prod_tail as last read: the poster's line is
+	 * read again when rq_cons reaches it */
+	uint32_t rq_seen;
+	bool last_wqe;         /**< SRQ: LAST_WQE_REACHED raised */
+	/* tag matching: the message in progress */
+	uint8_t tm;            /**< enum droce_tm_msg */
+	uint8_t tm_skip;       /**< TMH bytes not to place */
+	uint64_t tm_tag;
+	uint32_t tm_priv;
+	/* READ/atomic resources: a ring of qp->rd_res */
+	uint32_t res_head;
+	uint32_t res_sending;  /**< READ responses to send (count) */
+};
+
 /** droce_qp_eng.active_idx of a QP not in shard->active */
 #define DROCE_QP_ASLEEP UINT32_MAX
 /** How long a QP is found idle before it leaves shard->active... */
@@ -690,66 +774,9 @@ struct droce_qp_eng {
 
 	/* requester and completer */
 	struct droce_swqe *swqe;   /**< per send queue slot */
-	struct {
-		uint32_t seen;         /**< next WQE index never looked at */
-		uint32_t cons;         /**< next WQE to send from */
-		uint32_t comp;         /**< oldest WQE not completed */
-		uint32_t psn;          /**< next PSN to send */
-		uint32_t sent_psn;     /**< after the highest PSN sent */
-		uint32_t started;      /**< WQEs before it got their PSNs */
-		uint32_t offset;       /**< bytes of WQE cons sent */
-		uint32_t una_psn;      /**< oldest PSN not acknowledged */
-		uint32_t noack_pkts;
-		uint32_t cwnd;         /**< packets allowed in flight */
-		uint32_t cwnd_acked;   /**< acknowledged towards cwnd + 1 */
-		uint32_t rd_atomic;    /**< READ/atomic WQEs in flight */
-		uint8_t retry_left;
-		uint8_t rnr_left;
-		bool rnr_wait;
-		uint64_t rexmit_at;    /**< 0: timer stopped */
-		uint64_t rnr_at;
-		bool halted;           /**< a WQE failed locally: */
-		uint32_t halt_idx;     /**< this one; nothing from it is sent */
-	} req;
-
-	/* responder */
-	struct {
-		uint32_t psn;          /**< expected */
-		uint32_t msn;
-		bool nak_sent;         /**< for the current sequence gap */
-		bool ack_pending;
-		uint32_t ack_psn;
-		/** the last packet of a SEND or WRITE taken in order: what
-		 * the ACK of a duplicate says (never a READ's or an atomic's
-		 * PSN, which a requester must not take for their answer) */
-		uint32_t done_psn;
-		uint8_t opcode;        /**< of the message in progress (0xff) */
-		/* RDMA WRITE in progress: each packet's range is checked
-		 * and translated on its own, under the key as it is then
-		 * (deregistered, invalidated or bound again between two) */
-		uint64_t va;           /**< the next packet's, as the wire
-					*   gives it */
-		uint32_t remaining;
-		uint32_t rkey;
-		uint32_t msg_len;      /**< bytes of the message so far */
-		/* SEND in progress */
-		bool has_rwqe;
-		uint32_t rwqe;         /**< RQ index of the receive WQE in use */
-		uint32_t roffset;
-		uint32_t rq_cons;      /**< next receive WQE to take */
-		/** the RQ's prod_tail as last read: the poster's line is
-		 * read again when rq_cons reaches it */
-		uint32_t rq_seen;
-		bool last_wqe;         /**< SRQ: LAST_WQE_REACHED raised */
-		/* tag matching: the message in progress */
-		uint8_t tm;            /**< enum droce_tm_msg */
-		uint8_t tm_skip;       /**< TMH bytes not to place */
-		uint64_t tm_tag;
-		uint32_t tm_priv;
-		/* READ/atomic resources: a ring of qp->rd_res */
-		uint32_t res_head;
-		uint32_t res_sending;  /**< READ responses to send (count) */
-	} resp;
+	struct droce_req_state req;
+	struct droce_comp_state comp;
+	struct droce_resp_state resp;
 	/** the responder's READ/atomic resources, RTE_MAX(1,
 	 * max_dest_rd_atomic) of them (allocated by droce_qp_modify(): an
 	 * idle QP keeps no more than it grants) */

@@ -23,6 +23,7 @@
 #include <rte_mempool.h>
 
 #include "droce_engine_pvt.h"
+#include "droce_comp.h"
 #include "droce_neigh.h"
 #include "droce_req.h"
 #include "droce_resp.h"
@@ -128,7 +129,7 @@ run_device(struct droce_shard *sh, uint64_t now)
 			droce_qp_flush(qp);
 		} else {
 			droce_resp_run(qp, now);
-			droce_req_timer(qp, now);
+			droce_comp_timer(qp, now);
 			if (!few)
 				droce_req_fetch(qp);
 			droce_req_run(qp, now);

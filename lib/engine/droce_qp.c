@@ -20,6 +20,7 @@
 
 #include "droce_engine_pvt.h"
 #include "droce_comp.h"
+#include "droce_req.h"
 #include "droce_resp.h"
 #include "droce_sched.h"
 
@@ -276,7 +277,7 @@ droce_qp_create(struct droce_dev *dev, const struct droce_qp_cfg *cfg)
 		qp->mtu = dev->eth_mtu + RTE_ETHER_HDR_LEN + 4;
 	}
 	qp->state = IBV_QPS_RESET;
-	qp->resp.opcode = 0xff;
+	droce_resp_reset(qp);
 	qp->pkey_index = 0;
 	/* a shard that is full passes the QP on to the next */
 	do {
@@ -329,13 +330,13 @@ static void
 qp_reset(struct droce_qp_eng *qp)
 {
 	memset(&qp->req, 0, sizeof(qp->req));
-	memset(&qp->resp, 0, sizeof(qp->resp));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	droce_resp_reset(qp);
 	memset(&qp->cc, 0, sizeof(qp->cc));
 	qp->cc_next = 0;
 	qp->cnp_next = 0;
 	if (qp->rd_res != NULL)
 		memset(qp->rd_res, 0, qp->rd_res_cap * sizeof(*qp->rd_res));
-	qp->resp.opcode = 0xff;
 	qp->path.mac_ok = false;
 	qp->sq_draining = 0;
 }
@@ -438,23 +439,15 @@ modify_state(struct droce_dev *dev, struct droce_qp_eng *qp,
 		break;
 	case IBV_QPS_RTR:
 		if (qp->state == IBV_QPS_INIT) {
-			qp->resp.psn = qp->rq_psn;
-			qp->resp.done_psn = droce_psn_add(qp->rq_psn,
-							  DROCE_PSN_MASK);
-			qp->resp.opcode = 0xff;
+			droce_resp_start(qp);
 			if (qp->path.mac_ok)
 				droce_path_build_header(dev, &qp->path);
 		}
 		break;
 	case IBV_QPS_RTS:
 		if (qp->state == IBV_QPS_RTR) {
-			qp->req.psn = qp->sq_psn;
-			qp->req.una_psn = qp->sq_psn;
-			qp->req.sent_psn = qp->sq_psn;
-			qp->req.started = qp->req.cons;
-			qp->req.retry_left = qp->retry_cnt;
-			qp->req.rnr_left = qp->rnr_retry;
-			qp->req.cwnd = DROCE_MAX_INFLIGHT;
+			droce_req_start(qp);
+			droce_comp_start(qp);
 		}
 		qp->sq_draining = 0;
 		break;
@@ -602,8 +595,7 @@ void
 droce_qp_error(struct droce_qp_eng *qp)
 {
 	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
-	qp->req.rexmit_at = 0;
-	qp->req.rnr_wait = false;
+	droce_comp_timers_stop(qp);
 }
 
 void

@@ -37,7 +37,7 @@ rd_atomic_unanswered(const struct droce_qp_eng *qp)
 {
 	uint32_t idx;
 
-	for (idx = qp->req.comp; idx != qp->req.cons; idx++)
+	for (idx = qp->comp.oldest; idx != qp->req.cons; idx++)
 		if (droce_swqe(qp, idx)->state != DROCE_WQE_DONE &&
 		    droce_wqe_rd_atomic(droce_wq_slot(qp->cfg.sq, idx)))
 			return true;
@@ -155,7 +155,7 @@ send_data(struct droce_qp_eng *qp, struct droce_send_wqe *wqe,
 	 * UC asks nothing */
 	bool ackreq = droce_tr_reliable(qp->tr) &&
 		(last || ++qp->req.noack_pkts >=
-		RTE_MIN((uint32_t)DROCE_ACK_EVERY, qp->req.cwnd / 2));
+		RTE_MIN((uint32_t)DROCE_ACK_EVERY, qp->comp.cwnd / 2));
 	bool se = last && (wqe->flags & DROCE_WQE_SOLICITED);
 	struct rte_mbuf *m;
 	bool in_place;
@@ -498,7 +498,7 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
 	/* (a UD or raw WR has its own destination) */
-	if (qp->req.rnr_wait ||
+	if (qp->comp.rnr_wait ||
 	    (qp->tr != DROCE_TR_UD && qp->tr != DROCE_TR_NONE &&
 	     !droce_qp_path_ready(qp, now)))
 		return;
@@ -532,8 +532,8 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 			qp->req.cons++;
 			continue;
 		}
-		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->req.una_psn) >=
-		    qp->req.cwnd)
+		if ((uint32_t)droce_psn_diff(qp->req.psn, qp->comp.una_psn) >=
+		    qp->comp.cwnd)
 			break;
 		if (unlikely(droce_wr_flags(wqe->opcode) & DROCE_WR_LOCAL)) {
 			if (qp->sq_draining)
@@ -582,11 +582,28 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 			droce_comp_retire(qp);
 		return;
 	}
-	if (sent && qp->req.rexmit_at == 0 && qp->timeout_cycles != 0)
-		qp->req.rexmit_at = now + qp->timeout_cycles;
+	if (sent)
+		droce_comp_timer_start(qp, now);
 }
 
 void
+droce_req_start(struct droce_qp_eng *qp)
+{
+	qp->req.psn = qp->sq_psn;
+	qp->req.sent_psn = qp->sq_psn;
+	qp->req.started = qp->req.cons;
+}
+
+void
+droce_req_restart(struct droce_qp_eng *qp, uint32_t idx)
+{
+	qp->req.cons = idx;
+	qp->req.seen = idx;
+	qp->req.offset = 0;
+	qp->req.rd_atomic = 0;
+}
+
+uint32_t
 droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn)
 {
 	struct droce_wq *sq = qp->cfg.sq;
@@ -600,16 +617,14 @@ droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn)
 	if (end != qp->req.seen &&
 	    droce_swqe(qp, end)->state == DROCE_WQE_SENDING)
 		end++;
-	for (idx = qp->req.comp; idx != end; idx++) {
+	for (idx = qp->comp.oldest; idx != end; idx++) {
 		st = droce_swqe(qp, idx);
 		if (st->state != DROCE_WQE_DONE &&
 		    droce_psn_diff(st->last_psn, psn) >= 0)
 			break;
 	}
-	if (idx == end) {
-		qp->req.una_psn = psn;
-		return;
-	}
+	if (idx == end)
+		return psn;
 
 	/* later WQEs start over; this one resumes at psn */
 	for (j = idx + 1; j != end; j++) {
@@ -638,7 +653,7 @@ droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn)
 	/* what is resent starts at una: a READ resumes after the responses
 	 * it has, and counting those as in flight could close the window
 	 * on it for good (with nothing sent before it, the timer stops) */
-	qp->req.una_psn = qp->req.psn;
+	return qp->req.psn;
 }
 
 void
@@ -717,86 +732,16 @@ droce_req_take_answered(struct droce_qp_eng *qp, uint32_t psn)
 	return true;
 }
 
-/*
- * @return true if some request is waiting for an acknowledgement: one
- * that got its PSNs and has not completed. Not only those sent since the
- * last timeout (comp to cons): a timeout rewinds cons, and if the port
- * takes no frame meanwhile (a memif port whose peer died refuses them
- * all) nothing is sent again, yet the requests still wait; the timer
- * must run on to retry_cnt, or the QP would wait for ever.
- */
-static bool
-req_outstanding(const struct droce_qp_eng *qp)
-{
-	return (int32_t)(qp->req.started - qp->req.comp) > 0 ||
-		qp->req.comp != qp->req.cons || qp->req.offset != 0;
-}
-
 bool
 droce_req_waiting(const struct droce_qp_eng *qp, uint64_t *wake_at)
 {
 	if (qp->req.cons != qp->req.seen)
 		return false;
-	if (qp->req.rnr_wait)
-		*wake_at = qp->req.rnr_at;
-	else if (req_outstanding(qp))
-		*wake_at = qp->req.rexmit_at;   /* 0: timeout 0, none */
+	if (qp->comp.rnr_wait)
+		*wake_at = qp->comp.rnr_at;
+	else if (droce_req_outstanding(qp))
+		*wake_at = qp->comp.rexmit_at;   /* 0: timeout 0, none */
 	else
 		*wake_at = 0;
 	return true;
-}
-
-/*
- * Where a timeout resends from: the oldest PSN not acknowledged, or the
- * oldest READ response or atomic ACK missing if that is older (later
- * READs may have been answered meanwhile).
- */
-static uint32_t
-resend_point(const struct droce_qp_eng *qp)
-{
-	uint32_t idx;
-
-	for (idx = qp->req.comp; idx != qp->req.cons; idx++) {
-		const struct droce_swqe *st = droce_swqe(qp, idx);
-		const struct droce_send_wqe *w;
-		uint32_t psn;
-
-		if (st->state == DROCE_WQE_DONE)
-			continue;
-		w = droce_wq_slot(qp->cfg.sq, idx);
-		if (!droce_wqe_rd_atomic(w))
-			break;
-		psn = droce_psn_add(st->first_psn, st->done_bytes / qp->mtu);
-		if (droce_psn_diff(psn, qp->req.una_psn) < 0)
-			return psn;
-		break;
-	}
-	return qp->req.una_psn;
-}
-
-void
-droce_req_timer(struct droce_qp_eng *qp, uint64_t now)
-{
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
-		return;
-	if (qp->req.rnr_wait) {
-		if (now >= qp->req.rnr_at)
-			qp->req.rnr_wait = false;
-		return;
-	}
-	if (qp->req.rexmit_at == 0 || now < qp->req.rexmit_at)
-		return;
-	if (!req_outstanding(qp)) {
-		qp->req.rexmit_at = 0;
-		return;
-	}
-	qp->stats.timeouts++;
-	if (qp->req.retry_left == 0) {
-		droce_comp_fail(qp, IBV_WC_RETRY_EXC_ERR);
-		return;
-	}
-	qp->req.retry_left--;
-	qp->req.cwnd = DROCE_MIN_INFLIGHT;
-	droce_req_rewind(qp, resend_point(qp));
-	qp->req.rexmit_at = now + qp->timeout_cycles;
 }

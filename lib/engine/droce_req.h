@@ -22,15 +22,21 @@ void droce_req_fetch(struct droce_qp_eng *qp);
 /** Send what the send queue and the window allow. */
 void droce_req_run(struct droce_qp_eng *qp, uint64_t now);
 
-/** Retransmission and RNR timers. */
-void droce_req_timer(struct droce_qp_eng *qp, uint64_t now);
+/** The QP reaches RTS: sending starts at its SQ PSN. */
+void droce_req_start(struct droce_qp_eng *qp);
 
 /**
- * Go back to @p psn: send everything from there again (go-back-N). The
- * oldest PSN not acknowledged becomes the one sending resumes at (a READ
- * resumes after the responses it has).
+ * Start over at WQE @p idx, with nothing in flight (the WQEs before it
+ * are all completed or flushed).
  */
-void droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn);
+void droce_req_restart(struct droce_qp_eng *qp, uint32_t idx);
+
+/**
+ * Go back to @p psn: send everything from there again (go-back-N).
+ * @return the PSN sending resumes at (a READ resumes after the responses
+ * it has): the oldest PSN not acknowledged from now on.
+ */
+uint32_t droce_req_rewind(struct droce_qp_eng *qp, uint32_t psn);
 
 /**
  * The responder has every packet before @p psn, some of which were sent
@@ -57,5 +63,27 @@ bool droce_req_take_answered(struct droce_qp_eng *qp, uint32_t psn);
  */
 void droce_req_ask_again(struct droce_qp_eng *qp, uint32_t idx,
 			 uint32_t psn);
+
+/** A READ or atomic WQE completed: one fewer in flight. */
+static inline void
+droce_req_rd_atomic_done(struct droce_qp_eng *qp)
+{
+	qp->req.rd_atomic--;
+}
+
+/*
+ * @return true if some request is waiting for an acknowledgement: one
+ * that got its PSNs and has not completed. Not only those sent since the
+ * last timeout (oldest to cons): a timeout rewinds cons, and if the port
+ * takes no frame meanwhile (a memif port whose peer died refuses them
+ * all) nothing is sent again, yet the requests still wait; the timer
+ * must run on to retry_cnt, or the QP would wait for ever.
+ */
+static inline bool
+droce_req_outstanding(const struct droce_qp_eng *qp)
+{
+	return (int32_t)(qp->req.started - qp->comp.oldest) > 0 ||
+		qp->comp.oldest != qp->req.cons || qp->req.offset != 0;
+}
 
 #endif /* DROCE_REQ_H */

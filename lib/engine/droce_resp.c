@@ -1078,3 +1078,18 @@ droce_resp_flush(struct droce_qp_eng *qp)
 	}
 	qp->resp.has_rwqe = false;
 }
+
+void
+droce_resp_reset(struct droce_qp_eng *qp)
+{
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->resp.opcode = 0xff;
+}
+
+void
+droce_resp_start(struct droce_qp_eng *qp)
+{
+	qp->resp.psn = qp->rq_psn;
+	qp->resp.done_psn = droce_psn_add(qp->rq_psn, DROCE_PSN_MASK);
+	qp->resp.opcode = 0xff;
+}

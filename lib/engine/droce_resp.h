@@ -64,4 +64,10 @@ droce_resp_recv_cqe(struct droce_qp_eng *qp, uint32_t idx, uint64_t wr_id,
 /** Complete the posted receive WQEs of @p qp, in ERR: flushed. */
 void droce_resp_flush(struct droce_qp_eng *qp);
 
+/** Forget every message in progress (the QP is made, or RESET). */
+void droce_resp_reset(struct droce_qp_eng *qp);
+
+/** The QP reaches RTR: the next request expected is its RQ PSN. */
+void droce_resp_start(struct droce_qp_eng *qp);
+
 #endif /* DROCE_RESP_H */

@@ -140,7 +140,7 @@ posts_taken(const struct droce_qp_eng *qp)
 	case IBV_QPS_ERR:
 		/* flushed, both queues */
 		return (sq == NULL || __atomic_load_n(&sq->prod_tail,
-			__ATOMIC_RELAXED) == qp->req.comp) &&
+			__ATOMIC_RELAXED) == qp->comp.oldest) &&
 			(rq == NULL || qp->cfg.srq != NULL ||
 			 __atomic_load_n(&rq->prod_tail, __ATOMIC_RELAXED) ==
 			 qp->resp.rq_cons);

@@ -858,7 +858,7 @@ static void
 check_una(void)
 {
 	const struct droce_qp_eng *qp = qp_eng();
-	uint32_t una = __atomic_load_n(&qp->req.una_psn, __ATOMIC_ACQUIRE);
+	uint32_t una = __atomic_load_n(&qp->comp.una_psn, __ATOMIC_ACQUIRE);
 	int32_t rel = droce_psn_diff(una, SQ_PSN);
 
 	if (qp->state == IBV_QPS_ERR)
@@ -872,7 +872,7 @@ check_una(void)
 	 * once and sends again when its wait is over (which may have just
 	 * happened: one pass lets the requester send) */
 	if ((uint32_t)rel < fz.una && qp->stats.retransmits == fz.resent &&
-	    !__atomic_load_n(&qp->req.rnr_wait, __ATOMIC_ACQUIRE)) {
+	    !__atomic_load_n(&qp->comp.rnr_wait, __ATOMIC_ACQUIRE)) {
 		engine_pass();
 		if (qp->stats.retransmits == fz.resent)
 			violation("una went back from %#x to %#x, nothing "
