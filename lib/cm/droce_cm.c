@@ -442,8 +442,10 @@ cm_fini(void)
 	uint64_t end;
 
 	pthread_mutex_lock(&droce_cm.lock);
-	LIST_FOREACH(id, &droce_cm.ids, all)
-		droce_cm_conn_detach(id);
+	LIST_FOREACH(id, &droce_cm.ids, all) {
+		droce_cm_conn_detach(id->conn);
+		id->conn = NULL;
+	}
 	end = droce_cm_now_ms() + CM_EXIT_WAIT_MS;
 	while (dreps_due() && droce_cm_now_ms() < end) {
 		pthread_mutex_unlock(&droce_cm.lock);

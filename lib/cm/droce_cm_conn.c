@@ -109,8 +109,6 @@ droce_cm_conn_free(struct cm_conn *c)
 {
 	LIST_REMOVE(c, hash);
 	LIST_REMOVE(c, all);
-	if (c->id != NULL && c->id->conn == c)
-		c->id->conn = NULL;
 	droce_cm.stats.conns--;
 	free(c);
 }
@@ -218,29 +216,17 @@ rej_stranger(struct cm_dev *dev, const union ibv_gid *dgid, uint8_t sgid_index,
  */
 
 int
-droce_cm_send_req(struct cm_id *id, const struct rdma_conn_param *p)
+droce_cm_send_req(struct cm_conn *c, const struct cm_req_param *p)
 {
-	struct cm_conn *c = id->conn;
 	struct droce_cm_msg m;
 	struct droce_cm_req *r = &m.req;
 	struct droce_cma_hdr ch = {0};
-	const struct sockaddr *src = &id->id.route.addr.src_addr;
-	const struct sockaddr *dst = &id->id.route.addr.dst_addr;
-	uint16_t dport, sport;
 	size_t off = DROCE_CMA_HDR_LEN;
 
 	c->tid = droce_cm_next_tid();
 	hdr(&m, DROCE_CM_ATTR_REQ, c->tid);
-	if (src->sa_family == AF_INET6) {
-		sport = ((const struct sockaddr_in6 *)src)->sin6_port;
-		dport = ((const struct sockaddr_in6 *)dst)->sin6_port;
-	} else {
-		sport = ((const struct sockaddr_in *)src)->sin_port;
-		dport = ((const struct sockaddr_in *)dst)->sin_port;
-	}
 	r->local_comm_id = c->local_id;
-	r->service_id = droce_cma_service_id((uint16_t)id->id.ps,
-					     ntohs(dport));
+	r->service_id = droce_cma_service_id(p->ps, p->dst_port);
 	r->local_ca_guid = be64toh(c->dev->guid);
 	r->local_qkey = c->qkey;
 	r->local_qpn = c->local_qpn;
@@ -261,12 +247,12 @@ droce_cm_send_req(struct cm_id *id, const struct rdma_conn_param *p)
 	r->primary.remote_lid = 0xffff;
 	memcpy(r->primary.local_gid, c->sgid.raw, 16);
 	memcpy(r->primary.remote_gid, c->dgid.raw, 16);
-	r->primary.packet_rate = id->path.rate;
-	r->primary.traffic_class = id->tos;
+	r->primary.packet_rate = p->rate;
+	r->primary.traffic_class = p->traffic_class;
 	r->primary.hop_limit = CM_HOP_LIMIT;
 	r->primary.local_ack_timeout = c->ack_timeout;
-	ch.ip_version = src->sa_family == AF_INET6 ? 6 : 4;
-	ch.src_port = ntohs(sport);
+	ch.ip_version = p->ip_version;
+	ch.src_port = p->src_port;
 	memcpy(ch.src_addr, c->sgid.raw, 16);
 	memcpy(ch.dst_addr, c->dgid.raw, 16);
 	droce_cma_hdr_build(&ch, r->private_data);
@@ -281,15 +267,14 @@ droce_cm_send_req(struct cm_id *id, const struct rdma_conn_param *p)
 }
 
 int
-droce_cm_send_rep(struct cm_id *id, const struct rdma_conn_param *p)
+droce_cm_send_rep(struct cm_conn *c, const void *priv, uint8_t len)
 {
-	struct cm_conn *c = id->conn;
 	struct droce_cm_msg m;
 	struct droce_cm_rep *r = &m.rep;
 
 	if (c == NULL || (c->state != CM_REQ_RCVD && c->state != CM_MRA_SENT))
 		return -EINVAL;
-	if (p->private_data_len > DROCE_CM_REP_PRIV_LEN)
+	if (len > DROCE_CM_REP_PRIV_LEN)
 		return -EINVAL;
 	hdr(&m, DROCE_CM_ATTR_REP, c->tid);
 	r->local_comm_id = c->local_id;
@@ -303,17 +288,16 @@ droce_cm_send_rep(struct cm_id *id, const struct rdma_conn_param *p)
 	r->rnr_retry_count = c->rnr_retry_count;
 	r->srq = c->srq;
 	r->local_ca_guid = be64toh(c->dev->guid);
-	if (p->private_data_len > 0)
-		memcpy(r->private_data, p->private_data, p->private_data_len);
+	if (len > 0)
+		memcpy(r->private_data, priv, len);
 	set_state(c, CM_REP_SENT);
 	return conn_send_wait(c, &m, answer_wait(c->remote_resp_timeout),
 			      c->retries_left);
 }
 
 int
-droce_cm_send_rtu(struct cm_id *id)
+droce_cm_send_rtu(struct cm_conn *c)
 {
-	struct cm_conn *c = id->conn;
 	struct droce_cm_msg m;
 
 	if (c == NULL || c->state != CM_REP_RCVD)
@@ -327,10 +311,9 @@ droce_cm_send_rtu(struct cm_id *id)
 }
 
 int
-droce_cm_send_rej(struct cm_id *id, uint16_t reason, const void *priv,
+droce_cm_send_rej(struct cm_conn *c, uint16_t reason, const void *priv,
 		  uint8_t len)
 {
-	struct cm_conn *c = id->conn;
 	struct droce_cm_msg m;
 	int ret;
 
@@ -379,9 +362,8 @@ droce_cm_send_rej(struct cm_id *id, uint16_t reason, const void *priv,
 }
 
 int
-droce_cm_send_dreq(struct cm_id *id)
+droce_cm_send_dreq(struct cm_conn *c)
 {
-	struct cm_conn *c = id->conn;
 	struct droce_cm_msg m;
 
 	if (c == NULL || (c->state != CM_ESTABLISHED &&
@@ -398,14 +380,11 @@ droce_cm_send_dreq(struct cm_id *id)
 }
 
 int
-droce_cm_send_sidr_req(struct cm_id *id, const struct rdma_conn_param *p)
+droce_cm_send_sidr_req(struct cm_conn *c, const struct cm_req_param *p)
 {
-	struct cm_conn *c = id->conn;
 	struct droce_cm_msg m;
 	struct droce_cm_sidr_req *r = &m.sidr_req;
 	struct droce_cma_hdr ch = {0};
-	const struct sockaddr *src = &id->id.route.addr.src_addr;
-	const struct sockaddr *dst = &id->id.route.addr.dst_addr;
 
 	if (p->private_data_len > DROCE_CM_SIDR_REQ_PRIV_LEN -
 	    DROCE_CMA_HDR_LEN)
@@ -414,10 +393,9 @@ droce_cm_send_sidr_req(struct cm_id *id, const struct rdma_conn_param *p)
 	hdr(&m, DROCE_CM_ATTR_SIDR_REQ, c->tid);
 	r->request_id = c->local_id;
 	r->pkey = 0xffff;
-	r->service_id = droce_cma_service_id((uint16_t)id->id.ps,
-					     droce_cma_port(dst));
-	ch.ip_version = src->sa_family == AF_INET6 ? 6 : 4;
-	ch.src_port = droce_cma_port(src);
+	r->service_id = droce_cma_service_id(p->ps, p->dst_port);
+	ch.ip_version = p->ip_version;
+	ch.src_port = p->src_port;
 	memcpy(ch.src_addr, c->sgid.raw, 16);
 	memcpy(ch.dst_addr, c->dgid.raw, 16);
 	droce_cma_hdr_build(&ch, r->private_data);
@@ -432,10 +410,9 @@ droce_cm_send_sidr_req(struct cm_id *id, const struct rdma_conn_param *p)
 /* Answer a SIDR_REQ: @p status, and the QP and Q_Key if it is success.
  * The answer is kept a while for a REQ sent again. */
 int
-droce_cm_send_sidr_rep(struct cm_id *id, uint8_t status, uint32_t qpn,
+droce_cm_send_sidr_rep(struct cm_conn *c, uint8_t status, uint32_t qpn,
 		       uint32_t qkey, const void *priv, uint8_t len)
 {
-	struct cm_conn *c = id->conn;
 	struct droce_cm_msg m;
 	int ret;
 
@@ -447,7 +424,7 @@ droce_cm_send_sidr_rep(struct cm_id *id, uint8_t status, uint32_t qpn,
 	m.sidr_rep.request_id = c->remote_id;
 	m.sidr_rep.status = status;
 	m.sidr_rep.qpn = status == DROCE_CM_SIDR_SUCCESS ? qpn : 0;
-	m.sidr_rep.service_id = id->req.service_id;
+	m.sidr_rep.service_id = c->service_id;
 	m.sidr_rep.qkey = status == DROCE_CM_SIDR_SUCCESS ? qkey : 0;
 	if (len > 0)
 		memcpy(m.sidr_rep.private_data, priv, len);
@@ -457,40 +434,37 @@ droce_cm_send_sidr_rep(struct cm_id *id, uint8_t status, uint32_t qpn,
 }
 
 /*
- * The id is going: its connection lives on alone. One that was connected
- * is disconnected first (a DREQ, answered or not, then TimeWait); one
- * being set up is rejected; the rest end now.
+ * Its user is going (the caller forgets @p c): the connection lives on
+ * alone. One that was connected is disconnected first (a DREQ, answered
+ * or not, then TimeWait); one being set up is rejected; the rest end
+ * now.
  */
 void
-droce_cm_conn_detach(struct cm_id *id)
+droce_cm_conn_detach(struct cm_conn *c)
 {
-	struct cm_conn *c = id->conn;
-
 	if (c == NULL)
 		return;
 	switch (c->state) {
 	case CM_ESTABLISHED:
 	case CM_REP_SENT:
-		droce_cm_send_dreq(id);
+		droce_cm_send_dreq(c);
 		break;
 	case CM_REQ_RCVD:
 	case CM_MRA_SENT:
 		/* the REJ stays a while for the request asked again */
-		droce_cm_send_rej(id, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		droce_cm_send_rej(c, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
 		break;
 	case CM_REP_RCVD:
-		droce_cm_send_rej(id, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
+		droce_cm_send_rej(c, DROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0);
 		droce_cm_conn_free(c);
-		id->conn = NULL;
 		return;
 	case CM_REQ_SENT:
 	case CM_MRA_RCVD:
-		droce_cm_send_rej(id, DROCE_CM_REJ_TIMEOUT, NULL, 0);
+		droce_cm_send_rej(c, DROCE_CM_REJ_TIMEOUT, NULL, 0);
 		droce_cm_conn_free(c);
-		id->conn = NULL;
 		return;
 	case CM_SIDR_REQ_RCVD:
-		droce_cm_send_sidr_rep(id, DROCE_CM_SIDR_REJECT, 0, 0, NULL,
+		droce_cm_send_sidr_rep(c, DROCE_CM_SIDR_REJECT, 0, 0, NULL,
 				       0);
 		break;
 	case CM_DREQ_SENT:
@@ -498,11 +472,9 @@ droce_cm_conn_detach(struct cm_id *id)
 		break;
 	default:
 		droce_cm_conn_free(c);
-		id->conn = NULL;
 		return;
 	}
 	c->id = NULL;
-	id->conn = NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -569,7 +541,7 @@ expired(struct cm_conn *c)
 		break;
 	case CM_REP_SENT:
 		if (c->id != NULL) {
-			droce_cm_send_rej(c->id, DROCE_CM_REJ_TIMEOUT, NULL, 0);
+			droce_cm_send_rej(c, DROCE_CM_REJ_TIMEOUT, NULL, 0);
 			c->id->state = ID_DISCONNECTED;
 			e = conn_event(c, RDMA_CM_EVENT_CONNECT_ERROR,
 				       -ETIMEDOUT);
@@ -864,13 +836,13 @@ rx_rep(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 		if (ret == 0)
 			ret = droce_cma_modify_qp(c->id, IBV_QPS_RTS);
 		if (ret != 0) {
-			droce_cm_send_rej(c->id, DROCE_CM_REJ_NO_QP, NULL, 0);
+			droce_cm_send_rej(c, DROCE_CM_REJ_NO_QP, NULL, 0);
 			c->id->state = ID_ROUTE_RESOLVED;
 			conn_post(conn_event(c, RDMA_CM_EVENT_CONNECT_ERROR,
 					     ret));
 			return;
 		}
-		droce_cm_send_rtu(c->id);
+		droce_cm_send_rtu(c);
 		c->id->state = ID_ESTABLISHED;
 		e = conn_event(c, RDMA_CM_EVENT_ESTABLISHED, 0);
 	} else {
@@ -1128,6 +1100,7 @@ rx_sidr_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 	child->req.service_id = r->service_id;
 	c->tid = m->hdr.tid;
 	c->remote_id = r->request_id;
+	c->service_id = r->service_id;
 	c->sgid_index = sgid_index;
 	c->sgid = dev->gid[sgid_index];
 	c->dgid = *sgid;
@@ -1182,6 +1155,7 @@ rx_sidr_rep(const struct droce_cm_msg *m)
 		e->ev.param.ud.qkey = r->qkey;
 		droce_cma_post(e);
 	}
+	c->id->conn = NULL;
 	droce_cm_conn_free(c);
 }
 

@@ -149,12 +149,25 @@ struct cm_conn {
 	bool srq;
 	bool rejected;                  /**< its REQ was: mad is the REJ */
 	enum ibv_qp_type qp_type;
+	uint64_t service_id;            /**< a SIDR_REQ's, for its SIDR_REP */
 	/* the MAD to send again while waiting for its answer */
 	uint8_t mad[DROCE_MAD_LEN];
 	bool mad_valid;
 	unsigned int retries_left;
 	uint64_t deadline_ms;           /**< 0: no timer */
 	uint64_t wait_ms;               /**< between tries */
+};
+
+/** What a REQ or SIDR_REQ says beyond its connection's fields. */
+struct cm_req_param {
+	uint16_t ps;                    /**< rdma_cm's port space */
+	uint16_t src_port;              /**< host order */
+	uint16_t dst_port;              /**< host order */
+	uint8_t ip_version;             /**< 4 or 6 */
+	uint8_t rate;                   /**< the path's packet rate */
+	uint8_t traffic_class;
+	const void *private_data;       /**< the consumer's */
+	uint8_t private_data_len;
 };
 
 /** An event on its way to the application. */
@@ -270,16 +283,17 @@ void droce_cm_conn_free(struct cm_conn *conn);
 void droce_cm_rx(struct cm_dev *dev, const union ibv_gid *sgid,
 		 uint8_t sgid_index, const uint8_t *mad, size_t len);
 uint64_t droce_cm_timers(uint64_t now);
-int droce_cm_send_req(struct cm_id *id, const struct rdma_conn_param *p);
-int droce_cm_send_rep(struct cm_id *id, const struct rdma_conn_param *p);
-int droce_cm_send_rtu(struct cm_id *id);
-int droce_cm_send_rej(struct cm_id *id, uint16_t reason, const void *priv,
+int droce_cm_send_req(struct cm_conn *c, const struct cm_req_param *p);
+int droce_cm_send_rep(struct cm_conn *c, const void *priv, uint8_t len);
+int droce_cm_send_rtu(struct cm_conn *c);
+int droce_cm_send_rej(struct cm_conn *c, uint16_t reason, const void *priv,
 		      uint8_t len);
-int droce_cm_send_dreq(struct cm_id *id);
-int droce_cm_send_sidr_req(struct cm_id *id, const struct rdma_conn_param *p);
-int droce_cm_send_sidr_rep(struct cm_id *id, uint8_t status, uint32_t qpn,
+int droce_cm_send_dreq(struct cm_conn *c);
+int droce_cm_send_sidr_req(struct cm_conn *c, const struct cm_req_param *p);
+int droce_cm_send_sidr_rep(struct cm_conn *c, uint8_t status, uint32_t qpn,
 			   uint32_t qkey, const void *priv, uint8_t len);
-void droce_cm_conn_detach(struct cm_id *id);
+/* its user forgets @p c */
+void droce_cm_conn_detach(struct cm_conn *c);
 uint32_t droce_cm_timeout_ms(uint8_t t);
 const char *droce_cm_state_name(enum cm_state s);
 

@@ -465,7 +465,8 @@ id_destroy_locked(struct cm_id *id)
 	if (id->state == ID_LISTEN)
 		orphan_children(id);
 	id->state = ID_DESTROYING;
-	droce_cm_conn_detach(id);
+	droce_cm_conn_detach(id->conn);
+	id->conn = NULL;
 	drop_queued(id);
 	while (id->events_out > 0)
 		pthread_cond_wait(&id->acked, &droce_cm.lock);

@@ -28,6 +28,7 @@ int
 rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 {
 	struct rdma_conn_param none = {0};
+	struct cm_req_param rp;
 	struct cm_id *id;
 	struct cm_conn *c;
 	int ret;
@@ -65,10 +66,21 @@ rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	c->mtu = id->dev->mtu;
 	c->ack_timeout = id->ack_timeout;
 	id->state = ID_CONNECT;
+	rp = (struct cm_req_param){
+		.ps = (uint16_t)cid->ps,
+		.src_port = droce_cma_port(&cid->route.addr.src_addr),
+		.dst_port = droce_cma_port(&cid->route.addr.dst_addr),
+		.ip_version = cid->route.addr.src_addr.sa_family == AF_INET6 ?
+			6 : 4,
+		.rate = id->path.rate,
+		.traffic_class = id->tos,
+		.private_data = param->private_data,
+		.private_data_len = param->private_data_len,
+	};
 	if (c->qp_type == IBV_QPT_UD)
-		ret = droce_cm_send_sidr_req(id, param);
+		ret = droce_cm_send_sidr_req(c, &rp);
 	else
-		ret = droce_cm_send_req(id, param);
+		ret = droce_cm_send_req(c, &rp);
 	if (ret != 0) {
 		droce_cm_conn_free(c);
 		id->conn = NULL;
@@ -139,7 +151,7 @@ rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	if (c != NULL && c->state == CM_SIDR_REQ_RCVD) {
 		/* UD: the QP and Q_Key to send to, in a SIDR_REP */
 		droce_cma_child_answered(id);
-		ret = droce_cm_send_sidr_rep(id, DROCE_CM_SIDR_SUCCESS,
+		ret = droce_cm_send_sidr_rep(c, DROCE_CM_SIDR_SUCCESS,
 			cid->qp != NULL ? cid->qp->qp_num :
 			param != NULL ? param->qp_num : 0, RDMA_UDP_QKEY,
 			param != NULL ? param->private_data : NULL,
@@ -187,7 +199,8 @@ rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	} else {
 		c->srq = param->srq != 0;
 	}
-	ret = droce_cm_send_rep(id, param);
+	ret = droce_cm_send_rep(c, param->private_data,
+				param->private_data_len);
 	pthread_mutex_unlock(&droce_cm.lock);
 	droce_cm_wake();
 	if (cid->event != NULL) {
@@ -215,7 +228,7 @@ rdma_reject(struct rdma_cm_id *cid, const void *private_data,
 	c = id->conn;
 	if (c != NULL && c->state == CM_SIDR_REQ_RCVD) {
 		droce_cma_child_answered(id);
-		ret = droce_cm_send_sidr_rep(id, DROCE_CM_SIDR_REJECT, 0, 0,
+		ret = droce_cm_send_sidr_rep(c, DROCE_CM_SIDR_REJECT, 0, 0,
 					     private_data, private_data_len);
 		id->state = ID_DISCONNECTED;
 		pthread_mutex_unlock(&droce_cm.lock);
@@ -227,7 +240,7 @@ rdma_reject(struct rdma_cm_id *cid, const void *private_data,
 		return droce_cma_fail(EINVAL);
 	}
 	droce_cma_child_answered(id);
-	ret = droce_cm_send_rej(id, DROCE_CM_REJ_CONSUMER_DEFINED,
+	ret = droce_cm_send_rej(c, DROCE_CM_REJ_CONSUMER_DEFINED,
 				private_data, private_data_len);
 	if (ret == 0) {
 		/* the connection lives on alone, its REJ kept for a REQ
@@ -257,7 +270,7 @@ rdma_establish(struct rdma_cm_id *cid)
 		return droce_cma_fail(EINVAL);
 	id = cm_id_of(cid);
 	pthread_mutex_lock(&droce_cm.lock);
-	ret = droce_cm_send_rtu(id);
+	ret = droce_cm_send_rtu(id->conn);
 	if (ret == 0)
 		id->state = ID_ESTABLISHED;
 	pthread_mutex_unlock(&droce_cm.lock);
@@ -312,7 +325,7 @@ rdma_disconnect(struct rdma_cm_id *cid)
 		if (cid->qp != NULL)
 			droce_cma_modify_qp(id, IBV_QPS_ERR);
 		if (c->state == CM_ESTABLISHED || c->state == CM_REP_SENT)
-			droce_cm_send_dreq(id);
+			droce_cm_send_dreq(c);
 		else if (c->state == CM_REQ_SENT || c->state == CM_MRA_RCVD ||
 			 c->state == CM_REP_RCVD)
 			ret = -EINVAL;
