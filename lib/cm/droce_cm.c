@@ -34,6 +34,8 @@ struct cm droce_cm = {
 
 static pthread_once_t cm_once = PTHREAD_ONCE_INIT;
 static int cm_init_err;
+/* the calls up into the layer above, as droce_cm_init() was first given */
+static const struct cm_upcalls *cm_up;
 
 void
 droce_cm_log(const char *fmt, ...)
@@ -432,20 +434,17 @@ dreps_due(void)
 /*
  * The process exits: as the kernel does for one that exits with rdma_cm
  * ids left, each id's connection is ended on the wire (a DREQ for one
- * connected, a REJ for one being set up), and the DREPs are waited for
- * a little while the CM's thread still runs.
+ * connected, a REJ for one being set up: the layer above detaches each
+ * of its connections), and the DREPs are waited for a little while the
+ * CM's thread still runs.
  */
 static void
 cm_fini(void)
 {
-	struct cm_id *id;
 	uint64_t end;
 
 	pthread_mutex_lock(&droce_cm.lock);
-	LIST_FOREACH(id, &droce_cm.ids, all) {
-		droce_cm_conn_detach(id->conn);
-		id->conn = NULL;
-	}
+	droce_cm.up->exit();
 	end = droce_cm_now_ms() + CM_EXIT_WAIT_MS;
 	while (dreps_due() && droce_cm_now_ms() < end) {
 		pthread_mutex_unlock(&droce_cm.lock);
@@ -465,6 +464,7 @@ cm_start(void)
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	int n, i, ret;
 
+	droce_cm.up = __atomic_load_n(&cm_up, __ATOMIC_RELAXED);
 	if (getrandom(&droce_cm.tid_hi, sizeof(droce_cm.tid_hi), 0) < 0)
 		droce_cm.tid_hi = (uint32_t)time(NULL);
 	droce_cm.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -508,8 +508,14 @@ cm_start(void)
 }
 
 int
-droce_cm_init(void)
+droce_cm_init(const struct cm_upcalls *up)
 {
+	const struct cm_upcalls *none = NULL;
+
+	/* the one layer above gives the same calls each time: the first
+	 * are the CM's, set before its thread can make any */
+	__atomic_compare_exchange_n(&cm_up, &none, up, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	pthread_once(&cm_once, cm_start);
 	if (cm_init_err != 0) {
 		errno = cm_init_err;

@@ -8,6 +8,9 @@
  * state waits to have answered (sent again until it is, then given up),
  * duplicates answered again rather than acted on twice, and TimeWait.
  * Runs under droce_cm.lock, on the control thread or in an rdma_cm call.
+ * What the layer above must hear of (a request for a listener, a REP, a
+ * REJ, a disconnection, ...) goes up through droce_cm.up, to the ctx of
+ * each connection: the CM reads nothing of rdma_cm's ids.
  */
 
 #include <errno.h>
@@ -82,7 +85,7 @@ conn_find(uint32_t local_id)
 }
 
 struct cm_conn *
-droce_cm_conn_new(struct cm_id *id, struct cm_dev *dev)
+droce_cm_conn_new(void *ctx, struct cm_dev *dev)
 {
 	struct cm_conn *c = calloc(1, sizeof(*c));
 
@@ -91,7 +94,7 @@ droce_cm_conn_new(struct cm_id *id, struct cm_dev *dev)
 	do
 		c->local_id = rand32();
 	while (c->local_id == 0 || conn_find(c->local_id) != NULL);
-	c->id = id;
+	c->ctx = ctx;
 	c->dev = dev;
 	c->state = CM_IDLE;
 	/* a CM message's starting PSN is the one its sender expects to
@@ -474,48 +477,32 @@ droce_cm_conn_detach(struct cm_conn *c)
 		droce_cm_conn_free(c);
 		return;
 	}
-	c->id = NULL;
+	c->ctx = NULL;
 }
 
 /* ------------------------------------------------------------------------
- * Events to the id of a connection, if it still has one.
+ * Events to the user of a connection, if it still has one.
  */
 
-static struct cm_event *
-conn_event(struct cm_conn *c, enum rdma_cm_event_type type, int status)
+static void
+conn_event(struct cm_conn *c, enum cm_conn_event_type type, int status,
+	   const struct droce_cm_msg *m)
 {
-	if (c->id == NULL)
-		return NULL;
-	return droce_cma_event(c->id, type, status);
+	struct cm_conn_event ev = {
+		.type = type,
+		.status = status,
+		.msg = m,
+	};
+
+	if (c->ctx != NULL)
+		droce_cm.up->event(c->ctx, &ev);
 }
 
+/* The peer ended the connection (or did not answer our DREQ). */
 static void
-conn_post(struct cm_event *e)
+disconnected(struct cm_conn *c, const struct droce_cm_msg *m)
 {
-	if (e != NULL)
-		droce_cma_post(e);
-}
-
-static void
-ev_priv(struct cm_event *e, const uint8_t *priv, size_t len)
-{
-	memcpy(e->priv, priv, len);
-	e->ev.param.conn.private_data = e->priv;
-	e->ev.param.conn.private_data_len = (uint8_t)len;
-}
-
-/*
- * The peer ended the connection. Its QP is left alone, as librdmacm
- * leaves it: the application may have destroyed it already (perftest
- * destroys its QPs with ibv_destroy_qp and exits, leaving the id to the
- * CM), and rdma_disconnect() moves it to the error state.
- */
-static void
-disconnected(struct cm_conn *c)
-{
-	if (c->id != NULL)
-		c->id->state = ID_DISCONNECTED;
-	conn_post(conn_event(c, RDMA_CM_EVENT_DISCONNECTED, 0));
+	conn_event(c, CM_EV_DISCONNECTED, 0, m);
 	timewait(c);
 }
 
@@ -526,45 +513,36 @@ disconnected(struct cm_conn *c)
 static void
 expired(struct cm_conn *c)
 {
-	struct cm_event *e;
-
 	switch (c->state) {
 	case CM_REQ_SENT:
 	case CM_MRA_RCVD:
 	case CM_SIDR_REQ_SENT:
 		conn_stop_timer(c);
 		set_state(c, CM_IDLE);
-		if (c->id != NULL)
-			c->id->state = ID_ROUTE_RESOLVED;
-		conn_post(conn_event(c, RDMA_CM_EVENT_UNREACHABLE,
-				     -ETIMEDOUT));
+		conn_event(c, CM_EV_REQ_ERROR, -ETIMEDOUT, NULL);
 		break;
 	case CM_REP_SENT:
-		if (c->id != NULL) {
+		if (c->ctx != NULL) {
 			droce_cm_send_rej(c, DROCE_CM_REJ_TIMEOUT, NULL, 0);
-			c->id->state = ID_DISCONNECTED;
-			e = conn_event(c, RDMA_CM_EVENT_CONNECT_ERROR,
-				       -ETIMEDOUT);
-			conn_post(e);
+			conn_event(c, CM_EV_REP_ERROR, -ETIMEDOUT, NULL);
 		}
 		conn_stop_timer(c);
 		set_state(c, CM_IDLE);
 		break;
 	case CM_DREQ_SENT:
-		disconnected(c);
+		disconnected(c, NULL);
 		break;
 	case CM_TIMEWAIT:
 		c->deadline_ms = 0;
 		set_state(c, CM_IDLE);
 		if (c->qp_type != IBV_QPT_UD)
-			conn_post(conn_event(c, RDMA_CM_EVENT_TIMEWAIT_EXIT,
-					     0));
+			conn_event(c, CM_EV_TIMEWAIT_EXIT, 0, NULL);
 		break;
 	default:
 		conn_stop_timer(c);
 		break;
 	}
-	if (c->id == NULL && c->deadline_ms == 0)
+	if (c->ctx == NULL && c->deadline_ms == 0)
 		droce_cm_conn_free(c);
 }
 
@@ -649,32 +627,13 @@ conn_by_remote_qpn(const union ibv_gid *gid, uint32_t qpn)
 	return NULL;
 }
 
-/* The addresses and the path of a listener's child, from its request. */
-static void
-child_route(struct cm_id *child, const struct cm_conn *c, uint16_t port,
-	    uint16_t peer_port, enum ibv_mtu mtu)
-{
-	struct rdma_route *r = &child->id.route;
-
-	droce_cma_gid_to_addr(&c->sgid, port, &r->addr.src_storage);
-	droce_cma_gid_to_addr(&c->dgid, peer_port, &r->addr.dst_storage);
-	r->addr.addr.ibaddr.sgid = c->sgid;
-	r->addr.addr.ibaddr.dgid = c->dgid;
-	r->addr.addr.ibaddr.pkey = htobe16(0xffff);
-	child->path.sgid = c->sgid;
-	child->path.dgid = c->dgid;
-	child->path.mtu = (uint8_t)mtu;
-	child->path.pkey = htobe16(0xffff);
-	child->path.hop_limit = CM_HOP_LIMIT;
-	child->path.packet_life_time = CM_PACKET_LIFETIME;
-}
-
-/* Why a new REQ is refused (a REJ reason), or 0 with its listener, port
- * space, port and IP CM header. */
+/*
+ * Why a new REQ is refused (a REJ reason), or 0 with what it asks of
+ * rdma_cm: its port space, port and IP header.
+ */
 static uint16_t
-req_refusal(struct cm_dev *dev, const union ibv_gid *sgid,
-	    const struct droce_cm_req *r, struct cm_id **listener,
-	    uint16_t *ps, uint16_t *port, struct droce_cma_hdr *ch)
+req_refusal(const union ibv_gid *sgid, const struct droce_cm_req *r,
+	    struct cm_req_info *info)
 {
 	if (conn_by_remote_qpn(sgid, r->local_qpn) != NULL)
 		/* its QPN still names a connection of ours, or did so
@@ -682,17 +641,35 @@ req_refusal(struct cm_dev *dev, const union ibv_gid *sgid,
 		return DROCE_CM_REJ_STALE_CONN;
 	if (r->transport_type > 1)
 		return DROCE_CM_REJ_INVALID_TRANSPORT_TYPE;
-	if (!droce_cma_service_split(r->service_id, ps, port) ||
+	if (!droce_cma_service_split(r->service_id, &info->ps, &info->port) ||
 	    droce_cma_hdr_parse(r->private_data, DROCE_CM_REQ_PRIV_LEN,
-				ch) != 0 ||
-	    (*listener = droce_cma_listener(dev, *ps, *port,
-					    ch->dst_addr)) == NULL)
+				&info->hdr) != 0)
 		return DROCE_CM_REJ_INVALID_SERVICE_ID;
-	if ((*listener)->pending >= (*listener)->backlog) {
-		droce_cm.stats.listen_overflow++;
-		return DROCE_CM_REJ_CONSUMER_DEFINED;
-	}
 	return 0;
+}
+
+/*
+ * A new REQ or SIDR_REQ to the layer above, which finds its listener and
+ * gives it a connection (@p conn); or why it is refused: a REJ reason, or
+ * for a SIDR_REQ a SIDR status.
+ */
+static uint16_t
+req_up(struct cm_dev *dev, const struct cm_req_info *info, bool sidr,
+       struct cm_conn **conn)
+{
+	switch (droce_cm.up->req(dev, info, conn)) {
+	case 0:
+		return 0;
+	case -ENOENT:
+		return sidr ? DROCE_CM_SIDR_UNSUPPORTED :
+			DROCE_CM_REJ_INVALID_SERVICE_ID;
+	case -EBUSY:
+		droce_cm.stats.listen_overflow++;
+		return sidr ? DROCE_CM_SIDR_REJECT :
+			DROCE_CM_REJ_CONSUMER_DEFINED;
+	default:
+		return sidr ? DROCE_CM_SIDR_NO_QP : DROCE_CM_REJ_NO_RESOURCES;
+	}
 }
 
 static void
@@ -700,11 +677,14 @@ rx_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
        const struct droce_cm_msg *m)
 {
 	const struct droce_cm_req *r = &m->req;
-	struct droce_cma_hdr ch;
-	struct cm_id *listener = NULL, *child = NULL;
+	struct cm_req_info info = { .msg = m };
+	struct cm_conn_event ev = {
+		.type = CM_EV_REQ_RECEIVED,
+		.msg = m,
+		.req = &info,
+	};
 	struct cm_conn *c;
-	struct cm_event *e;
-	uint16_t ps, port, reason;
+	uint16_t reason;
 
 	c = conn_by_remote(sgid, r->local_comm_id, r->local_ca_guid);
 	if (c != NULL) {
@@ -734,24 +714,14 @@ rx_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 		}
 		return;
 	}
-	reason = req_refusal(dev, sgid, r, &listener, &ps, &port, &ch);
-	if (reason == 0) {
-		child = droce_cma_child(listener, dev);
-		c = child != NULL ? droce_cm_conn_new(child, dev) : NULL;
-		if (c == NULL) {
-			/* the child is freed with the listener's next sweep */
-			if (child != NULL)
-				child->state = ID_DESTROYING;
-			reason = DROCE_CM_REJ_NO_RESOURCES;
-		}
-	}
+	reason = req_refusal(sgid, r, &info);
+	if (reason == 0)
+		reason = req_up(dev, &info, false, &c);
 	if (reason != 0) {
 		rej_stranger(dev, sgid, sgid_index, m->hdr.tid,
 			     r->local_comm_id, DROCE_CM_REF_REQ, reason);
 		return;
 	}
-	child->conn = c;
-	child->req = *r;
 	c->tid = m->hdr.tid;
 	c->remote_id = r->local_comm_id;
 	c->remote_guid = r->local_ca_guid;
@@ -772,26 +742,8 @@ rx_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 	c->retries_left = r->max_cm_retries;
 	c->ack_timeout = r->primary.local_ack_timeout ?
 		r->primary.local_ack_timeout : CM_ACK_TIMEOUT;
-	child->state = ID_CONNECT;
 	set_state(c, CM_REQ_RCVD);
-	child_route(child, c, port, ch.src_port, c->mtu);
-	listener->pending++;
-	e = droce_cma_event(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
-	if (e == NULL)
-		return;
-	e->ev.listen_id = &listener->id;
-	ev_priv(e, r->private_data + DROCE_CMA_HDR_LEN,
-		DROCE_CM_REQ_PRIV_LEN - DROCE_CMA_HDR_LEN);
-	/* from the listener's side: what the peer offers to answer is what
-	 * it may ask, and the other way round */
-	e->ev.param.conn.responder_resources = r->initiator_depth;
-	e->ev.param.conn.initiator_depth = r->responder_resources;
-	e->ev.param.conn.flow_control = r->flow_control;
-	e->ev.param.conn.retry_count = r->retry_count;
-	e->ev.param.conn.rnr_retry_count = r->rnr_retry_count;
-	e->ev.param.conn.srq = r->srq;
-	e->ev.param.conn.qp_num = r->local_qpn;
-	droce_cma_post(e);
+	droce_cm.up->event(c->ctx, &ev);
 }
 
 static void
@@ -800,8 +752,6 @@ rx_rep(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 {
 	const struct droce_cm_rep *r = &m->rep;
 	struct cm_conn *c = conn_find(r->remote_comm_id);
-	struct cm_event *e;
-	int ret;
 
 	if (c == NULL || c->dev != dev) {
 		rej_stranger(dev, sgid, sgid_index, m->hdr.tid,
@@ -829,35 +779,8 @@ rx_rep(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 	c->peer_rnr_retry = r->rnr_retry_count;
 	c->srq = r->srq;
 	set_state(c, CM_REP_RCVD);
-	if (c->id == NULL)
-		return;
-	if (c->id->id.qp != NULL) {
-		ret = droce_cma_modify_qp(c->id, IBV_QPS_RTR);
-		if (ret == 0)
-			ret = droce_cma_modify_qp(c->id, IBV_QPS_RTS);
-		if (ret != 0) {
-			droce_cm_send_rej(c, DROCE_CM_REJ_NO_QP, NULL, 0);
-			c->id->state = ID_ROUTE_RESOLVED;
-			conn_post(conn_event(c, RDMA_CM_EVENT_CONNECT_ERROR,
-					     ret));
-			return;
-		}
-		droce_cm_send_rtu(c);
-		c->id->state = ID_ESTABLISHED;
-		e = conn_event(c, RDMA_CM_EVENT_ESTABLISHED, 0);
-	} else {
-		e = conn_event(c, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
-	}
-	if (e == NULL)
-		return;
-	ev_priv(e, r->private_data, DROCE_CM_REP_PRIV_LEN);
-	e->ev.param.conn.responder_resources = r->initiator_depth;
-	e->ev.param.conn.initiator_depth = r->responder_resources;
-	e->ev.param.conn.flow_control = r->flow_control;
-	e->ev.param.conn.rnr_retry_count = r->rnr_retry_count;
-	e->ev.param.conn.srq = r->srq;
-	e->ev.param.conn.qp_num = r->local_qpn;
-	droce_cma_post(e);
+	/* its user sends the RTU, or a REJ if its QP cannot follow */
+	conn_event(c, CM_EV_REP_RECEIVED, 0, m);
 }
 
 static void
@@ -872,10 +795,7 @@ rx_rtu(const struct droce_cm_msg *m)
 	}
 	conn_stop_timer(c);
 	set_state(c, CM_ESTABLISHED);
-	if (c->id != NULL) {
-		c->id->state = ID_ESTABLISHED;
-		conn_post(conn_event(c, RDMA_CM_EVENT_ESTABLISHED, 0));
-	}
+	conn_event(c, CM_EV_RTU_RECEIVED, 0, m);
 }
 
 static void
@@ -883,7 +803,6 @@ rx_rej(const struct droce_cm_msg *m)
 {
 	const struct droce_cm_rej *r = &m->rej;
 	struct cm_conn *c = conn_find(r->remote_comm_id);
-	struct cm_event *e;
 
 	if (r->reason < CM_REJ_REASONS)
 		droce_cm.stats.rej_received[r->reason]++;
@@ -915,18 +834,11 @@ rx_rej(const struct droce_cm_msg *m)
 	}
 	conn_stop_timer(c);
 	set_state(c, CM_IDLE);
-	/* (its QP goes to the error state as the event is taken, in the
-	 * application's thread: rdma_get_cm_event) */
-	if (c->id == NULL) {
+	if (c->ctx == NULL) {
 		droce_cm_conn_free(c);
 		return;
 	}
-	c->id->state = ID_DISCONNECTED;
-	e = conn_event(c, RDMA_CM_EVENT_REJECTED, r->reason);
-	if (e != NULL) {
-		ev_priv(e, r->private_data, DROCE_CM_REJ_PRIV_LEN);
-		droce_cma_post(e);
-	}
+	conn_event(c, CM_EV_REJ_RECEIVED, r->reason, m);
 }
 
 static void
@@ -990,7 +902,7 @@ rx_dreq(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 		c->tid = m->hdr.tid;
 		send_drep(dev, sgid, sgid_index, m->hdr.tid, c->local_id,
 			  c->remote_id);
-		disconnected(c);
+		disconnected(c, m);
 		break;
 	case CM_TIMEWAIT:
 		droce_cm.stats.dup_received++;
@@ -1013,8 +925,8 @@ rx_drep(const struct droce_cm_msg *m)
 		droce_cm.stats.mads_dropped++;
 		return;
 	}
-	disconnected(c);
-	if (c->id == NULL && c->deadline_ms == 0)
+	disconnected(c, m);
+	if (c->ctx == NULL && c->deadline_ms == 0)
 		droce_cm_conn_free(c);
 }
 
@@ -1055,11 +967,14 @@ rx_sidr_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 	    const struct droce_cm_msg *m)
 {
 	const struct droce_cm_sidr_req *r = &m->sidr_req;
-	struct droce_cma_hdr ch;
-	struct cm_id *listener, *child;
+	struct cm_req_info info = { .msg = m };
+	struct cm_conn_event ev = {
+		.type = CM_EV_REQ_RECEIVED,
+		.msg = m,
+		.req = &info,
+	};
 	struct cm_conn *c;
-	struct cm_event *e;
-	uint16_t ps, port;
+	uint16_t status;
 
 	LIST_FOREACH(c, &droce_cm.conns, all)
 		if ((c->state == CM_SIDR_REQ_RCVD ||
@@ -1073,31 +988,16 @@ rx_sidr_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 				droce_cm.stats.dup_received++;
 			return;
 		}
-	if (!droce_cma_service_split(r->service_id, &ps, &port) ||
+	if (!droce_cma_service_split(r->service_id, &info.ps, &info.port) ||
 	    droce_cma_hdr_parse(r->private_data, DROCE_CM_SIDR_REQ_PRIV_LEN,
-				&ch) != 0 ||
-	    (listener = droce_cma_listener(dev, ps, port,
-					   ch.dst_addr)) == NULL) {
-		sidr_stranger(dev, sgid, sgid_index, m,
-			      DROCE_CM_SIDR_UNSUPPORTED);
+				&info.hdr) != 0)
+		status = DROCE_CM_SIDR_UNSUPPORTED;
+	else
+		status = req_up(dev, &info, true, &c);
+	if (status != 0) {
+		sidr_stranger(dev, sgid, sgid_index, m, (uint8_t)status);
 		return;
 	}
-	if (listener->pending >= listener->backlog) {
-		droce_cm.stats.listen_overflow++;
-		sidr_stranger(dev, sgid, sgid_index, m, DROCE_CM_SIDR_REJECT);
-		return;
-	}
-	child = droce_cma_child(listener, dev);
-	c = child != NULL ? droce_cm_conn_new(child, dev) : NULL;
-	if (c == NULL) {
-		if (child != NULL)
-			child->state = ID_DESTROYING;
-		sidr_stranger(dev, sgid, sgid_index, m, DROCE_CM_SIDR_NO_QP);
-		return;
-	}
-	child->conn = c;
-	memset(&child->req, 0, sizeof(child->req));
-	child->req.service_id = r->service_id;
 	c->tid = m->hdr.tid;
 	c->remote_id = r->request_id;
 	c->service_id = r->service_id;
@@ -1105,21 +1005,8 @@ rx_sidr_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 	c->sgid = dev->gid[sgid_index];
 	c->dgid = *sgid;
 	c->qp_type = IBV_QPT_UD;
-	child->state = ID_CONNECT;
 	set_state(c, CM_SIDR_REQ_RCVD);
-	child_route(child, c, port, ch.src_port, dev->mtu);
-	listener->pending++;
-	e = droce_cma_event(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
-	if (e == NULL)
-		return;
-	e->ev.listen_id = &listener->id;
-	memcpy(e->priv, r->private_data + DROCE_CMA_HDR_LEN,
-	       DROCE_CM_SIDR_REQ_PRIV_LEN - DROCE_CMA_HDR_LEN);
-	e->ev.param.ud.private_data = e->priv;
-	e->ev.param.ud.private_data_len =
-		DROCE_CM_SIDR_REQ_PRIV_LEN - DROCE_CMA_HDR_LEN;
-	droce_cma_ah_attr(child, &e->ev.param.ud.ah_attr);
-	droce_cma_post(e);
+	droce_cm.up->event(c->ctx, &ev);
 }
 
 static void
@@ -1127,7 +1014,6 @@ rx_sidr_rep(const struct droce_cm_msg *m)
 {
 	const struct droce_cm_sidr_rep *r = &m->sidr_rep;
 	struct cm_conn *c = conn_find(r->request_id);
-	struct cm_event *e;
 
 	if (c == NULL || c->state != CM_SIDR_REQ_SENT || m->hdr.tid != c->tid) {
 		droce_cm.stats.mads_dropped++;
@@ -1135,27 +1021,7 @@ rx_sidr_rep(const struct droce_cm_msg *m)
 	}
 	conn_stop_timer(c);
 	set_state(c, CM_IDLE);
-	if (c->id == NULL) {
-		droce_cm_conn_free(c);
-		return;
-	}
-	if (r->status == DROCE_CM_SIDR_SUCCESS) {
-		c->id->state = ID_ESTABLISHED;
-		e = conn_event(c, RDMA_CM_EVENT_ESTABLISHED, 0);
-	} else {
-		c->id->state = ID_ROUTE_RESOLVED;
-		e = conn_event(c, RDMA_CM_EVENT_UNREACHABLE, r->status);
-	}
-	if (e != NULL) {
-		memcpy(e->priv, r->private_data, DROCE_CM_SIDR_REP_PRIV_LEN);
-		e->ev.param.ud.private_data = e->priv;
-		e->ev.param.ud.private_data_len = DROCE_CM_SIDR_REP_PRIV_LEN;
-		droce_cma_ah_attr(c->id, &e->ev.param.ud.ah_attr);
-		e->ev.param.ud.qp_num = r->qpn;
-		e->ev.param.ud.qkey = r->qkey;
-		droce_cma_post(e);
-	}
-	c->id->conn = NULL;
+	conn_event(c, CM_EV_SIDR_REP_RECEIVED, r->status, m);
 	droce_cm_conn_free(c);
 }
 

@@ -12,6 +12,12 @@
  * (droce_cm_conn.c) share its state under one mutex, taken by the
  * control thread for each MAD and each expired timer and by the API
  * for each call. Nothing here runs on an engine lcore.
+ *
+ * The CM is the lower layer, as Linux's cm.c is below its cma.c: it
+ * knows nothing of rdma_cm's ids. rdma_cm calls down into it
+ * (droce_cm_send_req() and the rest), and what comes from the wire
+ * reaches rdma_cm through the calls it registers with the CM (struct
+ * cm_upcalls, given to droce_cm_init()).
  */
 
 #include <pthread.h>
@@ -119,7 +125,8 @@ struct cm_id;
 struct cm_conn {
 	LIST_ENTRY(cm_conn) hash;       /**< by local_id */
 	LIST_ENTRY(cm_conn) all;
-	struct cm_id *id;               /**< NULL once the id is gone */
+	void *ctx;                      /**< its user's (rdma_cm's id), told
+					 *   its events; NULL once gone */
 	struct cm_dev *dev;
 	enum cm_state state;
 	uint32_t local_id;
@@ -156,6 +163,68 @@ struct cm_conn {
 	unsigned int retries_left;
 	uint64_t deadline_ms;           /**< 0: no timer */
 	uint64_t wait_ms;               /**< between tries */
+};
+
+/** A REQ or SIDR_REQ as the CM read it, for the layer above. */
+struct cm_req_info {
+	const struct droce_cm_msg *msg; /**< the REQ or SIDR_REQ */
+	uint16_t ps;                    /**< rdma_cm's port space and port, */
+	uint16_t port;                  /**< from its service ID */
+	struct droce_cma_hdr hdr;       /**< rdma_cm's header, first in its
+					 *   private data */
+};
+
+/** What happened to a connection, as the CM tells the layer above. */
+enum cm_conn_event_type {
+	CM_EV_REQ_RECEIVED,     /**< a REQ or SIDR_REQ: the connection is
+				 *   the one the req upcall gave */
+	CM_EV_REP_RECEIVED,     /**< a REP to our REQ: the connection is
+				 *   in REP_RCVD, for an RTU or a REJ */
+	CM_EV_RTU_RECEIVED,     /**< an RTU to our REP: established */
+	CM_EV_REJ_RECEIVED,     /**< status: the REJ's reason */
+	CM_EV_SIDR_REP_RECEIVED, /**< status: the SIDR_REP's; the CM
+				  *   frees the connection on return */
+	CM_EV_REQ_ERROR,        /**< our REQ or SIDR_REQ was not answered */
+	CM_EV_REP_ERROR,        /**< our REP was not answered */
+	CM_EV_DISCONNECTED,     /**< a DREQ or a DREP came, or our DREQ
+				 *   was not answered */
+	CM_EV_TIMEWAIT_EXIT,    /**< the connection's TimeWait is over */
+};
+
+/** An event of a connection, for the layer above. */
+struct cm_conn_event {
+	enum cm_conn_event_type type;
+	int status;                     /**< a REJ reason, a SIDR status,
+					 *   or a negative errno */
+	const struct droce_cm_msg *msg; /**< the MAD that brought it, if
+					 *   one did */
+	const struct cm_req_info *req;  /**< CM_EV_REQ_RECEIVED's */
+};
+
+/**
+ * The calls the CM makes up into the layer above it (rdma_cm's, given
+ * to droce_cm_init()): always under droce_cm.lock, on the control
+ * thread or in a call of that layer down into the CM.
+ */
+struct cm_upcalls {
+	/**
+	 * A REQ or SIDR_REQ came to @p dev: find who listens to its
+	 * service and give the request a connection of its own
+	 * (droce_cm_conn_new()), whose fields the CM then fills before
+	 * it reports CM_EV_REQ_RECEIVED.
+	 * @param conn set to the new connection on success
+	 * @return 0, -ENOENT (nobody listens), -EBUSY (the listener has
+	 *         its backlog of requests) or -ENOMEM
+	 */
+	int (*req)(struct cm_dev *dev, const struct cm_req_info *req,
+		   struct cm_conn **conn);
+	/** Tell the user of a connection (its ctx) what happened to it. */
+	void (*event)(void *ctx, const struct cm_conn_event *ev);
+	/**
+	 * The process exits: end every connection the layer above holds
+	 * (droce_cm_conn_detach()).
+	 */
+	void (*exit)(void);
 };
 
 /** What a REQ or SIDR_REQ says beyond its connection's fields. */
@@ -252,6 +321,7 @@ struct cm {
 	LIST_HEAD(, cm_conn) conns;
 	LIST_HEAD(, cm_conn) by_local[CM_CONN_HASH];
 	uint64_t events_queued;        /**< on every channel */
+	const struct cm_upcalls *up;   /**< the layer above's */
 	uint32_t tid_hi;
 	uint32_t tid_lo;
 	struct droce_cm_stats stats;   /**< the counters kept as they go */
@@ -263,7 +333,8 @@ void droce_cm_log(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
 /* droce_cm.c: the control thread, the devices, MADs in and out */
-int droce_cm_init(void);
+/* Start the CM (once), with the calls it makes up into @p up's layer. */
+int droce_cm_init(const struct cm_upcalls *up);
 void droce_cm_telemetry_register(void);
 uint64_t droce_cm_now_ms(void);
 void droce_cm_wake(void);
@@ -277,8 +348,9 @@ int droce_cm_send(struct cm_dev *dev, const union ibv_gid *dgid,
 		  uint8_t sgid_index, const uint8_t mad[DROCE_MAD_LEN]);
 uint64_t droce_cm_next_tid(void);
 
-/* droce_cm_conn.c: the CM protocol */
-struct cm_conn *droce_cm_conn_new(struct cm_id *id, struct cm_dev *dev);
+/* droce_cm_conn.c: the CM protocol; a conn is the layer above's (@p
+ * ctx's) until droce_cm_conn_detach() */
+struct cm_conn *droce_cm_conn_new(void *ctx, struct cm_dev *dev);
 void droce_cm_conn_free(struct cm_conn *conn);
 void droce_cm_rx(struct cm_dev *dev, const union ibv_gid *sgid,
 		 uint8_t sgid_index, const uint8_t *mad, size_t len);
@@ -298,7 +370,10 @@ uint32_t droce_cm_timeout_ms(uint8_t t);
 const char *droce_cm_state_name(enum cm_state s);
 
 /* the rdma_cm side: droce_cma.c (events, ids), droce_cma_route.c,
- * droce_cma_qp.c, droce_cma_conn.c, droce_cma_ep.c */
+ * droce_cma_qp.c, droce_cma_conn.c (with what the CM tells it),
+ * droce_cma_ep.c */
+/* droce_cm_init() with rdma_cm's calls for the CM to make */
+int droce_cma_init(void);
 int droce_cma_sync_wait(struct cm_id *id, enum rdma_cm_event_type want);
 bool droce_cma_is_sync(const struct cm_id *id);
 void droce_cma_child_answered(struct cm_id *id);

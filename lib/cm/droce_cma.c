@@ -63,7 +63,7 @@ rdma_create_event_channel(void)
 {
 	struct cm_channel *c;
 
-	if (droce_cm_init() != 0)
+	if (droce_cma_init() != 0)
 		return NULL;
 	c = channel_new(false);
 	if (c == NULL) {
@@ -341,7 +341,7 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 	if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IB &&
 	    ps != RDMA_PS_IPOIB)
 		return droce_cma_fail(EPROTONOSUPPORT);
-	if (droce_cm_init() != 0)
+	if (droce_cma_init() != 0)
 		return -1;
 	pthread_mutex_lock(&droce_cm.lock);
 	c = id_new(channel, context, ps);

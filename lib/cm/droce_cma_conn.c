@@ -4,7 +4,9 @@
 
 /*
  * rdma_cm's connections: connect, listen, accept, reject, establish,
- * disconnect, ECE, and multicast groups.
+ * disconnect, ECE, and multicast groups; and what the CM tells of them
+ * (the calls rdma_cm registers with it: a request for a listener, and
+ * each connection's events, made rdma_cm events).
  */
 
 #include <errno.h>
@@ -245,7 +247,7 @@ rdma_reject(struct rdma_cm_id *cid, const void *private_data,
 	if (ret == 0) {
 		/* the connection lives on alone, its REJ kept for a REQ
 		 * asked again, until its TimeWait ends */
-		c->id = NULL;
+		c->ctx = NULL;
 		id->conn = NULL;
 		id->state = ID_DISCONNECTED;
 	}
@@ -462,4 +464,262 @@ rdma_leave_multicast(struct rdma_cm_id *cid, struct sockaddr *addr)
 	}
 	pthread_mutex_unlock(&droce_cm.lock);
 	return ret == 0 ? 0 : droce_cma_fail(-ret);
+}
+
+/* ------------------------------------------------------------------------
+ * What the CM tells rdma_cm of its connections.
+ */
+
+/* A REQ or SIDR_REQ for @p dev: its listener's child, and the child's
+ * connection. */
+static int
+cma_req(struct cm_dev *dev, const struct cm_req_info *req,
+	struct cm_conn **conn)
+{
+	struct cm_id *listener, *child;
+	struct cm_conn *c;
+
+	listener = droce_cma_listener(dev, req->ps, req->port,
+				      req->hdr.dst_addr);
+	if (listener == NULL)
+		return -ENOENT;
+	if (listener->pending >= listener->backlog)
+		return -EBUSY;
+	child = droce_cma_child(listener, dev);
+	c = child != NULL ? droce_cm_conn_new(child, dev) : NULL;
+	if (c == NULL) {
+		/* the child is freed with the listener's next sweep */
+		if (child != NULL)
+			child->state = ID_DESTROYING;
+		return -ENOMEM;
+	}
+	child->conn = c;
+	*conn = c;
+	return 0;
+}
+
+static void
+post(struct cm_event *e)
+{
+	if (e != NULL)
+		droce_cma_post(e);
+}
+
+static void
+ev_priv(struct cm_event *e, const uint8_t *priv, size_t len)
+{
+	memcpy(e->priv, priv, len);
+	e->ev.param.conn.private_data = e->priv;
+	e->ev.param.conn.private_data_len = (uint8_t)len;
+}
+
+/* The addresses and the path of a listener's child, from its request. */
+static void
+child_route(struct cm_id *child, const struct cm_conn *c, uint16_t port,
+	    uint16_t peer_port, enum ibv_mtu mtu)
+{
+	struct rdma_route *r = &child->id.route;
+
+	droce_cma_gid_to_addr(&c->sgid, port, &r->addr.src_storage);
+	droce_cma_gid_to_addr(&c->dgid, peer_port, &r->addr.dst_storage);
+	r->addr.addr.ibaddr.sgid = c->sgid;
+	r->addr.addr.ibaddr.dgid = c->dgid;
+	r->addr.addr.ibaddr.pkey = htobe16(0xffff);
+	child->path.sgid = c->sgid;
+	child->path.dgid = c->dgid;
+	child->path.mtu = (uint8_t)mtu;
+	child->path.pkey = htobe16(0xffff);
+	child->path.hop_limit = CM_HOP_LIMIT;
+	child->path.packet_life_time = CM_PACKET_LIFETIME;
+}
+
+/* The child's connect request, to its listener's channel. */
+static void
+req_received(struct cm_id *child, const struct cm_req_info *req)
+{
+	const struct droce_cm_msg *m = req->msg;
+	bool sidr = m->hdr.attr_id == DROCE_CM_ATTR_SIDR_REQ;
+	struct cm_id *listener = child->listener;
+	struct cm_conn *c = child->conn;
+	struct cm_event *e;
+
+	if (sidr) {
+		memset(&child->req, 0, sizeof(child->req));
+		child->req.service_id = m->sidr_req.service_id;
+	} else {
+		child->req = m->req;
+	}
+	child->state = ID_CONNECT;
+	child_route(child, c, req->port, req->hdr.src_port,
+		    sidr ? child->dev->mtu : c->mtu);
+	listener->pending++;
+	e = droce_cma_event(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	if (e == NULL)
+		return;
+	e->ev.listen_id = &listener->id;
+	if (sidr) {
+		memcpy(e->priv, m->sidr_req.private_data + DROCE_CMA_HDR_LEN,
+		       DROCE_CM_SIDR_REQ_PRIV_LEN - DROCE_CMA_HDR_LEN);
+		e->ev.param.ud.private_data = e->priv;
+		e->ev.param.ud.private_data_len =
+			DROCE_CM_SIDR_REQ_PRIV_LEN - DROCE_CMA_HDR_LEN;
+		droce_cma_ah_attr(child, &e->ev.param.ud.ah_attr);
+	} else {
+		ev_priv(e, m->req.private_data + DROCE_CMA_HDR_LEN,
+			DROCE_CM_REQ_PRIV_LEN - DROCE_CMA_HDR_LEN);
+		/* from the listener's side: what the peer offers to answer
+		 * is what it may ask, and the other way round */
+		e->ev.param.conn.responder_resources = m->req.initiator_depth;
+		e->ev.param.conn.initiator_depth = m->req.responder_resources;
+		e->ev.param.conn.flow_control = m->req.flow_control;
+		e->ev.param.conn.retry_count = m->req.retry_count;
+		e->ev.param.conn.rnr_retry_count = m->req.rnr_retry_count;
+		e->ev.param.conn.srq = m->req.srq;
+		e->ev.param.conn.qp_num = m->req.local_qpn;
+	}
+	droce_cma_post(e);
+}
+
+/* The REP to our REQ: an id with a QP moves it to RTR and RTS and
+ * answers with the RTU at once; one without leaves both to the
+ * application (rdma_establish). */
+static void
+rep_received(struct cm_id *id, const struct droce_cm_rep *r)
+{
+	struct cm_event *e;
+	int ret;
+
+	if (id->id.qp != NULL) {
+		ret = droce_cma_modify_qp(id, IBV_QPS_RTR);
+		if (ret == 0)
+			ret = droce_cma_modify_qp(id, IBV_QPS_RTS);
+		if (ret != 0) {
+			droce_cm_send_rej(id->conn, DROCE_CM_REJ_NO_QP, NULL,
+					  0);
+			id->state = ID_ROUTE_RESOLVED;
+			post(droce_cma_event(id, RDMA_CM_EVENT_CONNECT_ERROR,
+					     ret));
+			return;
+		}
+		droce_cm_send_rtu(id->conn);
+		id->state = ID_ESTABLISHED;
+		e = droce_cma_event(id, RDMA_CM_EVENT_ESTABLISHED, 0);
+	} else {
+		e = droce_cma_event(id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
+	}
+	if (e == NULL)
+		return;
+	ev_priv(e, r->private_data, DROCE_CM_REP_PRIV_LEN);
+	e->ev.param.conn.responder_resources = r->initiator_depth;
+	e->ev.param.conn.initiator_depth = r->responder_resources;
+	e->ev.param.conn.flow_control = r->flow_control;
+	e->ev.param.conn.rnr_retry_count = r->rnr_retry_count;
+	e->ev.param.conn.srq = r->srq;
+	e->ev.param.conn.qp_num = r->local_qpn;
+	droce_cma_post(e);
+}
+
+/* The answer to our SIDR_REQ: the connection ends with it. */
+static void
+sidr_rep_received(struct cm_id *id, const struct droce_cm_sidr_rep *r)
+{
+	struct cm_event *e;
+
+	if (r->status == DROCE_CM_SIDR_SUCCESS) {
+		id->state = ID_ESTABLISHED;
+		e = droce_cma_event(id, RDMA_CM_EVENT_ESTABLISHED, 0);
+	} else {
+		id->state = ID_ROUTE_RESOLVED;
+		e = droce_cma_event(id, RDMA_CM_EVENT_UNREACHABLE, r->status);
+	}
+	if (e != NULL) {
+		memcpy(e->priv, r->private_data, DROCE_CM_SIDR_REP_PRIV_LEN);
+		e->ev.param.ud.private_data = e->priv;
+		e->ev.param.ud.private_data_len = DROCE_CM_SIDR_REP_PRIV_LEN;
+		droce_cma_ah_attr(id, &e->ev.param.ud.ah_attr);
+		e->ev.param.ud.qp_num = r->qpn;
+		e->ev.param.ud.qkey = r->qkey;
+		droce_cma_post(e);
+	}
+	id->conn = NULL;        /* the CM frees it */
+}
+
+static void
+cma_conn_event(void *ctx, const struct cm_conn_event *ev)
+{
+	struct cm_id *id = ctx;
+	struct cm_event *e;
+
+	switch (ev->type) {
+	case CM_EV_REQ_RECEIVED:
+		req_received(id, ev->req);
+		break;
+	case CM_EV_REP_RECEIVED:
+		rep_received(id, &ev->msg->rep);
+		break;
+	case CM_EV_RTU_RECEIVED:
+		id->state = ID_ESTABLISHED;
+		post(droce_cma_event(id, RDMA_CM_EVENT_ESTABLISHED, 0));
+		break;
+	case CM_EV_REJ_RECEIVED:
+		/* (its QP goes to the error state as the event is taken, in
+		 * the application's thread: rdma_get_cm_event) */
+		id->state = ID_DISCONNECTED;
+		e = droce_cma_event(id, RDMA_CM_EVENT_REJECTED, ev->status);
+		if (e != NULL) {
+			ev_priv(e, ev->msg->rej.private_data,
+				DROCE_CM_REJ_PRIV_LEN);
+			droce_cma_post(e);
+		}
+		break;
+	case CM_EV_SIDR_REP_RECEIVED:
+		sidr_rep_received(id, &ev->msg->sidr_rep);
+		break;
+	case CM_EV_REQ_ERROR:
+		id->state = ID_ROUTE_RESOLVED;
+		post(droce_cma_event(id, RDMA_CM_EVENT_UNREACHABLE,
+				     ev->status));
+		break;
+	case CM_EV_REP_ERROR:
+		id->state = ID_DISCONNECTED;
+		post(droce_cma_event(id, RDMA_CM_EVENT_CONNECT_ERROR,
+				     ev->status));
+		break;
+	case CM_EV_DISCONNECTED:
+		/* Its QP is left alone, as librdmacm leaves it: the
+		 * application may have destroyed it already (perftest
+		 * destroys its QPs with ibv_destroy_qp and exits, leaving
+		 * the id to the CM), and rdma_disconnect() moves it to the
+		 * error state. */
+		id->state = ID_DISCONNECTED;
+		post(droce_cma_event(id, RDMA_CM_EVENT_DISCONNECTED, 0));
+		break;
+	case CM_EV_TIMEWAIT_EXIT:
+		post(droce_cma_event(id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0));
+		break;
+	}
+}
+
+/* The process exits: each id's connection is ended on the wire. */
+static void
+cma_exit(void)
+{
+	struct cm_id *id;
+
+	LIST_FOREACH(id, &droce_cm.ids, all) {
+		droce_cm_conn_detach(id->conn);
+		id->conn = NULL;
+	}
+}
+
+static const struct cm_upcalls cma_upcalls = {
+	.req = cma_req,
+	.event = cma_conn_event,
+	.exit = cma_exit,
+};
+
+int
+droce_cma_init(void)
+{
+	return droce_cm_init(&cma_upcalls);
 }

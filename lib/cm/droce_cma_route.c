@@ -218,7 +218,7 @@ rdma_get_devices(int *num_devices)
 	struct ibv_context **list;
 	int i;
 
-	if (droce_cm_init() != 0)
+	if (droce_cma_init() != 0)
 		return NULL;
 	list = calloc((size_t)droce_cm.ndevs + 1, sizeof(*list));
 	if (list == NULL) {

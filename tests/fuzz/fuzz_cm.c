@@ -145,7 +145,7 @@ setup(void)
 
 	/* droce0 and droce1 back to back: the embedded default */
 	unsetenv("DROCE_CONFIG");
-	CHECK(droce_cm_init() == 0, "droce_cm_init: %s", strerror(errno));
+	CHECK(droce_cma_init() == 0, "droce_cma_init: %s", strerror(errno));
 	fz.ch = rdma_create_event_channel();
 	CHECK(fz.ch != NULL, "rdma_create_event_channel: %s",
 	      strerror(errno));
@@ -364,7 +364,7 @@ invariants(void)
 	pthread_mutex_lock(&droce_cm.lock);
 	LIST_FOREACH(c, &droce_cm.conns, all) {
 		n++;
-		CHECK(c->id == NULL, "conn %08x (%s) still has an id",
+		CHECK(c->ctx == NULL, "conn %08x (%s) still has an id",
 		      c->local_id, droce_cm_state_name(c->state));
 		CHECK(c->deadline_ms != 0,
 		      "conn %08x (%s) has no id and no timer: it is leaked",
