@@ -223,13 +223,13 @@ droce_cm_send_req(struct cm_conn *c, const struct cm_req_param *p)
 {
 	struct droce_cm_msg m;
 	struct droce_cm_req *r = &m.req;
-	struct droce_cma_hdr ch = {0};
-	size_t off = DROCE_CMA_HDR_LEN;
 
+	if (p->private_data_len > DROCE_CM_REQ_PRIV_LEN)
+		return -EINVAL;
 	c->tid = droce_cm_next_tid();
 	hdr(&m, DROCE_CM_ATTR_REQ, c->tid);
 	r->local_comm_id = c->local_id;
-	r->service_id = droce_cma_service_id(p->ps, p->dst_port);
+	r->service_id = p->service_id;
 	r->local_ca_guid = be64toh(c->dev->guid);
 	r->local_qkey = c->qkey;
 	r->local_qpn = c->local_qpn;
@@ -254,16 +254,8 @@ droce_cm_send_req(struct cm_conn *c, const struct cm_req_param *p)
 	r->primary.traffic_class = p->traffic_class;
 	r->primary.hop_limit = CM_HOP_LIMIT;
 	r->primary.local_ack_timeout = c->ack_timeout;
-	ch.ip_version = p->ip_version;
-	ch.src_port = p->src_port;
-	memcpy(ch.src_addr, c->sgid.raw, 16);
-	memcpy(ch.dst_addr, c->dgid.raw, 16);
-	droce_cma_hdr_build(&ch, r->private_data);
-	if (p->private_data_len > DROCE_CM_REQ_PRIV_LEN - off)
-		return -EINVAL;
 	if (p->private_data_len > 0)
-		memcpy(r->private_data + off, p->private_data,
-		       p->private_data_len);
+		memcpy(r->private_data, p->private_data, p->private_data_len);
 	set_state(c, CM_REQ_SENT);
 	return conn_send_wait(c, &m, answer_wait(CM_RESPONSE_TIMEOUT),
 			      CM_MAX_RETRIES);
@@ -387,24 +379,16 @@ droce_cm_send_sidr_req(struct cm_conn *c, const struct cm_req_param *p)
 {
 	struct droce_cm_msg m;
 	struct droce_cm_sidr_req *r = &m.sidr_req;
-	struct droce_cma_hdr ch = {0};
 
-	if (p->private_data_len > DROCE_CM_SIDR_REQ_PRIV_LEN -
-	    DROCE_CMA_HDR_LEN)
+	if (p->private_data_len > DROCE_CM_SIDR_REQ_PRIV_LEN)
 		return -EINVAL;
 	c->tid = droce_cm_next_tid();
 	hdr(&m, DROCE_CM_ATTR_SIDR_REQ, c->tid);
 	r->request_id = c->local_id;
 	r->pkey = 0xffff;
-	r->service_id = droce_cma_service_id(p->ps, p->dst_port);
-	ch.ip_version = p->ip_version;
-	ch.src_port = p->src_port;
-	memcpy(ch.src_addr, c->sgid.raw, 16);
-	memcpy(ch.dst_addr, c->dgid.raw, 16);
-	droce_cma_hdr_build(&ch, r->private_data);
+	r->service_id = p->service_id;
 	if (p->private_data_len > 0)
-		memcpy(r->private_data + DROCE_CMA_HDR_LEN, p->private_data,
-		       p->private_data_len);
+		memcpy(r->private_data, p->private_data, p->private_data_len);
 	set_state(c, CM_SIDR_REQ_SENT);
 	return conn_send_wait(c, &m, answer_wait(CM_RESPONSE_TIMEOUT),
 			      CM_MAX_RETRIES);
@@ -627,13 +611,10 @@ conn_by_remote_qpn(const union ibv_gid *gid, uint32_t qpn)
 	return NULL;
 }
 
-/*
- * Why a new REQ is refused (a REJ reason), or 0 with what it asks of
- * rdma_cm: its port space, port and IP header.
- */
+/* Why a new REQ is refused before the layer above sees it (a REJ
+ * reason), or 0. */
 static uint16_t
-req_refusal(const union ibv_gid *sgid, const struct droce_cm_req *r,
-	    struct cm_req_info *info)
+req_refusal(const union ibv_gid *sgid, const struct droce_cm_req *r)
 {
 	if (conn_by_remote_qpn(sgid, r->local_qpn) != NULL)
 		/* its QPN still names a connection of ours, or did so
@@ -641,10 +622,6 @@ req_refusal(const union ibv_gid *sgid, const struct droce_cm_req *r,
 		return DROCE_CM_REJ_STALE_CONN;
 	if (r->transport_type > 1)
 		return DROCE_CM_REJ_INVALID_TRANSPORT_TYPE;
-	if (!droce_cma_service_split(r->service_id, &info->ps, &info->port) ||
-	    droce_cma_hdr_parse(r->private_data, DROCE_CM_REQ_PRIV_LEN,
-				&info->hdr) != 0)
-		return DROCE_CM_REJ_INVALID_SERVICE_ID;
 	return 0;
 }
 
@@ -654,12 +631,13 @@ req_refusal(const union ibv_gid *sgid, const struct droce_cm_req *r,
  * for a SIDR_REQ a SIDR status.
  */
 static uint16_t
-req_up(struct cm_dev *dev, const struct cm_req_info *info, bool sidr,
+req_up(struct cm_dev *dev, const struct droce_cm_msg *m, bool sidr,
        struct cm_conn **conn)
 {
-	switch (droce_cm.up->req(dev, info, conn)) {
+	switch (droce_cm.up->req(dev, m, conn)) {
 	case 0:
 		return 0;
+	case -EINVAL:
 	case -ENOENT:
 		return sidr ? DROCE_CM_SIDR_UNSUPPORTED :
 			DROCE_CM_REJ_INVALID_SERVICE_ID;
@@ -677,11 +655,9 @@ rx_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
        const struct droce_cm_msg *m)
 {
 	const struct droce_cm_req *r = &m->req;
-	struct cm_req_info info = { .msg = m };
 	struct cm_conn_event ev = {
 		.type = CM_EV_REQ_RECEIVED,
 		.msg = m,
-		.req = &info,
 	};
 	struct cm_conn *c;
 	uint16_t reason;
@@ -714,9 +690,9 @@ rx_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 		}
 		return;
 	}
-	reason = req_refusal(sgid, r, &info);
+	reason = req_refusal(sgid, r);
 	if (reason == 0)
-		reason = req_up(dev, &info, false, &c);
+		reason = req_up(dev, m, false, &c);
 	if (reason != 0) {
 		rej_stranger(dev, sgid, sgid_index, m->hdr.tid,
 			     r->local_comm_id, DROCE_CM_REF_REQ, reason);
@@ -967,11 +943,9 @@ rx_sidr_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 	    const struct droce_cm_msg *m)
 {
 	const struct droce_cm_sidr_req *r = &m->sidr_req;
-	struct cm_req_info info = { .msg = m };
 	struct cm_conn_event ev = {
 		.type = CM_EV_REQ_RECEIVED,
 		.msg = m,
-		.req = &info,
 	};
 	struct cm_conn *c;
 	uint16_t status;
@@ -988,12 +962,7 @@ rx_sidr_req(struct cm_dev *dev, const union ibv_gid *sgid, uint8_t sgid_index,
 				droce_cm.stats.dup_received++;
 			return;
 		}
-	if (!droce_cma_service_split(r->service_id, &info.ps, &info.port) ||
-	    droce_cma_hdr_parse(r->private_data, DROCE_CM_SIDR_REQ_PRIV_LEN,
-				&info.hdr) != 0)
-		status = DROCE_CM_SIDR_UNSUPPORTED;
-	else
-		status = req_up(dev, &info, true, &c);
+	status = req_up(dev, m, true, &c);
 	if (status != 0) {
 		sidr_stranger(dev, sgid, sgid_index, m, (uint8_t)status);
 		return;

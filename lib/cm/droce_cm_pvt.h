@@ -8,16 +8,16 @@
 /*
  * The connection manager's insides: one CM per process, with a control
  * thread that owns the GSI QP of every device, the timers and the
- * retries; the rdma_cm API (droce_cma*.c) and the CM protocol
- * (droce_cm_conn.c) share its state under one mutex, taken by the
+ * retries; the CM protocol (droce_cm_conn.c) and the rdma_cm API above
+ * it (droce_cma*.c, droce_cma_pvt.h) share one mutex, taken by the
  * control thread for each MAD and each expired timer and by the API
  * for each call. Nothing here runs on an engine lcore.
  *
  * The CM is the lower layer, as Linux's cm.c is below its cma.c: it
- * knows nothing of rdma_cm's ids. rdma_cm calls down into it
- * (droce_cm_send_req() and the rest), and what comes from the wire
- * reaches rdma_cm through the calls it registers with the CM (struct
- * cm_upcalls, given to droce_cm_init()).
+ * knows nothing of rdma_cm's ids (this header declares none of them).
+ * rdma_cm calls down into it (droce_cm_send_req() and the rest), and
+ * what comes from the wire reaches rdma_cm through the calls it
+ * registers with the CM (struct cm_upcalls, given to droce_cm_init()).
  */
 
 #include <pthread.h>
@@ -44,8 +44,6 @@
 #define CM_CONN_HASH 4096
 /** Hop limit of every path the CM makes (Linux rdma_cm's). */
 #define CM_HOP_LIMIT 64
-/** Multicast groups an id may join. */
-#define CM_MAX_MC 16
 
 /*
  * droce's own REQ timing, each as 4.096 us * 2^value: the CM response
@@ -119,8 +117,6 @@ enum cm_state {
 	CM_SIDR_REQ_RCVD = DROCE_CM_STATE_SIDR_REQ_RCVD,
 };
 
-struct cm_id;
-
 /** A connection of the CM protocol: IB CM state under an rdma_cm id. */
 struct cm_conn {
 	LIST_ENTRY(cm_conn) hash;       /**< by local_id */
@@ -165,19 +161,11 @@ struct cm_conn {
 	uint64_t wait_ms;               /**< between tries */
 };
 
-/** A REQ or SIDR_REQ as the CM read it, for the layer above. */
-struct cm_req_info {
-	const struct droce_cm_msg *msg; /**< the REQ or SIDR_REQ */
-	uint16_t ps;                    /**< rdma_cm's port space and port, */
-	uint16_t port;                  /**< from its service ID */
-	struct droce_cma_hdr hdr;       /**< rdma_cm's header, first in its
-					 *   private data */
-};
-
 /** What happened to a connection, as the CM tells the layer above. */
 enum cm_conn_event_type {
-	CM_EV_REQ_RECEIVED,     /**< a REQ or SIDR_REQ: the connection is
-				 *   the one the req upcall gave */
+	CM_EV_REQ_RECEIVED,     /**< a REQ or SIDR_REQ (msg): the
+				 *   connection is the one the req upcall
+				 *   gave, its fields filled */
 	CM_EV_REP_RECEIVED,     /**< a REP to our REQ: the connection is
 				 *   in REP_RCVD, for an RTU or a REJ */
 	CM_EV_RTU_RECEIVED,     /**< an RTU to our REP: established */
@@ -198,7 +186,6 @@ struct cm_conn_event {
 					 *   or a negative errno */
 	const struct droce_cm_msg *msg; /**< the MAD that brought it, if
 					 *   one did */
-	const struct cm_req_info *req;  /**< CM_EV_REQ_RECEIVED's */
 };
 
 /**
@@ -208,15 +195,16 @@ struct cm_conn_event {
  */
 struct cm_upcalls {
 	/**
-	 * A REQ or SIDR_REQ came to @p dev: find who listens to its
-	 * service and give the request a connection of its own
-	 * (droce_cm_conn_new()), whose fields the CM then fills before
-	 * it reports CM_EV_REQ_RECEIVED.
+	 * REQ or SIDR_REQ @p msg came to @p dev: find who listens to its
+	 * service ID and private data (the CM reads neither) and give the
+	 * request a connection of its own (droce_cm_conn_new()), whose
+	 * fields the CM then fills before it reports CM_EV_REQ_RECEIVED.
 	 * @param conn set to the new connection on success
-	 * @return 0, -ENOENT (nobody listens), -EBUSY (the listener has
+	 * @return 0, -EINVAL (a service ID or private data not the layer's
+	 *         own), -ENOENT (nobody listens), -EBUSY (the listener has
 	 *         its backlog of requests) or -ENOMEM
 	 */
-	int (*req)(struct cm_dev *dev, const struct cm_req_info *req,
+	int (*req)(struct cm_dev *dev, const struct droce_cm_msg *msg,
 		   struct cm_conn **conn);
 	/** Tell the user of a connection (its ctx) what happened to it. */
 	void (*event)(void *ctx, const struct cm_conn_event *ev);
@@ -229,82 +217,11 @@ struct cm_upcalls {
 
 /** What a REQ or SIDR_REQ says beyond its connection's fields. */
 struct cm_req_param {
-	uint16_t ps;                    /**< rdma_cm's port space */
-	uint16_t src_port;              /**< host order */
-	uint16_t dst_port;              /**< host order */
-	uint8_t ip_version;             /**< 4 or 6 */
+	uint64_t service_id;
 	uint8_t rate;                   /**< the path's packet rate */
 	uint8_t traffic_class;
-	const void *private_data;       /**< the consumer's */
+	const void *private_data;       /**< all of it: the CM adds none */
 	uint8_t private_data_len;
-};
-
-/** An event on its way to the application. */
-struct cm_event {
-	struct rdma_cm_event ev;        /**< what rdma_get_cm_event returns */
-	TAILQ_ENTRY(cm_event) next;
-	struct cm_id *id;
-	uint8_t priv[DROCE_CM_DATA_LEN];
-};
-
-struct cm_channel {
-	struct rdma_event_channel ch;
-	TAILQ_HEAD(, cm_event) events;
-	unsigned int nevents;
-	bool sync;                      /**< made for an id without one */
-	unsigned int waiters;           /**< threads in rdma_get_cm_event */
-	bool dead;                      /**< destroyed while they waited */
-};
-
-enum cm_id_state {
-	ID_IDLE,
-	ID_ADDR_BOUND,
-	ID_ADDR_RESOLVED,
-	ID_ROUTE_RESOLVED,
-	ID_LISTEN,
-	ID_CONNECT,         /**< REQ sent or received, not yet established */
-	ID_ESTABLISHED,
-	ID_DISCONNECTED,
-	ID_DESTROYING,
-};
-
-/** An rdma_cm id. */
-struct cm_id {
-	struct rdma_cm_id id;           /**< what the application holds */
-	LIST_ENTRY(cm_id) all;
-	enum cm_id_state state;
-	struct cm_dev *dev;             /**< once bound to one */
-	struct cm_conn *conn;
-	struct cm_id *listener;         /**< of a connect request's id,
-					 *   until it is answered */
-	bool child;                     /**< made by a listener: it holds
-					 *   no port of its own */
-	bool own_channel;               /**< a synchronous id's, made for it */
-	bool bound;
-	bool any_addr;                  /**< bound to the wildcard address */
-	bool reuseaddr;
-	bool afonly;
-	int backlog;
-	int pending;                    /**< requests not yet answered */
-	uint8_t tos;
-	uint8_t ack_timeout;
-	struct ibv_sa_path_rec path;
-	/* the connect request reported on a listener's child */
-	struct droce_cm_req req;
-	/* rdma_create_ep's */
-	struct ibv_qp_init_attr *ep_attr;
-	bool own_cqs;
-	/* events reported and not acknowledged */
-	unsigned int events_out;
-	pthread_cond_t acked;
-	struct ibv_ece local_ece;
-	/* multicast groups joined (UD) */
-	struct {
-		union ibv_gid mgid;
-		bool attached;
-	} mc[CM_MAX_MC];
-	unsigned int nmc;
-	int sync_error;
 };
 
 /** The process's CM. */
@@ -317,10 +234,8 @@ struct cm {
 	struct cm_dev devs[CM_MAX_DEVS];
 	int ndevs;
 	struct ibv_context *dev_list[CM_MAX_DEVS + 1];
-	LIST_HEAD(, cm_id) ids;
 	LIST_HEAD(, cm_conn) conns;
 	LIST_HEAD(, cm_conn) by_local[CM_CONN_HASH];
-	uint64_t events_queued;        /**< on every channel */
 	const struct cm_upcalls *up;   /**< the layer above's */
 	uint32_t tid_hi;
 	uint32_t tid_lo;
@@ -368,50 +283,5 @@ int droce_cm_send_sidr_rep(struct cm_conn *c, uint8_t status, uint32_t qpn,
 void droce_cm_conn_detach(struct cm_conn *c);
 uint32_t droce_cm_timeout_ms(uint8_t t);
 const char *droce_cm_state_name(enum cm_state s);
-
-/* the rdma_cm side: droce_cma.c (events, ids), droce_cma_route.c,
- * droce_cma_qp.c, droce_cma_conn.c (with what the CM tells it),
- * droce_cma_ep.c */
-/* droce_cm_init() with rdma_cm's calls for the CM to make */
-int droce_cma_init(void);
-int droce_cma_sync_wait(struct cm_id *id, enum rdma_cm_event_type want);
-bool droce_cma_is_sync(const struct cm_id *id);
-void droce_cma_child_answered(struct cm_id *id);
-int droce_cma_migrate(struct cm_id *id, struct rdma_event_channel *channel);
-void droce_cma_any_of(int family, struct sockaddr_storage *ss);
-struct cm_event *droce_cma_event(struct cm_id *id,
-				 enum rdma_cm_event_type type, int status);
-void droce_cma_post(struct cm_event *e);
-struct cm_id *droce_cma_listener(struct cm_dev *dev, uint16_t ps,
-				 uint16_t port, const uint8_t ip[16]);
-struct cm_id *droce_cma_child(struct cm_id *listener, struct cm_dev *dev);
-int droce_cma_qp_attr(struct cm_id *id, struct ibv_qp_attr *attr,
-		      int *mask);
-int droce_cma_modify_qp(struct cm_id *id, enum ibv_qp_state state);
-void droce_cma_ah_attr(const struct cm_id *id, struct ibv_ah_attr *ah);
-int droce_cma_bind(struct cm_id *id, const struct sockaddr *sa);
-struct cm_dev *droce_cma_route_dev(const struct cm_id *id,
-				   const union ibv_gid *dst, int *index);
-uint16_t droce_cma_port(const struct sockaddr *sa);
-bool droce_cma_addr_any(const struct sockaddr *sa);
-/* 127.0.0.0/8 or ::1 */
-bool droce_cma_addr_loopback(const struct sockaddr *sa);
-struct cm_dev *droce_cma_loopback_dev(int family, int *index);
-socklen_t droce_cma_addr_len(const struct sockaddr *sa);
-void droce_cma_addr_to_gid(const struct sockaddr *sa, union ibv_gid *gid);
-
-/* -1 with errno @p err, as librdmacm's calls fail */
-static inline int
-droce_cma_fail(int err)
-{
-	errno = err;
-	return -1;
-}
-
-static inline struct cm_id *
-cm_id_of(struct rdma_cm_id *id)
-{
-	return (struct cm_id *)((char *)id - offsetof(struct cm_id, id));
-}
 
 #endif /* DROCE_CM_PVT_H */

@@ -17,7 +17,7 @@
 
 #include "droce_dpdk_compat.h"
 
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
 
 static int cm_started;
 
@@ -38,11 +38,11 @@ droce_cm_query_stats(struct droce_cm_stats *stats)
 	LIST_FOREACH(c, &droce_cm.conns, all)
 		if ((unsigned int)c->state < DROCE_CM_STATES)
 			stats->conns_by_state[c->state]++;
-	LIST_FOREACH(id, &droce_cm.ids, all) {
+	LIST_FOREACH(id, &droce_cma.ids, all) {
 		stats->ids++;
 		stats->listeners += id->state == ID_LISTEN;
 	}
-	stats->events_queued = droce_cm.events_queued;
+	stats->events_queued = droce_cma.events_queued;
 	pthread_mutex_unlock(&droce_cm.lock);
 	return 0;
 }

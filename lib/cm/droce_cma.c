@@ -21,7 +21,9 @@
 
 #include <rdma/rdma_verbs.h>
 
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
+
+struct cma droce_cma;
 
 static struct cm_channel *
 chan_of(struct rdma_event_channel *ch)
@@ -104,7 +106,7 @@ channel_push(struct cm_channel *c, struct cm_event *e)
 	uint64_t one = 1;
 
 	TAILQ_INSERT_TAIL(&c->events, e, next);
-	droce_cm.events_queued++;
+	droce_cma.events_queued++;
 	if (c->nevents++ == 0 && write(c->ch.fd, &one, sizeof(one)) < 0)
 		CM_LOG("event fd: %s", strerror(errno));
 }
@@ -115,7 +117,7 @@ channel_remove(struct cm_channel *c, struct cm_event *e)
 	uint64_t v;
 
 	TAILQ_REMOVE(&c->events, e, next);
-	droce_cm.events_queued--;
+	droce_cma.events_queued--;
 	if (--c->nevents == 0 && read(c->ch.fd, &v, sizeof(v)) < 0)
 		CM_LOG("event fd: %s", strerror(errno));
 }
@@ -326,7 +328,7 @@ id_new(struct rdma_event_channel *channel, void *context,
 	id->id.route.path_rec = &id->path;
 	id->ack_timeout = CM_ACK_TIMEOUT;
 	id->state = ID_IDLE;
-	LIST_INSERT_HEAD(&droce_cm.ids, id, all);
+	LIST_INSERT_HEAD(&droce_cma.ids, id, all);
 	return id;
 }
 
@@ -382,7 +384,7 @@ droce_cma_listener(struct cm_dev *dev, uint16_t ps, uint16_t port,
 
 	memcpy(gid.raw, ip, 16);
 	v4 = memcmp(ip, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0;
-	LIST_FOREACH(id, &droce_cm.ids, all) {
+	LIST_FOREACH(id, &droce_cma.ids, all) {
 		const struct sockaddr *sa = &id->id.route.addr.src_addr;
 
 		if (id->state != ID_LISTEN || id->id.ps != ps ||
@@ -451,7 +453,7 @@ orphan_children(struct cm_id *l)
 			id_destroy_locked(child);
 		}
 	}
-	for (id = LIST_FIRST(&droce_cm.ids); id != NULL; id = idn) {
+	for (id = LIST_FIRST(&droce_cma.ids); id != NULL; id = idn) {
 		idn = LIST_NEXT(id, all);
 		if (id->listener == l)
 			id->listener = NULL;

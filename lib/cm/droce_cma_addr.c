@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
 
 #define EPHEMERAL_LO 32768
 #define EPHEMERAL_HI 60999
@@ -189,7 +189,7 @@ port_free(const struct cm_id *id, uint16_t port)
 {
 	const struct cm_id *o;
 
-	LIST_FOREACH(o, &droce_cm.ids, all)
+	LIST_FOREACH(o, &droce_cma.ids, all)
 		if (port_taken(id, o, port))
 			return false;
 	return true;

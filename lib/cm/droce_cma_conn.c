@@ -15,7 +15,7 @@
 
 #include <rdma/rdma_verbs.h>
 
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
 
 /* Default and largest listen backlog (Linux's rdma_cm's). */
 #define CMA_MAX_BACKLOG 1024
@@ -26,10 +26,50 @@ cap8(unsigned int v, unsigned int max)
 	return (uint8_t)(v < max ? v : max);
 }
 
+/*
+ * What a REQ or SIDR_REQ of @p cid says: the service ID of its port space
+ * and port, and rdma_cm's header (the addresses and the source port)
+ * before @p param's private data, in @p priv.
+ * @return false if that private data is too long.
+ */
+static bool
+req_param(const struct rdma_cm_id *cid, const struct cm_id *id,
+	  const struct rdma_conn_param *param, bool sidr,
+	  uint8_t priv[DROCE_CM_SIDR_REQ_PRIV_LEN], struct cm_req_param *rp)
+{
+	size_t max = (sidr ? DROCE_CM_SIDR_REQ_PRIV_LEN :
+		      DROCE_CM_REQ_PRIV_LEN) - DROCE_CMA_HDR_LEN;
+	struct droce_cma_hdr ch = {
+		.ip_version = cid->route.addr.src_addr.sa_family == AF_INET6 ?
+			6 : 4,
+		.src_port = droce_cma_port(&cid->route.addr.src_addr),
+	};
+
+	if (param->private_data_len > max)
+		return false;
+	memcpy(ch.src_addr, cid->route.addr.addr.ibaddr.sgid.raw, 16);
+	memcpy(ch.dst_addr, cid->route.addr.addr.ibaddr.dgid.raw, 16);
+	droce_cma_hdr_build(&ch, priv);
+	if (param->private_data_len > 0)
+		memcpy(priv + DROCE_CMA_HDR_LEN, param->private_data,
+		       param->private_data_len);
+	*rp = (struct cm_req_param){
+		.service_id = droce_cma_service_id((uint16_t)cid->ps,
+			droce_cma_port(&cid->route.addr.dst_addr)),
+		.rate = id->path.rate,
+		.traffic_class = id->tos,
+		.private_data = priv,
+		.private_data_len = (uint8_t)(DROCE_CMA_HDR_LEN +
+					      param->private_data_len),
+	};
+	return true;
+}
+
 int
 rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 {
 	struct rdma_conn_param none = {0};
+	uint8_t priv[DROCE_CM_SIDR_REQ_PRIV_LEN];
 	struct cm_req_param rp;
 	struct cm_id *id;
 	struct cm_conn *c;
@@ -68,18 +108,9 @@ rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	c->mtu = id->dev->mtu;
 	c->ack_timeout = id->ack_timeout;
 	id->state = ID_CONNECT;
-	rp = (struct cm_req_param){
-		.ps = (uint16_t)cid->ps,
-		.src_port = droce_cma_port(&cid->route.addr.src_addr),
-		.dst_port = droce_cma_port(&cid->route.addr.dst_addr),
-		.ip_version = cid->route.addr.src_addr.sa_family == AF_INET6 ?
-			6 : 4,
-		.rate = id->path.rate,
-		.traffic_class = id->tos,
-		.private_data = param->private_data,
-		.private_data_len = param->private_data_len,
-	};
-	if (c->qp_type == IBV_QPT_UD)
+	if (!req_param(cid, id, param, c->qp_type == IBV_QPT_UD, priv, &rp))
+		ret = -EINVAL;
+	else if (c->qp_type == IBV_QPT_UD)
 		ret = droce_cm_send_sidr_req(c, &rp);
 	else
 		ret = droce_cm_send_req(c, &rp);
@@ -117,7 +148,7 @@ rdma_listen(struct rdma_cm_id *cid, int backlog)
 		/* no other listener on the port */
 		struct cm_id *o;
 
-		LIST_FOREACH(o, &droce_cm.ids, all)
+		LIST_FOREACH(o, &droce_cma.ids, all)
 			if (o != id && o->state == ID_LISTEN &&
 			    o->id.ps == cid->ps &&
 			    droce_cma_port(&o->id.route.addr.src_addr) ==
@@ -470,17 +501,40 @@ rdma_leave_multicast(struct rdma_cm_id *cid, struct sockaddr *addr)
  * What the CM tells rdma_cm of its connections.
  */
 
+/*
+ * The port space and port REQ or SIDR_REQ @p m asks for, from its service
+ * ID, and rdma_cm's header at the start of its private data.
+ * @return false if either is not rdma_cm's.
+ */
+static bool
+req_addr(const struct droce_cm_msg *m, uint16_t *ps, uint16_t *port,
+	 struct droce_cma_hdr *hdr)
+{
+	if (m->hdr.attr_id == DROCE_CM_ATTR_SIDR_REQ)
+		return droce_cma_service_split(m->sidr_req.service_id, ps,
+					       port) &&
+			droce_cma_hdr_parse(m->sidr_req.private_data,
+					    DROCE_CM_SIDR_REQ_PRIV_LEN,
+					    hdr) == 0;
+	return droce_cma_service_split(m->req.service_id, ps, port) &&
+		droce_cma_hdr_parse(m->req.private_data,
+				    DROCE_CM_REQ_PRIV_LEN, hdr) == 0;
+}
+
 /* A REQ or SIDR_REQ for @p dev: its listener's child, and the child's
  * connection. */
 static int
-cma_req(struct cm_dev *dev, const struct cm_req_info *req,
+cma_req(struct cm_dev *dev, const struct droce_cm_msg *m,
 	struct cm_conn **conn)
 {
 	struct cm_id *listener, *child;
+	struct droce_cma_hdr hdr;
+	uint16_t ps, port;
 	struct cm_conn *c;
 
-	listener = droce_cma_listener(dev, req->ps, req->port,
-				      req->hdr.dst_addr);
+	if (!req_addr(m, &ps, &port, &hdr))
+		return -EINVAL;
+	listener = droce_cma_listener(dev, ps, port, hdr.dst_addr);
 	if (listener == NULL)
 		return -ENOENT;
 	if (listener->pending >= listener->backlog)
@@ -535,12 +589,13 @@ child_route(struct cm_id *child, const struct cm_conn *c, uint16_t port,
 
 /* The child's connect request, to its listener's channel. */
 static void
-req_received(struct cm_id *child, const struct cm_req_info *req)
+req_received(struct cm_id *child, const struct droce_cm_msg *m)
 {
-	const struct droce_cm_msg *m = req->msg;
 	bool sidr = m->hdr.attr_id == DROCE_CM_ATTR_SIDR_REQ;
 	struct cm_id *listener = child->listener;
 	struct cm_conn *c = child->conn;
+	struct droce_cma_hdr hdr;
+	uint16_t ps, port;
 	struct cm_event *e;
 
 	if (sidr) {
@@ -550,7 +605,9 @@ req_received(struct cm_id *child, const struct cm_req_info *req)
 		child->req = m->req;
 	}
 	child->state = ID_CONNECT;
-	child_route(child, c, req->port, req->hdr.src_port,
+	/* (as cma_req() found them) */
+	req_addr(m, &ps, &port, &hdr);
+	child_route(child, c, port, hdr.src_port,
 		    sidr ? child->dev->mtu : c->mtu);
 	listener->pending++;
 	e = droce_cma_event(child, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
@@ -652,7 +709,7 @@ cma_conn_event(void *ctx, const struct cm_conn_event *ev)
 
 	switch (ev->type) {
 	case CM_EV_REQ_RECEIVED:
-		req_received(id, ev->req);
+		req_received(id, ev->msg);
 		break;
 	case CM_EV_REP_RECEIVED:
 		rep_received(id, &ev->msg->rep);
@@ -706,7 +763,7 @@ cma_exit(void)
 {
 	struct cm_id *id;
 
-	LIST_FOREACH(id, &droce_cm.ids, all) {
+	LIST_FOREACH(id, &droce_cma.ids, all) {
 		droce_cm_conn_detach(id->conn);
 		id->conn = NULL;
 	}

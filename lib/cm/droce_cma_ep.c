@@ -13,7 +13,7 @@
 
 #include <rdma/rdma_verbs.h>
 
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
 
 int
 rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res,

@@ -13,7 +13,7 @@
 
 #include <rdma/rdma_verbs.h>
 
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
 
 int
 droce_cma_qp_attr(struct cm_id *id, struct ibv_qp_attr *a, int *mask)

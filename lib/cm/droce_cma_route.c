@@ -14,7 +14,7 @@
 
 #include <rdma/rdma_verbs.h>
 
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
 
 int
 rdma_bind_addr(struct rdma_cm_id *cid, struct sockaddr *addr)

@@ -46,7 +46,7 @@
 
 #include "droce_cm.h"
 #include "droce_cm_mad.h"
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

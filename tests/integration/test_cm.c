@@ -32,7 +32,7 @@
 #include <droce.h>
 
 #include "droce_cm.h"
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
 #include "cm_util.h"
 #include "harness.h"
 

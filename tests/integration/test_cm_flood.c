@@ -51,7 +51,7 @@
 #include <droce.h>
 
 #include "droce_cm.h"
-#include "droce_cm_pvt.h"
+#include "droce_cma_pvt.h"
 #include "droce_wire.h"
 #include "cm_util.h"
 #include "harness.h"
