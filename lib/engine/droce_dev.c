@@ -126,11 +126,9 @@ droce_shard_count_primary(struct droce_shard *sh, void *arg)
 	unsigned int i;
 
 	memset(r, 0, sizeof(*r));
-	r->qps = sh->nlive;
+	/* its QPs and queued frames, as every shard's */
+	droce_shard_count(sh, r);
 	r->qps_max = DROCE_MAX_QP + 1;    /* the table's and QP1 */
-	r->qps_active = sh->nactive;
-	for (i = 0; i < sh->nlive; i++)
-		droce_qp_bytes(sh->live[i], &r->qp_bytes, &r->qp_queue_bytes);
 	for (i = 0; i < DROCE_MAX_MR; i++)
 		r->mrs += sh->mrs[i] != NULL;
 	r->mrs_max = DROCE_MAX_MR;
@@ -145,7 +143,6 @@ droce_shard_count_primary(struct droce_shard *sh, void *arg)
 	r->mcast_groups_max = DROCE_MAX_MCAST;
 	r->flows = dev->nflows;
 	r->flows_max = DROCE_MAX_FLOWS;
-	r->tx_queued = sh->ntx;
 	r->tx_queued_max = DROCE_TX_BUF;
 	r->mbufs_in_use = rte_mempool_in_use_count(dev->pool);
 	r->mbufs = dev->pool->size;
