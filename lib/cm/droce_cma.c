@@ -253,8 +253,9 @@ rdma_event_str(enum rdma_cm_event_type event)
 }
 
 /*
- * A synchronous id's operation: wait for its event, take it and say how
- * it went (0, or -1 with errno as librdmacm sets it).
+ * An id's operation is under way: a synchronous id waits for its event,
+ * takes it and says how it went (0, or -1 with errno as librdmacm sets
+ * it); an asynchronous one leaves the event to its channel (0).
  */
 int
 droce_cma_sync_wait(struct cm_id *id, enum rdma_cm_event_type want)
@@ -263,6 +264,8 @@ droce_cma_sync_wait(struct cm_id *id, enum rdma_cm_event_type want)
 	enum rdma_cm_event_type type;
 	int status;
 
+	if (!droce_cma_is_sync(id))
+		return 0;
 	for (;;) {
 		if (rdma_get_cm_event(id->id.channel, &ev) != 0)
 			return -1;

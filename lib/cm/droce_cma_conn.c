@@ -123,8 +123,7 @@ rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	droce_cm_wake();
 	if (ret != 0)
 		return droce_cma_fail(-ret);
-	return droce_cma_is_sync(id) ?
-		droce_cma_sync_wait(id, RDMA_CM_EVENT_ESTABLISHED) : 0;
+	return droce_cma_sync_wait(id, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 int
@@ -242,8 +241,7 @@ rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	}
 	if (ret != 0)
 		return droce_cma_fail(-ret);
-	return droce_cma_is_sync(id) ?
-		droce_cma_sync_wait(id, RDMA_CM_EVENT_ESTABLISHED) : 0;
+	return droce_cma_sync_wait(id, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 int

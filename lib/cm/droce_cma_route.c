@@ -135,8 +135,7 @@ rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src_addr,
 	pthread_mutex_unlock(&droce_cm.lock);
 	if (e == NULL)
 		return droce_cma_fail(ENOMEM);
-	return droce_cma_is_sync(id) ?
-		droce_cma_sync_wait(id, RDMA_CM_EVENT_ADDR_RESOLVED) : 0;
+	return droce_cma_sync_wait(id, RDMA_CM_EVENT_ADDR_RESOLVED);
 }
 
 int
@@ -167,9 +166,7 @@ rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 		pthread_mutex_unlock(&droce_cm.lock);
 		if (e == NULL)
 			return droce_cma_fail(ENOMEM);
-		return droce_cma_is_sync(id) ?
-			droce_cma_sync_wait(id, RDMA_CM_EVENT_ROUTE_RESOLVED) :
-			0;
+		return droce_cma_sync_wait(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
 	}
 	/* RoCE's path is the device's: its GIDs, MTU and hop limit */
 	p = &id->path;
@@ -196,8 +193,7 @@ rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 	pthread_mutex_unlock(&droce_cm.lock);
 	if (e == NULL)
 		return droce_cma_fail(ENOMEM);
-	return droce_cma_is_sync(id) ?
-		droce_cma_sync_wait(id, RDMA_CM_EVENT_ROUTE_RESOLVED) : 0;
+	return droce_cma_sync_wait(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
 }
 
 __be16
