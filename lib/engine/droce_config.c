@@ -15,6 +15,9 @@
  *   cores = 1              ; CPUs of the engine lcores (default: the last)
  *   idle_sleep_us = 20     ; sleep when idle; 0 busy-polls
  *   idle_yield_us = 0      ; before sleeping, yield the CPU this long
+ *   idle_spin_us = 200     ; keep polling so long after the last work
+ *                          ; while no application thread of its CPU
+ *                          ; calls droce and nothing else takes the CPU
  *   run_to_completion = auto ; application threads run the engine's pass
  *                          ; when they post or poll: auto (those on an
  *                          ; engine lcore's CPU), always, never
@@ -76,6 +79,7 @@
 #define DEFAULT_MBUF_CACHE 256
 #define DEFAULT_IDLE_SLEEP_US 20
 #define DEFAULT_IDLE_YIELD_US 0
+#define DEFAULT_IDLE_SPIN_US 200
 #define DEFAULT_MTU 1500
 #define DEFAULT_ZERO_COPY_MIN 4096
 #define DEFAULT_CNP_INTERVAL_US 50
@@ -89,6 +93,7 @@ config_defaults(struct droce_cfg *cfg)
 	cfg->cores[0] = -1;
 	cfg->idle_sleep_us = DEFAULT_IDLE_SLEEP_US;
 	cfg->idle_yield_us = DEFAULT_IDLE_YIELD_US;
+	cfg->idle_spin_us = DEFAULT_IDLE_SPIN_US;
 	cfg->mbufs = DEFAULT_MBUFS;
 	cfg->mbuf_cache = DEFAULT_MBUF_CACHE;
 	cfg->zero_copy_min = DEFAULT_ZERO_COPY_MIN;
@@ -384,6 +389,7 @@ static const struct {
 #define N(k, lo, hi) { #k, lo, hi, offsetof(struct droce_cfg, k) }
 	N(idle_sleep_us, 0, 1000000),
 	N(idle_yield_us, 0, 1000000),
+	N(idle_spin_us, 0, 1000000),
 	N(link_wait_s, 0, 3600),
 	N(mbufs, 1024, 1u << 22),
 	N(mbuf_cache, 0, RTE_MEMPOOL_CACHE_MAX_SIZE),

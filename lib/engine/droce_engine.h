@@ -119,6 +119,13 @@ int droce_dev_call(struct droce_dev *dev,
 void droce_dev_drive(struct droce_dev *dev);
 
 /**
+ * Say that the pass this thread runs woke a thread waiting on an event
+ * fd (a completion channel, the async events): an engine lcore then
+ * leaves its CPU to that thread instead of polling on.
+ */
+void droce_engine_woke(void);
+
+/**
  * Call @p fn on a device's engine lcore whenever its port's link goes up
  * (IBV_EVENT_PORT_ACTIVE) or down (IBV_EVENT_PORT_ERR). The link is looked
  * at every DROCE_LINK_CHECK_MS.

@@ -122,6 +122,8 @@ struct droce_cfg {
 	int cores[DROCE_MAX_LCORES]; /**< CPUs for engine lcores; -1: pick */
 	unsigned int idle_sleep_us;  /**< 0: busy-poll */
 	unsigned int idle_yield_us;  /**< idle: yield so long, then sleep */
+	/** idle, its CPU to itself: poll so long after the last work */
+	unsigned int idle_spin_us;
 	/** Who else runs an lcore's pass: enum droce_rtc */
 	unsigned int run_to_completion;
 	unsigned int link_wait_s;    /**< wait at start for links to be up */
@@ -170,6 +172,8 @@ struct droce_lcore {
 	 * thread (droce_dev_drive()) */
 	rte_spinlock_t pass_lock;
 	uint64_t pass_since;          /**< TSC the pass running began */
+	/** TSC an application thread on its CPU last asked for a pass */
+	uint64_t app_at;
 	struct rte_ring *ctl;         /**< droce_ctl_req pointers */
 	unsigned int nshards;
 	struct droce_shard *shards[DROCE_MAX_DEVS];   /**< it runs */

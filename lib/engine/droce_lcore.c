@@ -24,18 +24,12 @@
 
 #include "droce_engine_pvt.h"
 #include "droce_comp.h"
+#include "droce_idle.h"
 #include "droce_neigh.h"
 #include "droce_req.h"
 #include "droce_resp.h"
 #include "droce_sched.h"
 #include "droce_tx.h"
-
-/* Passes without work before an idle engine yields its CPU. */
-#define IDLE_PASSES 16
-/* A pass another thread has held this long is a long one... */
-#define TAKEN_LONG_MS 1
-/* ...and the engine's sleeps grow to this while it lasts. */
-#define TAKEN_SLEEP_MAX_US 1000L
 
 static unsigned int
 run_control(struct droce_lcore *lc)
@@ -155,6 +149,15 @@ run_device(struct droce_shard *sh, uint64_t now)
 static __thread const struct droce_lcore *running
 	__attribute__((tls_model("initial-exec")));
 
+/* Whether this thread's pass woke a thread that reads an event fd. */
+static __thread bool woke __attribute__((tls_model("initial-exec")));
+
+void
+droce_engine_woke(void)
+{
+	woke = true;
+}
+
 /* Whether this application thread asked DPDK for an lcore id yet. */
 static __thread bool app_thread_tried
 	__attribute__((tls_model("initial-exec")));
@@ -223,10 +226,12 @@ lcore_pass(struct droce_lcore *lc, bool app)
 
 	if (unlikely(app && !app_thread_tried))
 		app_thread_register();
+	now = rte_get_tsc_cycles();
+	if (app)
+		__atomic_store_n(&lc->app_at, now, __ATOMIC_RELAXED);
 	if (!rte_spinlock_trylock(&lc->pass_lock))
 		return -1;
 	running = lc;
-	now = rte_get_tsc_cycles();
 	__atomic_store_n(&lc->pass_since, now, __ATOMIC_RELAXED);
 	work = run_control(lc);
 	for (d = 0; d < lc->nshards; d++) {
@@ -234,6 +239,8 @@ lcore_pass(struct droce_lcore *lc, bool app)
 		lc->shards[d]->stats.app_passes += app;
 	}
 	running = NULL;
+	if (app)
+		__atomic_store_n(&lc->app_at, rte_get_tsc_cycles(), __ATOMIC_RELAXED);
 	rte_spinlock_unlock(&lc->pass_lock);
 	return (int)work;
 }
@@ -272,67 +279,53 @@ droce_dev_drive(struct droce_dev *dev)
 }
 
 /*
- * An idle engine spins a few passes, then sleeps idle_sleep_us at a time;
- * with idle_yield_us, it first yields its CPU that long (to a thread
- * sharing the core, back at once if none). The yield keeps a pipeline of
- * two engines and their applications pinned to two cores moving (a sleep
- * costs some 20 us more than asked in a virtual machine), but under
- * Linux's EEVDF scheduler (6.6 on) each yield while another thread wants
- * the core pushes the engine's deadline a time slice further: an engine
- * that yields among busy threads is kept off its core for hundreds of
- * milliseconds, longer than a peer's retransmissions last. So yielding
- * is asked for, not done by default (doc/guides/user.rst). A pass an
- * application thread is running counts as idle: that thread has the
- * work in hand.
+ * The engine lcore's loop: a pass, then what droce_idle_next() says
+ * (lib/engine/droce_idle.c: the idle policy).
  */
 int
 droce_lcore_main(void *arg)
 {
 	struct droce_lcore *lc = arg;
-	const unsigned int sleep_us = droce_eng.cfg.idle_sleep_us;
-	const uint64_t yield_cycles = droce_eng.hz / 1000000 *
-		droce_eng.cfg.idle_yield_us;
-	unsigned int idle = 0, taken = 0;
-	uint64_t idle_since = 0;
+	const struct droce_idle_params p = {
+		.cycles_us = droce_eng.hz / 1000000,
+		.sleep_us = droce_eng.cfg.idle_sleep_us,
+		.yield_us = droce_eng.cfg.idle_yield_us,
+		.spin_us = droce_eng.cfg.idle_spin_us,
+	};
+	struct droce_idle st = { 0 };
 
 	/* an idle sleep of idle_sleep_us, not of the kernel's default 50 us
 	 * slack on top of it: a sleeping engine is a peer waiting for ACKs */
-	if (sleep_us != 0)
+	if (p.sleep_us != 0)
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE) == 0) {
-		int work = lcore_pass(lc, false);
-		uint64_t now;
+		struct droce_idle_pass pass = { .work = lcore_pass(lc, false) };
+		unsigned int us = 0;
+		struct timespec ts;
 
-		if (work > 0 || sleep_us == 0) {
-			idle = 0;
-			taken = 0;
+		if (p.sleep_us == 0)
 			continue;
-		}
-		/* a pass an application thread has held for long (a control
-		 * call that runs seconds): each wake-up to find it so costs
-		 * the thread sharing the CPU a context switch, so they come
-		 * less and less often; a short one (the thread polls its
-		 * CQ, a pass at a time) is no reason to sleep longer: that
-		 * thread may spin on its memory next, waiting for what only
-		 * this one will receive */
-		now = rte_get_tsc_cycles();
-		taken = work < 0 && now - __atomic_load_n(&lc->pass_since,
-							  __ATOMIC_RELAXED) >
-			droce_eng.hz / 1000 * TAKEN_LONG_MS ? taken + 1 : 0;
-		if (++idle == 1)
-			idle_since = now;
-		if (idle < IDLE_PASSES) {
+		pass.now = rte_get_tsc_cycles();
+		pass.app_at = __atomic_load_n(&lc->app_at, __ATOMIC_RELAXED);
+		pass.pass_since = __atomic_load_n(&lc->pass_since,
+						  __ATOMIC_RELAXED);
+		pass.woke = woke;
+		woke = false;
+		switch (droce_idle_next(&st, &p, &pass, &us)) {
+		case DROCE_IDLE_GO:
+			break;
+		case DROCE_IDLE_POLL:
 			rte_pause();
-		} else if (now - idle_since < yield_cycles) {
+			break;
+		case DROCE_IDLE_YIELD:
 			sched_yield();
-		} else {
-			unsigned int shift = RTE_MIN(taken, 6u);
-			long us = RTE_MIN((long)sleep_us << shift,
-					  TAKEN_SLEEP_MAX_US);
-			struct timespec ts = { 0, us * 1000 };
-
+			break;
+		case DROCE_IDLE_SLEEP:
+			ts.tv_sec = us / 1000000;
+			ts.tv_nsec = (long)(us % 1000000) * 1000;
 			lc->idle_loops++;
 			nanosleep(&ts, NULL);
+			break;
 		}
 	}
 	__atomic_store_n(&lc->stop, 2, __ATOMIC_RELEASE);

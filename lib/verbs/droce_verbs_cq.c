@@ -96,6 +96,8 @@ cq_notify(struct droce_cq_ring *ring)
 		ch->fired[ch->head++ % ch->size] = cq;
 		if (write(ch->ch.fd, &one, sizeof(one)) != sizeof(one))
 			ch->head--;
+		else
+			droce_engine_woke();
 	}
 	pthread_mutex_unlock(&ch->lock);
 }
@@ -175,10 +177,22 @@ cq_empty(const struct droce_cq *cq)
 	return cons == __atomic_load_n(&cq->ring.prod, __ATOMIC_ACQUIRE);
 }
 
+/* Whether @p cq holds fewer than @p n completions. */
+static inline bool
+cq_short(const struct droce_cq *cq, int n)
+{
+	uint32_t cons = __atomic_load_n(&cq->ring.cons, __ATOMIC_RELAXED);
+
+	return __atomic_load_n(&cq->ring.prod, __ATOMIC_ACQUIRE) - cons <
+		(uint32_t)n;
+}
+
 /*
- * An empty CQ's poller may be on the CPU of the engine lcore that would
- * fill it, keeping it from running: it runs a pass itself
- * (droce_dev_drive()). @return true if the CQ is no longer empty.
+ * A poller that would empty its CQ may be on the CPU of the engine lcore
+ * that fills it, keeping it from running: it runs a pass itself
+ * (droce_dev_drive()) first, so what the pass completes comes with this
+ * poll, and the lcore, finding its passes run, sleeps longer.
+ * @return true if the CQ is no longer empty.
  */
 static inline bool
 cq_drive(struct droce_cq *cq)
@@ -219,7 +233,7 @@ droce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	uint32_t cons, next = 0;
 	int n = 0;
 
-	if (cq_empty(cq) && !cq_drive(cq))
+	if (cq_short(cq, num_entries) && !cq_drive(cq))
 		return 0;
 	cq_lock(cq);
 	cons = cq->ring.cons;

@@ -533,6 +533,8 @@ droce_async_event(struct droce_context *ctx, const struct ibv_async_event *ev)
 			*ev;
 		if (write(ctx->vctx.context.async_fd, &one, sizeof(one)) < 0)
 			ctx->async_head--;
+		else
+			droce_engine_woke();
 	}
 	pthread_mutex_unlock(&ctx->async_lock);
 }

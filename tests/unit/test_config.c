@@ -58,6 +58,7 @@ test_defaults(void **state)
 	assert_int_equal(cfg.cores[0], -1);
 	assert_int_equal(cfg.idle_sleep_us, 20);
 	assert_int_equal(cfg.idle_yield_us, 0);
+	assert_int_equal(cfg.idle_spin_us, 200);
 	assert_int_equal(cfg.run_to_completion, DROCE_RTC_AUTO);
 	assert_int_equal(cfg.link_wait_s, 0);
 	assert_string_equal(cfg.pcap, "");
@@ -90,6 +91,7 @@ test_engine_keys(void **state)
 	assert_int_equal(parse("[eal]\nargs = --in-memory\n"
 			       "[engine]\ncores = 2, 3\n"
 			       "idle_sleep_us = 0\nidle_yield_us = 7\n"
+			       "idle_spin_us = 0\n"
 			       "link_wait_s = 3600\nmbufs = 1024\n"
 			       "mbuf_cache = 0\nzero_copy_min = 65535\n"
 			       "cnp_interval_us = 1000000\n"
@@ -102,6 +104,7 @@ test_engine_keys(void **state)
 	assert_int_equal(cfg.cores[1], 3);
 	assert_int_equal(cfg.idle_sleep_us, 0);
 	assert_int_equal(cfg.idle_yield_us, 7);
+	assert_int_equal(cfg.idle_spin_us, 0);
 	assert_int_equal(cfg.link_wait_s, 3600);
 	assert_int_equal(cfg.mbufs, 1024);
 	assert_int_equal(cfg.mbuf_cache, 0);
@@ -131,6 +134,7 @@ test_engine_bounds(void **state)
 	} keys[] = {
 		{ "idle_sleep_us", "0", "1000000", NULL, "1000001" },
 		{ "idle_yield_us", "0", "1000000", NULL, "1000001" },
+		{ "idle_spin_us", "0", "1000000", NULL, "1000001" },
 		{ "link_wait_s", "0", "3600", NULL, "3601" },
 		{ "mbufs", "1024", "4194304", "1023", "4194305" },
 		{ "mbuf_cache", "0", "512", NULL, "513" },
