@@ -35,7 +35,10 @@ the tool gives them, qperf's average otherwise).
   raw DPDK frames      droce-perf raw over the same memif: frames as long
                        as the WRITEs' packets (a 64 KiB WRITE's are of
                        the path MTU), sent and received by the same
-                       engine lcores, no transport
+                       engine lcores, no transport; its ping-pong
+                       droce-perf raw_lat, a frame and its echo, each
+                       lcore polling for nothing else: the floor of any
+                       latency over the pair
   kernel TCP, iperf3   over loopback, TCP_NODELAY (-N), 64 B and 64 KiB
                        writes; sockperf ping-pong --tcp
   kernel TCP, qperf    tcp_bw and tcp_lat (Nagle on, as qperf leaves it)
@@ -394,7 +397,8 @@ def main():
 
         def raw():
             return (droce_perf(work, 'raw', 64, secs)[0],
-                    droce_perf(work, 'raw', 65536, secs)[1], None)
+                    droce_perf(work, 'raw', 65536, secs)[1],
+                    droce_perf(work, 'raw_lat', 64, secs))
 
         def tcp():
             return (iperf3(secs, 64)[0], iperf3(secs, 65536)[1],

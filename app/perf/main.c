@@ -27,6 +27,8 @@ usage(FILE *out)
 		"Usage: droce-perf TEST [options] [HOST]\n"
 		"TEST: write_bw read_bw send_bw atomic_bw write_lat send_lat raw memcpy\n"
 		"      memcpy_crc (each copy CRCed once) wq\n"
+		"      raw_lat (a ping-pong of raw frames as long as a\n"
+		"      write_lat's, polled by the engine lcores alone)\n"
 		"      cm (connections through the CM, -n of them, beside a\n"
 		"      -s byte WRITE stream; -D: its quiet seconds, default 1)\n"
 		"  -s, --size N         message size (default 65536; lat: 2)\n"
@@ -57,7 +59,8 @@ parse_test(const char *s, enum perf_test *t)
 {
 	static const char *const names[] = {
 		"write_bw", "read_bw", "send_bw", "atomic_bw", "write_lat",
-		"send_lat", "raw", "memcpy", "wq", "cm", "memcpy_crc" };
+		"send_lat", "raw", "memcpy", "wq", "cm", "memcpy_crc",
+		"raw_lat" };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -110,7 +113,7 @@ parse_qps(const char *s, struct perf_opts *o)
 static bool
 is_lat(enum perf_test t)
 {
-	return t == PERF_WRITE_LAT || t == PERF_SEND_LAT;
+	return t == PERF_WRITE_LAT || t == PERF_SEND_LAT || t == PERF_RAW_LAT;
 }
 
 /* One process: droce0 to droce1. */
@@ -134,6 +137,8 @@ run_local(struct perf_opts *o)
 	perf_report_header(o);
 	if (o->test == PERF_RAW)
 		ret = perf_raw(o, &cl, &r);
+	else if (o->test == PERF_RAW_LAT)
+		ret = perf_raw_lat(o, &cl, false, &r);
 	else if (is_lat(o->test))
 		ret = perf_lat(o, &cl, &sv, &r);
 	else
@@ -166,7 +171,11 @@ run_remote(struct perf_opts *o)
 		goto out;
 	if (!o->server)
 		perf_report_header(o);
-	if (is_lat(o->test)) {
+	if (o->test == PERF_RAW_LAT) {
+		ret = perf_raw_lat(o, &me, true, &r);
+		if (ret == 0 && !o->server)
+			perf_report(o, &r);
+	} else if (is_lat(o->test)) {
 		ret = perf_lat_remote(o, &me, !o->server, &r);
 		if (ret == 0 && !o->server)
 			perf_report(o, &r);

@@ -30,6 +30,7 @@ enum perf_test {
 	PERF_WQ,
 	PERF_CM,
 	PERF_MEMCPY_CRC,
+	PERF_RAW_LAT,
 };
 
 struct perf_opts {
@@ -120,6 +121,8 @@ int perf_lat(const struct perf_opts *o, struct perf_side *cl,
 	     struct perf_side *sv, struct perf_result *r);
 int perf_lat_remote(const struct perf_opts *o, struct perf_side *me,
 		    bool initiator, struct perf_result *r);
+int perf_raw_lat(const struct perf_opts *o, struct perf_side *me,
+		 bool remote, struct perf_result *r);
 
 /* perf_raw.c */
 uint32_t perf_frame_len(const struct perf_opts *o);

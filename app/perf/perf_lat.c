@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <droce.h>
+
 #include "perf.h"
 
 #define LAT_TIMEOUT_S 10.0
@@ -227,4 +229,42 @@ perf_lat_remote(const struct perf_opts *o, struct perf_side *me,
 	lat_stats(us, n, r);
 	free(us);
 	return perf_sync(o);
+}
+
+/*
+ * raw_lat: droce_raw_pingpong() with the peer's device, frames as long as
+ * a write_lat's packets; half of each round trip, as the others report.
+ * In one process droce1 echoes on its lcore, in two the server does.
+ */
+int
+perf_raw_lat(const struct perf_opts *o, struct perf_side *me, bool remote,
+	     struct perf_result *r)
+{
+	uint32_t n = (uint32_t)lat_iters(o), done = 0, i;
+	uint32_t *rtt = calloc(n, sizeof(*rtt));
+	double *us = calloc(n, sizeof(*us));
+	double t0;
+	int ret = -1, err;
+
+	memset(r, 0, sizeof(*r));
+	if (rtt == NULL || us == NULL || (remote && perf_sync(o) < 0))
+		goto out;
+	t0 = perf_now();
+	err = droce_raw_pingpong(me->ctx, me->peer.mac, perf_frame_len(o), n,
+				 remote && o->server ? NULL : rtt, &done);
+	if (err != 0) {
+		fprintf(stderr, "droce-perf: raw_lat: %s after %u round "
+			"trips\n", strerror(err), done);
+		goto out;
+	}
+	r->secs = perf_now() - t0;
+	r->msgs = n;
+	for (i = 0; i < n; i++)
+		us[i] = rtt[i] / 2000.0;
+	lat_stats(us, n, r);
+	ret = remote ? perf_sync(o) : 0;
+out:
+	free(rtt);
+	free(us);
+	return ret;
 }

@@ -25,6 +25,7 @@ perf_test_name(enum perf_test t)
 		[PERF_WQ] = "wq",
 		[PERF_CM] = "cm",
 		[PERF_MEMCPY_CRC] = "memcpy_crc",
+		[PERF_RAW_LAT] = "raw_lat",
 	};
 
 	return names[t];
@@ -33,7 +34,8 @@ perf_test_name(enum perf_test t)
 static bool
 is_lat(const struct perf_opts *o)
 {
-	return o->test == PERF_WRITE_LAT || o->test == PERF_SEND_LAT;
+	return o->test == PERF_WRITE_LAT || o->test == PERF_SEND_LAT ||
+		o->test == PERF_RAW_LAT;
 }
 
 void

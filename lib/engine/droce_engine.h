@@ -984,6 +984,24 @@ int droce_dev_raw(struct droce_dev *dev, const struct rte_ether_addr *dst,
 #define DROCE_DEV_RAW_ROCE (1u << 0)
 
 /**
+ * A ping-pong of raw frames of @p frame_len bytes with @p dst, on the
+ * engine lcore of @p dev, which polls for nothing else meanwhile: with
+ * @p rtt_ns, @p count pings, each sent once the last came back, their
+ * round trips in @p rtt_ns (nanoseconds); without, the echoing side,
+ * until ping count - 1 is echoed. An echoing side on the same lcore (a
+ * device of the same process) is served as the pings go. A ping not
+ * answered in 10 ms is sent again.
+ *
+ * @return 0, -EINVAL for a frame length out of range, -ENETDOWN (the port
+ * is stopped) or -ETIMEDOUT (nothing heard for 5 s); *done: round trips
+ * made, or pings echoed.
+ */
+int droce_dev_raw_pingpong(struct droce_dev *dev,
+			   const struct rte_ether_addr *dst,
+			   uint32_t frame_len, uint32_t count,
+			   uint32_t *rtt_ns, uint32_t *done);
+
+/**
  * Start mirroring every frame @p dev sends and receives into the pcap
  * file @p path (created, or truncated). The switch is made on the engine
  * lcore of @p dev, so its data path takes no lock for it.

@@ -110,6 +110,26 @@ int droce_raw_send(struct ibv_context *ctx, const uint8_t dst_mac[6],
 		   uint64_t *sent);
 
 /**
+ * A ping-pong of raw frames of @p frame_len bytes (the Ethernet type of
+ * droce_raw_send()'s) between the engine lcore of @p ctx's device and
+ * @p dst_mac, each side polling its port and nothing else: the round trip
+ * under which no message over the port can go. With @p rtt_ns, @p count
+ * round trips, each ping sent once the last came back, their times in
+ * @p rtt_ns[0 .. count - 1] (nanoseconds); with @p rtt_ns NULL, the other
+ * side: it echoes pings until ping number count - 1. A device of the
+ * same engine lcore (droce0 and droce1 of one process) echoes without
+ * being asked. A ping not answered within 10 ms is sent again (the other
+ * side may not be polling yet); *done counts the round trips made (or
+ * pings echoed).
+ *
+ * @return 0, EINVAL (frame length out of range), ENETDOWN (the port is
+ * stopped) or ETIMEDOUT (nothing heard for 5 s).
+ */
+int droce_raw_pingpong(struct ibv_context *ctx, const uint8_t dst_mac[6],
+		       uint32_t frame_len, uint32_t count, uint32_t *rtt_ns,
+		       uint32_t *done);
+
+/**
  * Start mirroring every frame the device of @p ctx sends and receives
  * into the pcap file @p path (created, or truncated), until
  * droce_mirror_stop(). The device's engine lcore makes the switch between

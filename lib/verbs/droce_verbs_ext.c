@@ -97,6 +97,18 @@ droce_raw_send(struct ibv_context *ctx, const uint8_t dst_mac[6],
 }
 
 int
+droce_raw_pingpong(struct ibv_context *ctx, const uint8_t dst_mac[6],
+		   uint32_t frame_len, uint32_t count, uint32_t *rtt_ns,
+		   uint32_t *done)
+{
+	struct rte_ether_addr dst;
+
+	memcpy(dst.addr_bytes, dst_mac, 6);
+	return -droce_dev_raw_pingpong(to_ctx(ctx)->dev, &dst, frame_len,
+				       count, rtt_ns, done);
+}
+
+int
 droce_mirror_start(struct ibv_context *ctx, const char *path)
 {
 	return -droce_dev_mirror_start(to_ctx(ctx)->dev, path);

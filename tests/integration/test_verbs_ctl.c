@@ -536,6 +536,50 @@ test_raw_send(void **state)
 	dev_close(&d1);
 }
 
+/*
+ * droce_raw_pingpong(): round trips between droce0 and droce1, which
+ * echoes on the engine lcore the two share (in one process), each timed;
+ * droce1 sent one echo a ping, and nothing went to its receive path;
+ * lengths no frame has are refused.
+ */
+static void
+test_raw_pingpong(void **state)
+{
+	enum { N = 1000 };
+	struct droce_counters b0, a0, b1, a1;
+	static uint32_t rtt[N];
+	struct dev d0, d1;
+	uint32_t done = 0, i;
+	uint8_t mac1[6];
+
+	(void)state;
+	dev_open(&d0, 0, 0);
+	dev_open(&d1, 1, 0);
+	assert_int_equal(droce_query_mac(d1.ctx, mac1), 0);
+	settled_counters(d0.ctx, &b0);
+	settled_counters(d1.ctx, &b1);
+	memset(rtt, 0, sizeof(rtt));
+	assert_int_equal(droce_raw_pingpong(d0.ctx, mac1, 64, N, rtt, &done),
+			 0);
+	assert_int_equal(done, N);
+	for (i = 0; i < N; i++)
+		assert_true(rtt[i] > 0 && rtt[i] < 10000000);
+	settled_counters(d0.ctx, &a0);
+	settled_counters(d1.ctx, &a1);
+	assert_int_equal(a0.tx_frames - b0.tx_frames, N);
+	assert_int_equal(a1.rx_frames - b1.rx_frames, N);
+	assert_int_equal(a1.tx_frames - b1.tx_frames, N);
+	assert_int_equal(a0.rx_frames - b0.rx_frames, N);
+	assert_int_equal(a1.rx_not_ours, b1.rx_not_ours);
+
+	assert_int_equal(droce_raw_pingpong(d0.ctx, mac1, 20, 1, rtt, &done),
+			 EINVAL);
+	assert_int_equal(droce_raw_pingpong(d0.ctx, mac1, 65536, 1, rtt,
+					    &done), EINVAL);
+	dev_close(&d0);
+	dev_close(&d1);
+}
+
 static void
 test_query_gid_type(void **state)
 {
@@ -1769,6 +1813,7 @@ main(void)
 		cmocka_unit_test(test_mr_access_rules),
 		cmocka_unit_test(test_dealloc_pd_busy),
 		cmocka_unit_test(test_raw_send),
+		cmocka_unit_test(test_raw_pingpong),
 		cmocka_unit_test(test_cq_too_big),
 		cmocka_unit_test(test_cq_ex_unsupported_wc_flags),
 		cmocka_unit_test(test_cq_ex_supported_wc_flags),
