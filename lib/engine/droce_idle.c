@@ -25,7 +25,8 @@
  *   for a pass or was woken by one in the last APP_QUIET_US (that thread
  *   runs, or is about to), and the kernel has not kept it off the CPU
  *   for a time slice as it polled (a thread of another program wants
- *   it; then it does not poll on for SPIN_BACKOFF_MS).
+ *   it; then it does not poll on for 5 ms, twice that after each next
+ *   such preemption within a second, up to 320 ms).
  * - One whose wake-ups keep finding the application thread running its
  *   passes, or just done with one (run_to_completion), was woken for
  *   nothing: each such wake-up only costs that thread a context switch.
@@ -54,8 +55,12 @@
 /* A polling engine kept off its CPU this long was preempted by a thread
  * that wants it (a short preemption is the kernel's own)... */
 #define POLL_GAP_US 500
-/* ...and it does not poll on for so long after. */
-#define SPIN_BACKOFF_US 100000
+/* ...and it does not poll on for so long after, twice as long after each
+ * next one within a second of the last (a daemon that ran once costs
+ * little; busy threads of other programs soon stop the polling on). */
+#define BACKOFF_MIN_US 5000
+#define BACKOFF_MAX_US 320000
+#define BACKOFF_RESET_US 1000000
 /* A wake-up that finds an application thread running a pass, or done
  * with one this recently, was needless. */
 #define DRIVEN_US 5
@@ -83,7 +88,13 @@ may_spin(struct droce_idle *st, const struct droce_idle_params *p,
 	    now - pass->app_at < p->cycles_us * APP_QUIET_US)
 		return false;
 	if (polled_at != 0 && now - polled_at >= p->cycles_us * POLL_GAP_US) {
-		st->quiet_until = now + p->cycles_us * SPIN_BACKOFF_US;
+		if (st->backoff_us == 0 ||
+		    now - st->gap_at > p->cycles_us * BACKOFF_RESET_US)
+			st->backoff_us = BACKOFF_MIN_US;
+		else if (st->backoff_us < BACKOFF_MAX_US)
+			st->backoff_us *= 2;
+		st->gap_at = now;
+		st->quiet_until = now + p->cycles_us * st->backoff_us;
 		return false;
 	}
 	st->polled_at = now;

@@ -51,6 +51,8 @@ struct droce_idle {
 	uint64_t worked_at;     /**< the last pass with work */
 	uint64_t quiet_until;   /**< no polling on before this */
 	uint64_t polled_at;     /**< the last poll on past IDLE_PASSES, or 0 */
+	uint64_t gap_at;        /**< it was last kept off its CPU polling */
+	unsigned int backoff_us; /**< ...and stopped polling on this long */
 };
 
 /**

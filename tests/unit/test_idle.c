@@ -158,31 +158,56 @@ test_woken_thread_runs_next(void **state)
 	assert_int_equal(polls_to_sleep(NEVER, &us), 199);
 }
 
-/* Kept off its CPU for 500 us as it polled on (a thread of another
- * program wants it): it sleeps instead, and does not poll on for 100 ms;
- * a shorter preemption changes nothing. */
-static void
-test_preempted_backs_off(void **state)
+/* Poll on after work until kept off the CPU for @p gap us. @return
+ * whether it slept then. */
+static bool
+preempted(uint64_t gap)
 {
 	unsigned int us, i;
 
+	assert_int_equal(pass(1, NEVER, &us), DROCE_IDLE_GO);
+	for (i = 0; i < 20; i++)
+		assert_int_equal(pass(0, NEVER, &us), DROCE_IDLE_POLL);
+	return pass_at(0, gap, NEVER, false, &us) == DROCE_IDLE_SLEEP;
+}
+
+/* Whether it polls on after work now (it does for the whole 2000 us). */
+static bool
+polls_on(void)
+{
+	unsigned int us;
+
+	assert_int_equal(pass(1, NEVER, &us), DROCE_IDLE_GO);
+	return polls_to_sleep(NEVER, &us) == 1999;
+}
+
+/* Kept off its CPU for 500 us as it polled on (a thread of another
+ * program wants it): it sleeps instead, and does not poll on for 5 ms;
+ * after each next such time within a second, twice as long, up to
+ * 320 ms; a second later it is 5 ms again. A shorter preemption changes
+ * nothing. */
+static void
+test_preempted_backs_off(void **state)
+{
+	static const unsigned int backoff_ms[] = { 5, 10, 20, 40, 80, 160,
+						   320, 320 };
+	unsigned int i;
+
 	(void)state;
-	assert_int_equal(pass(1, NEVER, &us), DROCE_IDLE_GO);
-	for (i = 0; i < 20; i++)
-		assert_int_equal(pass(0, NEVER, &us), DROCE_IDLE_POLL);
-	assert_int_equal(pass_at(0, 150, NEVER, false, &us),
-			 DROCE_IDLE_POLL);
-	assert_int_equal(pass(1, NEVER, &us), DROCE_IDLE_GO);
-	for (i = 0; i < 20; i++)
-		assert_int_equal(pass(0, NEVER, &us), DROCE_IDLE_POLL);
 	p.spin_us = 2000;
-	assert_int_equal(pass_at(0, 500, NEVER, false, &us),
-			 DROCE_IDLE_SLEEP);
-	assert_int_equal(pass(1, NEVER, &us), DROCE_IDLE_GO);
-	assert_int_equal(polls_to_sleep(NEVER, &us), 15);
-	now += 100000;
-	assert_int_equal(pass(1, NEVER, &us), DROCE_IDLE_GO);
-	assert_int_equal(polls_to_sleep(NEVER, &us), 1999);
+	assert_false(preempted(150));
+	for (i = 0; i < sizeof(backoff_ms) / sizeof(backoff_ms[0]); i++) {
+		assert_true(preempted(500));
+		assert_false(polls_on());
+		now += backoff_ms[i] * 1000 - 1000;
+		assert_false(polls_on());
+		now += 1000;
+		assert_true(polls_on());
+	}
+	now += 1000000;
+	assert_true(preempted(500));
+	now += 5000;
+	assert_true(polls_on());
 }
 
 /* Wake-ups that find the application thread running passes: from the
