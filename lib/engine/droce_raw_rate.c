@@ -54,6 +54,26 @@ struct raw_args {
 	uint64_t sent;
 };
 
+/* Whether @p dev's port carries frames of @p frame_len bytes. */
+static bool
+raw_len_ok(const struct droce_dev *dev, uint32_t frame_len)
+{
+	return frame_len >= RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN &&
+		frame_len <= (uint32_t)dev->eth_mtu + RTE_ETHER_HDR_LEN;
+}
+
+/* A plain frame of @p len bytes from @p src to @p dst in @p f: zeros of
+ * an Ethernet type nobody uses. */
+static void
+plain_frame(uint8_t *f, uint32_t len, const struct rte_ether_addr *dst,
+	    const struct rte_ether_addr *src)
+{
+	memset(f, 0, len);
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	droce_put_be16(f + 12, RAW_ETHER_TYPE);
+}
+
 /* The kind of a ping-pong frame @p m (PING, PONG), or 0. */
 static uint32_t
 ping_kind(const struct rte_mbuf *m)
@@ -84,10 +104,12 @@ raw_rx(struct droce_shard *sh, uint32_t *echoed, uint32_t seq,
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-		uint32_t kind = ping_kind(m);
+		uint32_t kind = ping_kind(m), num = 0;
 		struct rte_ether_addr a;
 
 		if (kind != 0) {
+			/* (its number, kept apart from the @p seq looked for) */
+			num = droce_get_be32(f + PING_SEQ_OFF);
 			sh->stats.rx_frames++;
 			sh->stats.rx_bytes += rte_pktmbuf_pkt_len(m);
 		}
@@ -98,9 +120,8 @@ raw_rx(struct droce_shard *sh, uint32_t *echoed, uint32_t seq,
 			memcpy(f, &a, 6);
 			droce_put_be32(f + PING_KIND_OFF, PONG);
 			m->ol_flags = 0;
-			seq = droce_get_be32(f + PING_SEQ_OFF);
-			if (echoed != NULL && seq >= *echoed)
-				*echoed = seq + 1;
+			if (echoed != NULL && num >= *echoed)
+				*echoed = num + 1;
 			if (rte_eth_tx_burst(sh->port_id, 0, &m, 1) == 1) {
 				sh->stats.tx_frames++;
 				sh->stats.tx_bytes += rte_pktmbuf_pkt_len(m);
@@ -109,8 +130,7 @@ raw_rx(struct droce_shard *sh, uint32_t *echoed, uint32_t seq,
 			}
 			break;
 		case PONG:
-			if (pongs != NULL &&
-			    droce_get_be32(f + PING_SEQ_OFF) == seq)
+			if (pongs != NULL && num == seq)
 				(*pongs)++;
 			rte_pktmbuf_free(m);
 			break;
@@ -206,10 +226,7 @@ raw_run(struct droce_shard *sh, void *arg)
 		if (!roce_template(sh->dev, &a->dst, a->frame_len, tmpl))
 			return -EINVAL;
 	} else {
-		memset(tmpl, 0, a->frame_len);
-		memcpy(tmpl, &a->dst, 6);
-		memcpy(tmpl + 6, &sh->dev->mac, 6);
-		droce_put_be16(tmpl + 12, RAW_ETHER_TYPE);
+		plain_frame(tmpl, a->frame_len, &a->dst, &sh->dev->mac);
 	}
 	droce_shard_tx_flush(sh);
 	while (rte_get_tsc_cycles() < end) {
@@ -257,8 +274,7 @@ droce_dev_raw(struct droce_dev *dev, const struct rte_ether_addr *dst,
 	};
 	int ret;
 
-	if (frame_len < RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN ||
-	    frame_len > (uint32_t)dev->eth_mtu + RTE_ETHER_HDR_LEN)
+	if (!raw_len_ok(dev, frame_len))
 		return -EINVAL;
 	ret = droce_shard_call(sh, raw_run, &a);
 	*sent = a.sent;
@@ -288,10 +304,7 @@ ping_send(struct droce_shard *sh, const struct pingpong_args *a,
 		rte_pktmbuf_free(m);
 		return -EINVAL;
 	}
-	memset(f, 0, a->frame_len);
-	memcpy(f, &a->dst, 6);
-	memcpy(f + 6, &sh->dev->mac, 6);
-	droce_put_be16(f + 12, RAW_ETHER_TYPE);
+	plain_frame(f, a->frame_len, &a->dst, &sh->dev->mac);
 	droce_put_be32(f + PING_KIND_OFF, PING);
 	droce_put_be32(f + PING_SEQ_OFF, seq);
 	while (rte_eth_tx_burst(sh->port_id, 0, &m, 1) == 0)
@@ -363,8 +376,7 @@ droce_dev_raw_pingpong(struct droce_dev *dev, const struct rte_ether_addr *dst,
 	};
 	int ret;
 
-	if (frame_len < RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN ||
-	    frame_len > (uint32_t)dev->eth_mtu + RTE_ETHER_HDR_LEN)
+	if (!raw_len_ok(dev, frame_len))
 		return -EINVAL;
 	ret = droce_shard_call(dev->shards[0], pingpong_run, &a);
 	*done = a.done;
