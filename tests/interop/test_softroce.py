@@ -375,8 +375,18 @@ def run_step(args, guest, i, step):
     check(ok_host and ok_guest,
           '%s (%.1f s): droce %s, soft-RoCE %s' %
           (name, time.time() - t0,
-           'ok' if ok_host else 'exit %d: %s' % (rc, out.strip()[-300:]),
-           'ok' if ok_guest else 'exit %d: %s' % (grc, gout.strip()[-300:])))
+           'ok' if ok_host else 'exit %d: %s' % (rc, gist(out)),
+           'ok' if ok_guest else 'exit %d: %s' % (grc, gist(gout))))
+
+
+def gist(out):
+    """A failed tool's complaints, then the end of what it printed: a
+    pipe buffers its stdout, so its stderr lines come first and a plain
+    tail would miss them."""
+    bad = [l.strip() for l in out.splitlines()
+           if re.search(r"fail|error|couldn't|unable|exiting|timed out", l,
+                        re.I)]
+    return ' | '.join(bad[:6] + ['...' + out.strip()[-200:]])
 
 
 def check_captures(args, plan):
