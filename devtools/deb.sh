@@ -17,6 +17,7 @@
 #   demo       droce-demo 0.3 in the chroot
 #   ibv_devinfo  Debian's ibv_devinfo through droce-run: droce0 and
 #              droce1, active
+#   lab        droce-lab analyze of a soft-RoCE capture with loss
 #   pkg-config a program built with pkg-config --cflags --libs libdroce
 #              in the chroot, and run
 #
@@ -404,6 +405,20 @@ if [ $installed = 1 ]; then
 	else
 		tail -n 30 "$dir/ibv_devinfo.log" 2>/dev/null || :
 		check_failed ibv_devinfo "$start"
+	fi
+
+	start=$(now)
+	log "droce-lab analyze (log: $dir/lab.log)"
+	cp "$top/tests/data/pcaps/loss_write.pcap" "$root/tmp/"
+	if in_chroot 'droce-lab analyze /tmp/loss_write.pcap' \
+		>"$dir/lab.log" 2>&1 &&
+		grep -q '^PASS requester.gbn-resend' "$dir/lab.log"; then
+		grep 'gbn-resend\|nak-single' "$dir/lab.log" | cut -c1-72 |
+			sed 's/^/    /'
+		check lab "$start"
+	else
+		tail -n 30 "$dir/lab.log" 2>/dev/null || :
+		check_failed lab "$start"
 	fi
 
 	start=$(now)

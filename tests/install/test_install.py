@@ -53,8 +53,8 @@ import netns                        # noqa: E402
 import test_rdmacm_dropin as rd     # noqa: E402
 
 PUBLIC_HEADERS = ['droce.h', 'droce_cm.h', 'droce_counters.h']
-TOOLS = ['droce-demo', 'droce-dump', 'droce-framegen', 'droce-perf',
-         'droce-pmd', 'droce-run']
+TOOLS = ['droce-demo', 'droce-dump', 'droce-framegen', 'droce-lab',
+         'droce-perf', 'droce-pmd', 'droce-run']
 CONFIGS = ['af_packet.ini', 'af_xdp.ini', 'droce-default.ini',
            'memif-client.ini', 'memif-server.ini', 'pci.ini']
 
@@ -257,6 +257,21 @@ def test_rping(tree, work):
                   run=[os.path.join(tree['bindir'], 'droce-run')])
 
 
+def test_lab(tree, source):
+    """The installed droce-lab runs from the installed tree: beside the
+    script there is no droce_lab package, so it found the one in
+    <datadir>/droce/lab."""
+    pcap = os.path.join(source, 'tests', 'data', 'pcaps', 'loss_write.pcap')
+    env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
+    rc, out = run([os.path.join(tree['bindir'], 'droce-lab'), 'analyze',
+                   pcap], env=env)
+    check(rc == 0 and 'PASS requester.gbn-resend' in out and
+          os.path.isfile(os.path.join(tree['datadir'], 'droce', 'lab',
+                                      'droce_lab', 'analyze.py')),
+          'bin/droce-lab analyze runs from the installed tree%s' %
+          ('' if rc == 0 else ': ' + tail(out)))
+
+
 def installed_tree(build, root):
     """Where meson put each kind of file under root."""
     opts = json.loads(subprocess.run(
@@ -292,6 +307,7 @@ def main():
     test_headers(tree, work)
     test_pkg_config_build(tree, source, work)
     test_plain_build(tree, source, work)
+    test_lab(tree, source)
     test_ibv_devinfo(tree)
     test_devnode(tree)
     netns.enter()

@@ -403,6 +403,20 @@ def check_captures(args, plan):
         bad = test_capture.check_capture(args, pcap, opcodes, others=False)
         check(not bad, '%s: capture valid%s' %
               (name, '' if not bad else ': ' + '; '.join(bad[:3])))
+        # droce's own side judged by the IBTA (the trace is droce's:
+        # what reached the guest is not in it); every tool here asks
+        # for a local ACK timeout of 14
+        lab = subprocess.run([args.lab, 'analyze', pcap, '--at', DROCE_IP,
+                              '--timeout', '14'], capture_output=True,
+                             text=True)
+        fails = [l for l in lab.stdout.splitlines()
+                 if l.startswith('FAIL')]
+        check(lab.returncode == 0, '%s: droce-lab analyze --at droce: '
+              '%d PASS, no FAIL%s' % (
+                  name, lab.stdout.count('\nPASS') +
+                  lab.stdout.startswith('PASS'),
+                  '' if lab.returncode == 0 else ': ' +
+                  ('; '.join(fails[:2]) or lab.stderr.strip()[-300:])))
         if fault == 'ce':
             bad, cnps, ce = test_tshark.check_cnps(args.dump, args.tshark,
                                                    [pcap])
@@ -460,7 +474,7 @@ def boot_guest(workdir, script, programs=(), modules=()):
 
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ('lib', 'dump', 'tshark', 'workdir'):
+    for opt in ('lib', 'dump', 'tshark', 'lab', 'workdir'):
         ap.add_argument('--' + opt, required=True)
     ap.add_argument('--check', required=True,
                     help='rdma_check, built against rdma-core')

@@ -351,7 +351,8 @@ def explain(args, name, out):
 
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ('lib-verbs', 'lib-rdmacm', 'dump', 'tshark', 'workdir'):
+    for opt in ('lib-verbs', 'lib-rdmacm', 'dump', 'tshark', 'lab',
+                'workdir'):
         ap.add_argument('--' + opt, required=True)
     ap.add_argument('--only', default='',
                     help='run only the steps whose names hold one of these '

@@ -1,0 +1,620 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""What each side of each RC connection of a trace did, judged by the IBTA.
+
+A connection is a requester's QP sending requests to a responder's QP and
+the answers coming back: request frames one way, ACKs, NAKs, READ
+responses and CNPs the other. Each check looks at one side's behaviour
+and gives PASS, FAIL or N/A with its reason; the figures are the
+latencies of what answered an event and the goodput around it.
+
+A trace whose frames carry an injector's marks (trace.ACTIONS) says
+which frames never reached their receiver, so the responder's expected
+PSN is known at each frame. Without marks (a capture made before the
+loss, as the golden captures are), the checks that need it judge what
+the frames alone show, and say so.
+"""
+
+import statistics
+
+from . import trace as T
+from .trace import psn_add, psn_diff
+
+
+class Connection:
+    def __init__(self, index, a, b, resp_qpn):
+        self.index = index
+        self.a, self.b = a, b            # requester's and responder's IP
+        self.resp_qpn = resp_qpn         # the responder's QPN
+        self.req_qpn = None              # the requester's, from answers
+        self.frames = []                 # both ways, trace order
+
+    def label(self):
+        req = '?' if self.req_qpn is None else '0x%06x' % self.req_qpn
+        return 'c%d:%s/%s>%s/0x%06x' % (self.index, self.a, req, self.b,
+                                        self.resp_qpn)
+
+    def requests(self):
+        return [f for f in self.frames if f.bits & T.REQ]
+
+    def answers(self):
+        return [f for f in self.frames if f.bits & T.RESP]
+
+    def cnps(self):
+        return [f for f in self.frames if f.bits & T.CNP]
+
+
+def _rc(f, bits):
+    return f.tr == 'RC' and f.bits & bits
+
+
+def connections(frames):
+    """The RC connections of @p frames, and the CNPs no connection owns."""
+    conns, by_key = [], {}
+    for f in frames:
+        if _rc(f, T.REQ):
+            key = (f.src, f.dst, f.dqpn)
+            if key not in by_key:
+                by_key[key] = Connection(len(conns), f.src, f.dst, f.dqpn)
+                conns.append(by_key[key])
+            by_key[key].frames.append(f)
+    # answers: to the requester whose PSNs they answer
+    flows = {}
+    for f in frames:
+        if _rc(f, T.RESP):
+            flows.setdefault((f.src, f.dst, f.dqpn), []).append(f)
+    for (src, dst, qpn), ans in flows.items():
+        best, score = None, 0
+        for c in conns:
+            if c.a != dst or c.b != src or c.req_qpn is not None:
+                continue
+            psns = [r.psn for r in c.requests()]
+            lo = min(psns, key=lambda p: psn_diff(p, psns[0]))
+            hi = max(psns, key=lambda p: psn_diff(p, psns[0]))
+            s = sum(1 for r in ans if psn_diff(r.psn, lo) >= -1 and
+                    psn_diff(r.psn, hi) <= 1 << 16)
+            if s > score:
+                best, score = c, s
+        if best is not None:
+            best.req_qpn = qpn
+            best.frames.extend(ans)
+    stray = []
+    for f in frames:
+        if f.bits & T.CNP:
+            owner = [c for c in conns if c.b == f.src and c.a == f.dst and
+                     c.req_qpn == f.dqpn]
+            if owner:
+                owner[0].frames.append(f)
+            else:
+                stray.append(f)
+    for c in conns:
+        c.frames.sort(key=lambda f: f.no)
+    return conns, stray
+
+
+def path_mtu(frames, given):
+    """The path MTU: given, or the payload of a FIRST or MIDDLE packet."""
+    if given:
+        return given, 'given'
+    sizes = [f.payload for f in frames if f.bits & (T.FIRST | T.MIDDLE)]
+    if sizes:
+        return max(sizes), 'from the frames'
+    return 1024, 'assumed (no multi-packet message: give --mtu)'
+
+
+def _span(f, mtu):
+    """PSNs a request takes: a READ one per response packet."""
+    if f.bits & T.READ:
+        return max(1, -(-(f.dma_len or 0) // mtu))
+    return 1
+
+
+def _is_nak(f, code=None):
+    return f.bits & T.ACK and f.aeth_kind() == T.AETH_NAK and \
+        (code is None or f.syndrome & 0x1f == code)
+
+
+def _is_rnr(f):
+    return f.bits & T.ACK and f.aeth_kind() == T.AETH_RNR
+
+
+def _acked(f):
+    """The PSN an answer acknowledges up to (inclusive), or None."""
+    if f.aeth_kind() == T.AETH_ACK and f.bits & (T.ACK | T.ATOMIC):
+        return f.psn
+    if f.bits & T.READ and f.bits & (T.LAST | T.ONLY):
+        return f.psn
+    if _is_nak(f, T.NAK_PSN_SEQ):
+        return psn_add(f.psn, -1)
+    return None
+
+
+class Result:
+    def __init__(self):
+        self.lines = []      # (verdict, check, label, reason)
+        self.figures = []    # (label, name, values, unit)
+
+    def add(self, verdict, check, conn, reason):
+        self.lines.append((verdict, check, conn.label(), reason))
+
+    def figure(self, conn, name, values, unit):
+        if values:
+            self.figures.append((conn.label(), name, values, unit))
+
+    def failed(self):
+        return any(v == 'FAIL' for v, _, _, _ in self.lines)
+
+
+class _Replay:
+    """One pass over a connection's frames: what each side saw and did."""
+
+    def __init__(self, c, marked, mtu):
+        self.c, self.marked, self.mtu = c, marked, mtu
+        self.events = []          # (time, kind) of NAKs, timeouts, CNPs
+        reqs = c.requests()
+        self.epsn = reqs[0].psn if reqs else 0
+        self.high = None          # the PSN after the highest sent
+        self.sent_at = {}         # PSN -> last time sent
+        self.first_send = {}      # PSN -> its first frame
+        self.acked = None         # highest PSN acknowledged
+        self.progress_t = None    # when the last ACK with progress came
+        self.resends = []         # (frame, cause, delay)
+        self.last_ack = None      # PSN of the responder's last ACK
+        self.answered = set()     # READs and atomics whose data came
+        self.run_prev = None      # the last frame of a go-back-N run
+        self.answer_high = None   # the highest PSN answered
+        self.dups = []            # duplicates not acknowledged yet
+        self.problems = {}        # check -> [reasons]
+        self.counts = {}          # check -> number of cases judged
+        self.figs = {}            # figure -> [values]
+
+    def bad(self, check, reason):
+        self.problems.setdefault(check, []).append(reason)
+
+    def case(self, check):
+        self.counts[check] = self.counts.get(check, 0) + 1
+
+    def fig(self, name, v):
+        self.figs.setdefault(name, []).append(v)
+
+
+def _replay(c, marked, mtu, opts):
+    r = _Replay(c, marked, mtu)
+    nak_out = None            # responder: the PSN its NAK waits for
+    pending = None            # requester: a NAK or RNR NAK unanswered
+    read_resp = {}            # READ PSN -> response PSNs delivered
+    reads = []                # original READ requests
+    corrupted = []            # bad-ICRC requests, no good copy since
+    last_ce = None            # responder: time of the last CE mark
+    ce_wait = []              # CE-marked requests waiting for a CNP
+    reqs = []                 # request frames so far
+    last_send = {}            # PSN -> index in reqs of its last send
+    for f in c.frames:
+        if f.bits & T.REQ:
+            end = psn_add(f.psn, _span(f, mtu))
+            if r.high is None or psn_diff(f.psn, r.high) >= 0:
+                r.first_send[f.psn] = f
+                if f.bits & T.READ:
+                    reads.append(f)
+                r.high = end
+                r.run_prev = None
+            else:
+                pending = _judge_resend(r, f, pending, reads, read_resp,
+                                        opts)
+            r.sent_at[f.psn] = f.t
+            last_send[f.psn] = len(reqs)
+            reqs.append(f)
+            # what reached the responder
+            if f.action != 'dropped' and f.icrc_ok is False:
+                r.case('corrupt')
+                corrupted.append(f)
+            if not f.delivered:
+                continue
+            corrupted = [q for q in corrupted if q.psn != f.psn]
+            if f.ce:
+                last_ce = f.t
+                ce_wait.append(f)
+            if nak_out is not None and f.psn == nak_out:
+                nak_out = None
+            d = psn_diff(f.psn, r.epsn)
+            if d == 0:
+                r.epsn = end
+            # (without marks, what the requester got is not known: a
+            # READ asked again is no duplicate)
+            if marked and d < 0:
+                r.case('dup-ack')
+                r.dups.append(f)
+            continue
+        if f.bits & T.CNP:
+            r.case('cnp-spurious')
+            if last_ce is None or f.t - last_ce > opts.cnp_window:
+                r.bad('cnp-spurious', 'CNP in frame %d: no CE-marked '
+                      'request in the %d us before it' %
+                      (f.no, opts.cnp_window * 1e6))
+            for q in ce_wait:
+                r.fig('cnp-latency', f.t - q.t)
+            ce_wait = []
+            r.events.append((f.t, 'CNP'))
+            continue
+        # an answer: what the responder did
+        ack = _acked(f)
+        if f.bits & T.ACK and f.aeth_kind() == T.AETH_ACK:
+            r.case('ack-monotonic')
+            if r.last_ack is not None and psn_diff(f.psn, r.last_ack) < 0:
+                r.bad('ack-monotonic', 'ACK of PSN %d in frame %d after '
+                      'one of PSN %d' % (f.psn, f.no, r.last_ack))
+            r.last_ack = f.psn
+        if ack is not None and not _is_nak(f):
+            r.dups = [q for q in r.dups if psn_diff(f.psn, q.psn) < 0]
+        if _is_nak(f, T.NAK_PSN_SEQ):
+            r.events.append((f.t, 'NAK'))
+            r.case('nak-single')
+            r.case('nak-psn')
+            if nak_out is not None:
+                r.bad('nak-single', 'NAK in frame %d while the one for '
+                      'PSN %d waits for its resend' % (f.no, nak_out))
+            nak_out = f.psn
+            if marked and f.psn != r.epsn:
+                r.bad('nak-psn', 'NAK in frame %d names PSN %d, the '
+                      'responder expected %d' % (f.no, f.psn, r.epsn))
+            elif not marked and (
+                    f.psn not in last_send or
+                    (r.acked is not None and psn_diff(f.psn, r.acked) <= 0)):
+                r.bad('nak-psn', 'NAK in frame %d names PSN %d: not one '
+                      'sent and unacknowledged' % (f.no, f.psn))
+            # from the first request after the one it names
+            i = last_send.get(f.psn)
+            if i is not None and i + 1 < len(reqs):
+                r.fig('nak-latency', f.t - reqs[i + 1].t)
+        elif _is_nak(f):
+            # (a NAK for an invalid request, an access or operation
+            # error: whether the request deserved it is not judged)
+            r.fig('naks-other', 1)
+            for q in corrupted:
+                r.bad('corrupt', 'frame %d (bad ICRC) drew a NAK, frame %d'
+                      % (q.no, f.no))
+        if ack is not None:
+            for q in corrupted:
+                if psn_diff(ack, q.psn) >= 0:
+                    r.bad('corrupt', 'frame %d (bad ICRC, PSN %d) '
+                          'acknowledged by frame %d' % (q.no, q.psn, f.no))
+            corrupted = [q for q in corrupted if psn_diff(ack, q.psn) < 0]
+        if not f.delivered:
+            continue
+        # what reached the requester
+        if ack is not None and (r.acked is None or
+                                psn_diff(ack, r.acked) > 0):
+            r.acked = ack
+            r.progress_t = f.t
+        if r.answer_high is None or psn_diff(f.psn, r.answer_high) > 0:
+            r.answer_high = f.psn
+        if _is_nak(f, T.NAK_PSN_SEQ) or _is_rnr(f):
+            pending = f
+        if f.bits & T.READ:
+            for o in reads:
+                if 0 <= psn_diff(f.psn, o.psn) < _span(o, mtu):
+                    read_resp.setdefault(o.psn, set()).add(f.psn)
+                    if len(read_resp[o.psn]) == _span(o, mtu):
+                        r.answered.add(o.psn)
+        if f.bits & T.ATOMIC:
+            r.answered.add(f.psn)
+    return r
+
+
+def _judge_resend(r, f, pending, reads, read_resp, opts):
+    """A request frame with a PSN sent before: why, and whether right.
+    @return the NAK or RNR NAK still waiting for its resend, or None."""
+    o = r.first_send.get(f.psn)
+    if o is not None and not o.bits & T.READ:
+        r.case('resend-same')
+        if o.opcode != f.opcode:
+            r.bad('resend-same', 'frame %d resends PSN %d as %s; frame %d '
+                  'sent it as %s' % (f.no, f.psn, f.name, o.no, o.name))
+    if r.run_prev is not None and _follows(r, r.run_prev, f) and \
+       (pending is None or f.psn != pending.psn):
+        # go-back-N goes on (and what a NAK seen here finds in flight)
+        r.resends.append((f, 'run', None))
+        r.run_prev = f
+        return pending
+    run_prev, r.run_prev = r.run_prev, f
+    if f.bits & (T.READ | T.ATOMIC) and r.answer_high is not None and \
+       psn_diff(r.answer_high, f.psn) >= 0 and \
+       (f.psn not in r.answered or not r.marked) and \
+       (pending is None or psn_diff(f.psn, pending.psn) < 0):
+        # a later answer came, this one's data did not: asked again (a
+        # NAK's resend may follow; a go-back-N run goes on after it)
+        r.run_prev = run_prev
+        r.resends.append((f, 'response-gap', None))
+        if f.bits & T.READ:
+            _judge_read(r, f, reads, read_resp)
+        return pending
+    if pending is not None and _is_rnr(pending):
+        want = T.RNR_DELAY_US[pending.syndrome & 0x1f] / 1e6
+        wait = f.t - pending.t
+        r.case('rnr')
+        r.fig('rnr-wait', wait)
+        if f.psn != pending.psn:
+            r.bad('rnr', 'frame %d resends PSN %d after an RNR NAK of PSN '
+                  '%d' % (f.no, f.psn, pending.psn))
+        elif wait < want * 0.98:
+            r.bad('rnr', 'frame %d resends %.0f us after the RNR NAK in '
+                  'frame %d, whose timer asks for %.0f us' %
+                  (f.no, wait * 1e6, pending.no, want * 1e6))
+        r.resends.append((f, 'rnr', wait))
+        return None
+    if pending is not None:
+        r.case('gbn-resend')
+        r.fig('resend-after-nak', f.t - pending.t)
+        r.events.append((f.t, 'resend'))
+        if f.psn != pending.psn:
+            r.bad('gbn-resend', 'frame %d resends from PSN %d; the NAK in '
+                  'frame %d named %d' % (f.no, f.psn, pending.no,
+                                        pending.psn))
+        r.resends.append((f, 'nak', f.t - pending.t))
+        if f.bits & T.READ:
+            _judge_read(r, f, reads, read_resp)
+        return None
+    # nothing answered it: the requester's timer, which runs from the
+    # last send of the PSN or the last ACK that moved on, whichever is
+    # later
+    starts = [t for t in (r.sent_at.get(f.psn), r.progress_t)
+              if t is not None]
+    wait = f.t - max(starts) if starts else 0.0
+    r.case('timeout')
+    r.fig('resend-after-timeout', wait)
+    r.events.append((f.t, 'timeout'))
+    if opts.timeout is not None and wait < opts.timeout * 0.98:
+        r.bad('timeout', 'frame %d resends PSN %d %.1f ms after it was '
+              'last sent or acknowledged, before the QP\'s timeout of '
+              '%.1f ms' % (f.no, f.psn, wait * 1e3, opts.timeout * 1e3))
+    r.resends.append((f, 'timeout', wait))
+    if f.bits & T.READ:
+        _judge_read(r, f, reads, read_resp)
+    return None
+
+
+def _follows(r, prev, f):
+    """Whether @p f goes on from @p prev: the next PSN, or the next
+    past READs and atomics whose data all came already."""
+    p = psn_add(prev.psn, _span(prev, r.mtu))
+    for _ in range(1024):
+        if p == f.psn:
+            return True
+        o = r.first_send.get(p)
+        if o is None or not o.bits & (T.READ | T.ATOMIC) or \
+           p not in r.answered:
+            return False
+        p = psn_add(p, _span(o, r.mtu))
+    return False
+
+
+def _judge_read(r, f, reads, read_resp):
+    """A READ asked again: from the first response missing, for the rest."""
+    for o in reversed(reads):
+        off = psn_diff(f.psn, o.psn)
+        if 0 <= off < _span(o, r.mtu) and o is not f:
+            break
+    else:
+        return
+    r.case('read-resend')
+    want_va = o.va + off * r.mtu
+    want_len = o.dma_len - off * r.mtu
+    if (f.va, f.dma_len) != (want_va, want_len):
+        r.bad('read-resend', 'frame %d asks again from PSN %d for VA %#x, '
+              '%d bytes; READ frame %d at that offset is VA %#x, %d bytes'
+              % (f.no, f.psn, f.va, f.dma_len, o.no, want_va, want_len))
+    if r.marked:
+        got = read_resp.get(o.psn, set())
+        first = next((psn_add(o.psn, i) for i in range(_span(o, r.mtu))
+                      if psn_add(o.psn, i) not in got), None)
+        if first is not None and f.psn != first:
+            r.bad('read-resend', 'frame %d asks again from PSN %d; the '
+                  'first response missing was PSN %d' %
+                  (f.no, f.psn, first))
+
+
+# the checks, in the order they print: side, name, what it proves
+CHECKS = (
+    ('responder', 'nak-single', 'one PSN-sequence NAK outstanding at most'),
+    ('responder', 'nak-psn', 'a NAK names the PSN the responder expects'),
+    ('responder', 'ack-monotonic', 'ACKs never go back'),
+    ('responder', 'dup-ack', 'a duplicate request is acknowledged'),
+    ('responder', 'corrupt', 'a bad-ICRC request is dropped silently'),
+    ('responder', 'cnp', 'a CE-marked request draws a CNP'),
+    ('responder', 'cnp-spurious', 'no CNP without a CE mark'),
+    ('responder', 'cnp-qp', 'CNPs go to the requester\'s QP'),
+    ('requester', 'gbn-resend', 'after a NAK, the resend starts at its PSN'),
+    ('requester', 'read-resend', 'a READ asked again from the right PSN '
+     'and offset'),
+    ('requester', 'timeout', 'a resend nothing asked for waits the QP\'s '
+     'timeout'),
+    ('requester', 'rnr', 'a resend after an RNR NAK waits its timer'),
+    ('requester', 'resend-same', 'a resent PSN carries what it first '
+     'did'),
+    ('requester', 'complete', 'every message is acknowledged'),
+)
+
+
+# the checks that need to know what reached a side: not judged from a
+# trace taken at the other end (--at)
+ARRIVAL = {'nak-single', 'nak-psn', 'dup-ack', 'corrupt', 'cnp',
+           'cnp-spurious', 'gbn-resend', 'read-resend', 'timeout', 'rnr'}
+# (resend-same is judged at either end: a requester's own frames)
+
+
+def analyze(frames, marked, opts):
+    """Judge every connection of @p frames. @return a Result."""
+    res = Result()
+    conns, stray = connections(frames)
+    mtu, mtu_how = path_mtu(frames, opts.mtu)
+    res.mtu = (mtu, mtu_how)
+    at = getattr(opts, 'at', None)
+    for c in conns:
+        answered = c.req_qpn is not None
+        # a trace taken at the responder holds what reached it: as exact
+        # as the injector's marks
+        exact = marked or at == c.b
+        r = _replay(c, exact, mtu, opts)
+        _figures(res, c, r)
+        for side, check, what in CHECKS:
+            name = side + '.' + check
+            if not answered and check != 'cnp-qp':
+                res.add('N/A', name, c, 'no answers from the responder in '
+                        'the trace')
+                continue
+            if at is not None and at != (c.b if side == 'responder'
+                                         else c.a) and check in ARRIVAL:
+                res.add('N/A', name, c, 'a trace taken at %s: what '
+                        'reached the %s is not in it' % (at, side))
+                continue
+            verdict, reason = _verdict(c, r, check, exact, opts, stray)
+            res.add(verdict, name, c, reason)
+    res.conns = conns
+    return res
+
+
+def _verdict(c, r, check, marked, opts, stray):
+    bad = r.problems.get(check, [])
+    n = r.counts.get(check, 0)
+    if check == 'complete':
+        return _complete(c, r)
+    if check == 'cnp':
+        ce = [f for f in c.requests() if f.delivered and f.ce]
+        if not ce:
+            return 'N/A', 'no CE-marked request'
+        cnps = c.cnps()
+        miss = [q for q in ce if not any(abs(p.t - q.t) <= opts.cnp_window
+                                         for p in cnps)]
+        if miss:
+            return 'FAIL', '%d of %d CE-marked requests drew no CNP ' \
+                'within %d us (first: frame %d)' % (
+                    len(miss), len(ce), opts.cnp_window * 1e6, miss[0].no)
+        return 'PASS', '%d CE-marked requests, each with a CNP within ' \
+            '%d us' % (len(ce), opts.cnp_window * 1e6)
+    if check == 'cnp-qp':
+        mine = [f for f in stray if f.src == c.b and f.dst == c.a]
+        if mine:
+            return 'FAIL', '%d CNPs to QPN %s, not the requester\'s %s' % (
+                len(mine), ', '.join(sorted({'0x%06x' % f.dqpn
+                                             for f in mine})),
+                '?' if c.req_qpn is None else '0x%06x' % c.req_qpn)
+        if not c.cnps():
+            return 'N/A', 'no CNP'
+        return 'PASS', '%d CNPs, each to QPN 0x%06x' % (len(c.cnps()),
+                                                        c.req_qpn)
+    if check == 'dup-ack':
+        if r.dups:
+            return 'FAIL', '%d duplicate requests never acknowledged ' \
+                '(first: frame %d)' % (len(r.dups), r.dups[0].no)
+        if n == 0:
+            return 'N/A', 'no duplicate request'
+        return 'PASS', '%d duplicate requests, each acknowledged' % n
+    if check == 'timeout' and n and not bad and opts.timeout is None:
+        w = r.figs['resend-after-timeout']
+        return 'N/A', '%d resends after a timeout, waits %.1f..%.1f ms: ' \
+            'give --timeout to judge them' % (n, min(w) * 1e3, max(w) * 1e3)
+    if bad:
+        more = ' (and %d more)' % (len(bad) - 1) if len(bad) > 1 else ''
+        return 'FAIL', bad[0] + more
+    if n == 0:
+        return 'N/A', {
+            'nak-single': 'no PSN-sequence NAK',
+            'nak-psn': 'no PSN-sequence NAK',
+            'ack-monotonic': 'no ACK',
+            'corrupt': 'no request with a bad ICRC',
+            'cnp-spurious': 'no CNP',
+            'gbn-resend': 'no NAK the requester received',
+            'read-resend': 'no READ asked again',
+            'timeout': 'no resend after a timeout',
+            'rnr': 'no RNR NAK the requester received',
+            'resend-same': 'no resend',
+        }[check]
+    how = {
+        'nak-single': '%d NAKs, each alone',
+        'nak-psn': '%d NAKs, each naming the expected PSN' if marked else
+        '%d NAKs, each naming a PSN sent and unacknowledged (no drop marks '
+        'in the trace: the expected PSN is not known)',
+        'ack-monotonic': '%d ACKs, none going back',
+        'corrupt': '%d bad-ICRC requests judged, none acknowledged or '
+        'NAKed',
+        'cnp-spurious': '%d CNPs, each after a CE mark',
+        'gbn-resend': '%d NAKs, each answered from its PSN',
+        'read-resend': '%d READs asked again, each from the right offset' +
+        ('' if marked else ' (no drop marks: which response was first '
+         'missing is not known)'),
+        'timeout': '%d resends, each after the QP\'s timeout',
+        'rnr': '%d RNR NAKs, each waited out',
+        'resend-same': '%d resent packets, each as first sent',
+    }[check]
+    return 'PASS', how % n
+
+
+def _complete(c, r):
+    ends = []
+    for f in c.requests():
+        if r.first_send.get(f.psn) is f and f.bits & (T.LAST | T.ONLY):
+            ends.append((psn_add(f.psn, _span(f, r.mtu) - 1), f))
+    if not ends:
+        return 'N/A', 'no message ends in the trace'
+    open_ = [f for end, f in ends if r.acked is None or
+             psn_diff(end, r.acked) > 0]
+    # sent as the trace ends: nothing from the responder came after
+    last = max((f.no for f in c.answers()), default=0)
+    tail = [f for f in open_ if f.no > last]
+    open_ = [f for f in open_ if f.no < last]
+    if open_:
+        return 'FAIL', '%d of %d messages never acknowledged (first: ' \
+            'frame %d, PSN %d)' % (len(open_), len(ends), open_[0].no,
+                                   open_[0].psn)
+    if tail:
+        return 'PASS', '%d messages, all acknowledged but the last %d, ' \
+            'sent as the trace ends' % (len(ends), len(tail))
+    return 'PASS', '%d messages, all acknowledged' % len(ends)
+
+
+def _figures(res, c, r):
+    for name in ('nak-latency', 'resend-after-nak', 'resend-after-timeout',
+                 'rnr-wait', 'cnp-latency'):
+        res.figure(c, name, r.figs.get(name, []), 's')
+    if r.figs.get('naks-other'):
+        res.figure(c, 'naks-other', [len(r.figs['naks-other'])], 'NAKs')
+    reqs = c.requests()
+    if not reqs:
+        return
+    res.figure(c, 'resends', [sum(1 for f, _, _ in r.resends)], 'frames')
+    events = sorted(r.events)
+    if not events:
+        return
+    te = events[0][0]
+    t0, t1 = c.frames[0].t, c.frames[-1].t
+    new = [f for f in reqs if r.first_send.get(f.psn) is f]
+    reads = [f for f in c.answers() if f.bits & T.READ and f.delivered]
+    before = sum(f.payload for f in new + reads if f.t < te)
+    after = sum(f.payload for f in new + reads if f.t >= te)
+    if te > t0:
+        res.figure(c, 'goodput-before', [before * 8 / (te - t0)], 'b/s')
+    if t1 > te:
+        res.figure(c, 'goodput-after', [after * 8 / (t1 - te)], 'b/s')
+
+
+def _scaled(v, unit):
+    if unit == 's':
+        return ('%.1f us' % (v * 1e6)) if v < 1e-3 else '%.2f ms' % (v * 1e3)
+    if unit == 'b/s':
+        return '%.3f Mb/s' % (v / 1e6)
+    return '%d %s' % (v, unit)
+
+
+def report(res, out):
+    """The verdict lines, then the figures (doc/guides/lab.rst)."""
+    for verdict, check, label, reason in res.lines:
+        out.write('%-4s %-24s %s %s\n' % (verdict, check, label, reason))
+    out.write('\nfigures (path MTU %d, %s):\n' % res.mtu)
+    for label, name, vals, unit in res.figures:
+        if len(vals) == 1:
+            out.write('  %s %s %s\n' % (label, name, _scaled(vals[0], unit)))
+        else:
+            out.write('  %s %s n=%d min %s median %s max %s\n' % (
+                label, name, len(vals), _scaled(min(vals), unit),
+                _scaled(statistics.median(vals), unit),
+                _scaled(max(vals), unit)))

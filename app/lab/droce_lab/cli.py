@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""droce-lab's command line."""
+
+import argparse
+import sys
+
+from . import analyze, trace
+
+
+def _timeout(text):
+    """A QP's timeout: its IBTA exponent (1..31) or a time ("67ms")."""
+    for unit, scale in (('ms', 1e-3), ('us', 1e-6), ('s', 1.0)):
+        if text.endswith(unit):
+            return float(text[:-len(unit)]) * scale
+    exp = int(text)
+    if not 1 <= exp <= 31:
+        raise argparse.ArgumentTypeError('an exponent is 1..31')
+    return 4.096e-6 * (1 << exp)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog='droce-lab',
+        description='Judge what each side of each RoCE connection did.')
+    sub = ap.add_subparsers(dest='cmd', required=True)
+    an = sub.add_parser(
+        'analyze', help='check a trace (pcap or pcapng)',
+        description='One line per connection, side and check: '
+        'PASS|FAIL|N/A CHECK CONNECTION REASON, then the figures. '
+        'Exits 1 if a check failed.')
+    an.add_argument('trace')
+    an.add_argument('--timeout', type=_timeout, default=None,
+                    help="the requesters' local ACK timeout: the exponent "
+                    "a QP was given (14: 67.1 ms) or a time (67ms)")
+    an.add_argument('--mtu', type=int, default=0,
+                    help='path MTU (default: from the frames)')
+    an.add_argument('--cnp-window-us', type=float, default=1000,
+                    help='a CNP answers a CE mark within this (default '
+                    '1000)')
+    an.add_argument('--at', metavar='IP',
+                    help='the trace was taken at this end (its own '
+                    'mirror, tcpdump on its host), not between the two: '
+                    'frames to it arrived, frames from it may have been '
+                    'lost after; the checks of what reached the other '
+                    'end are N/A')
+    args = ap.parse_args(argv)
+    args.cnp_window = args.cnp_window_us / 1e6
+    try:
+        frames, marked = trace.read(args.trace)
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        print('droce-lab: %s: %s' % (args.trace, e), file=sys.stderr)
+        return 2
+    if args.at is not None and not any(args.at in (f.src, f.dst)
+                                       for f in frames):
+        print('droce-lab: --at %s: no frame to or from it' % args.at,
+              file=sys.stderr)
+    res = analyze.analyze(frames, marked, args)
+    if not res.conns:
+        print('no RC connection in %d RoCE frames: nothing to judge' %
+              len(frames))
+        return 0
+    analyze.report(res, sys.stdout)
+    return 1 if res.failed() else 0

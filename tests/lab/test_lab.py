@@ -1,0 +1,365 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""droce-lab analyze: every check shown able to pass and to fail.
+
+Traces are made here, frame by frame, each to keep or to break one rule
+(a second NAK in flight, a resend from the wrong PSN, an ACK that goes
+back, a CNP to the wrong QP, ...), written as pcapng with the injector's
+marks ("droce-lab: dropped", ...) or as plain pcap, and judged through
+the command line. The golden soft-RoCE captures with loss
+(tests/data/pcaps/loss_*.pcap) are judged too: rxe's go-back-N and READ
+retransmission pass, and its retransmission timer fires before the
+timeout its QP was given (ibv_rc_pingpong asks for 14: 67 ms).
+"""
+
+import argparse
+import os
+import struct
+import subprocess
+import sys
+
+failed = 0
+
+
+def check(cond, what):
+    global failed
+    print('%s %s' % ('ok   ' if cond else 'FAIL ', what))
+    if not cond:
+        failed += 1
+
+
+A, B = '10.0.0.1', '10.0.0.2'      # requester, responder
+QA, QB = 0x11, 0x22                # their QPNs
+MAC = {A: b'\x02\0\0\0\0\x01', B: b'\x02\0\0\0\0\x02'}
+OP = {'SEND_ONLY': 0x04, 'WRITE_FIRST': 0x06, 'WRITE_MIDDLE': 0x07,
+      'WRITE_LAST': 0x08, 'WRITE_ONLY': 0x0a, 'READ_REQUEST': 0x0c,
+      'READ_RESPONSE_FIRST': 0x0d, 'READ_RESPONSE_MIDDLE': 0x0e,
+      'READ_RESPONSE_LAST': 0x0f, 'READ_RESPONSE_ONLY': 0x10,
+      'ACKNOWLEDGE': 0x11, 'CNP': 0x81}
+
+
+def frame(src, dst, opcode, dqpn, psn, ext=b'', payload=0, ecn=0,
+          icrc_ok=True):
+    """An Ethernet frame holding a RoCEv2 packet, its ICRC computed."""
+    bth = struct.pack('>BBHII', opcode, 0x00, 0xffff, dqpn,
+                      0x80000000 | psn)
+    udp_len = 8 + len(bth) + len(ext) + payload + 4
+    ip = struct.pack('>BBHHHBBH4s4s', 0x45, ecn, 20 + udp_len, 0, 0x4000,
+                     64, 17, 0, bytes(map(int, src.split('.'))),
+                     bytes(map(int, dst.split('.'))))
+    udp = struct.pack('>HHHH', 0xc000, 4791, udp_len, 0)
+    pkt = ip + udp + bth + ext + b'\xab' * payload + b'\0' * 4
+    crc = trace.icrc(pkt) ^ (0 if icrc_ok else 1)
+    pkt = pkt[:-4] + struct.pack('<I', crc)
+    return MAC[dst] + MAC[src] + b'\x08\x00' + pkt
+
+
+class Run:
+    """A trace being made: frames at a clock that moves as told."""
+
+    def __init__(self):
+        self.t = 1000.0
+        self.records = []
+
+    def at(self, us):
+        self.t += us / 1e6
+        return self
+
+    def add(self, data, action=None):
+        self.records.append((self.t, data, 'droce-lab: ' + action
+                             if action else ''))
+        self.t += 1e-6
+
+    def req(self, psn, op='WRITE_ONLY', size=1024, action=None, ce=False,
+            bad=False, va=0x10000, length=None):
+        ext = b''
+        if op in ('WRITE_ONLY', 'WRITE_FIRST', 'READ_REQUEST'):
+            ext = struct.pack('>QII', va, 0x1234,
+                              size if length is None else length)
+        self.add(frame(A, B, OP[op], QB, psn, ext,
+                       0 if op == 'READ_REQUEST' else size,
+                       3 if ce else 2, not bad), action)
+
+    def ack(self, psn, syndrome=0x1f, op='ACKNOWLEDGE', size=0,
+            action=None):
+        ext = struct.pack('>I', syndrome << 24 | 1) if op != \
+            'READ_RESPONSE_MIDDLE' else b''
+        self.add(frame(B, A, OP[op], QA, psn, ext, size), action)
+
+    def nak(self, psn, code=0):
+        self.ack(psn, 0x60 | code)
+
+    def rnr(self, psn, timer):
+        self.ack(psn, 0x20 | timer)
+
+    def cnp(self, qpn=QA):
+        self.add(frame(B, A, OP['CNP'], qpn, 0, b'\0' * 16))
+
+    def save(self, path, marks=True):
+        if marks:
+            trace.write_pcapng(path, self.records)
+            return path
+        with open(path, 'wb') as fh:
+            fh.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535,
+                                 1))
+            for t, data, _ in self.records:
+                us = int(round(t * 1e6))
+                fh.write(struct.pack('<IIII', us // 1000000, us % 1000000,
+                                     len(data), len(data)) + data)
+        return path
+
+
+def analyze(args, path, *opts):
+    p = subprocess.run([args.lab, 'analyze', path] + list(opts),
+                       capture_output=True, text=True)
+    verdicts = {}
+    for line in p.stdout.splitlines():
+        w = line.split(None, 3)
+        if len(w) >= 3 and w[0] in ('PASS', 'FAIL', 'N/A'):
+            verdicts.setdefault(w[1], []).append((w[0], line))
+    return p.returncode, verdicts, p.stdout + p.stderr
+
+
+def expect(args, name, run, want, *opts, marks=True, code=None):
+    """Judge @p run; each check named in @p want gives its verdict."""
+    path = run.save(os.path.join(args.workdir, name +
+                                 ('.pcapng' if marks else '.pcap')), marks)
+    rc, got, out = analyze(args, path, *opts)
+    for chk, verdict in want.items():
+        # a check's verdict over the connections: its worst
+        lines = got.get(chk, [('none', '(no line)')])
+        v = next((l for w in ('FAIL', 'PASS', 'N/A', 'none')
+                  for l in lines if l[0] == w))
+        check(v[0] == verdict, '%s: %s %s (%s)' % (name, verdict, chk,
+                                                   v[1].strip()))
+    if code is None:
+        code = 1 if 'FAIL' in want.values() else 0
+    check(rc == code, '%s: exit %d (got %d)%s' %
+          (name, code, rc, '' if rc == code else '\n' + out))
+    return got
+
+
+def gbn(second_nak=False, resend_from=3, nak_psn=3, ack_back=False,
+        marks=True):
+    """WRITEs 0..9, PSN 3 lost; the NAK, two more in flight, the resend."""
+    r = Run()
+    for p in range(5):
+        r.req(p, action='dropped' if p == 3 and marks else None)
+    r.at(5).nak(nak_psn)
+    r.req(5)
+    r.req(6)
+    if second_nak:
+        r.nak(nak_psn)
+    r.at(20)
+    for p in range(resend_from, 10):
+        r.req(p)
+    if ack_back:
+        r.ack(5)
+        r.ack(4)
+    r.at(5).ack(9)
+    return r
+
+
+def reads(again_psn=2, again_off=None):
+    """A READ of 4 KiB at MTU 1024, response PSN 2 lost, asked again."""
+    r = Run()
+    r.req(0, 'READ_REQUEST', 4096, va=0x1000)
+    r.at(5).ack(0, op='READ_RESPONSE_FIRST', size=1024)
+    r.ack(1, op='READ_RESPONSE_MIDDLE', size=1024)
+    r.ack(2, op='READ_RESPONSE_MIDDLE', size=1024, action='dropped')
+    r.ack(3, op='READ_RESPONSE_LAST', size=1024)
+    off = (again_psn if again_off is None else again_off) * 1024
+    r.at(5).req(again_psn, 'READ_REQUEST', 4096 - off, va=0x1000 + off)
+    r.at(5).ack(again_psn, op='READ_RESPONSE_FIRST' if again_psn < 3
+                else 'READ_RESPONSE_ONLY', size=1024)
+    if again_psn < 3:
+        r.ack(3, op='READ_RESPONSE_LAST', size=1024)
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--lab', required=True, help='droce-lab')
+    ap.add_argument('--pcaps', required=True, help='tests/data/pcaps')
+    ap.add_argument('--workdir', required=True)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+
+    # go-back-N
+    expect(args, 'gbn', gbn(), {
+        'responder.nak-single': 'PASS', 'responder.nak-psn': 'PASS',
+        'responder.ack-monotonic': 'PASS', 'requester.gbn-resend': 'PASS',
+        'requester.complete': 'PASS', 'requester.timeout': 'N/A'})
+    expect(args, 'gbn-unmarked', gbn(marks=False), {
+        'responder.nak-psn': 'PASS', 'requester.gbn-resend': 'PASS'},
+        marks=False)
+    expect(args, 'gbn-second-nak', gbn(second_nak=True),
+           {'responder.nak-single': 'FAIL'})
+    expect(args, 'gbn-resend-wrong', gbn(resend_from=4),
+           {'requester.gbn-resend': 'FAIL'})
+    expect(args, 'gbn-nak-wrong-psn', gbn(nak_psn=4),
+           {'responder.nak-psn': 'FAIL'})
+    expect(args, 'gbn-ack-back', gbn(ack_back=True),
+           {'responder.ack-monotonic': 'FAIL'})
+    r = Run()
+    for p in range(5):
+        r.req(p)
+    r.at(5).ack(2)
+    expect(args, 'incomplete', r, {'requester.complete': 'FAIL'})
+
+    # READ asked again
+    expect(args, 'read', reads(), {'requester.read-resend': 'PASS',
+                                    'requester.complete': 'PASS'})
+    expect(args, 'read-wrong-offset', reads(again_off=1),
+           {'requester.read-resend': 'FAIL'})
+    expect(args, 'read-wrong-psn', reads(again_psn=3),
+           {'requester.read-resend': 'FAIL'})
+
+    # the requester's timer (14: 67.1 ms)
+    for name, wait, verdict in (('timeout-early', 10e3, 'FAIL'),
+                                ('timeout', 70e3, 'PASS')):
+        r = Run()
+        r.req(0, 'SEND_ONLY', 64, action='dropped')
+        r.at(wait).req(0, 'SEND_ONLY', 64)
+        r.at(5).ack(0)
+        expect(args, name, r, {'requester.timeout': verdict}, '--timeout',
+               '14')
+    expect(args, 'timeout-unjudged', r, {'requester.timeout': 'N/A'})
+
+    # RNR: timer 14 asks for 1.28 ms
+    for name, wait, verdict in (('rnr-early', 500, 'FAIL'),
+                                ('rnr', 1500, 'PASS')):
+        r = Run()
+        r.req(0, 'SEND_ONLY', 64)
+        r.at(5).rnr(0, 14)
+        r.at(wait).req(0, 'SEND_ONLY', 64)
+        r.at(5).ack(0)
+        expect(args, name, r, {'requester.rnr': verdict})
+
+    # CNPs
+    r = Run()
+    r.req(0)
+    r.req(1, ce=True)
+    r.at(10).cnp()
+    r.req(2)
+    r.at(5).ack(2)
+    expect(args, 'cnp', r, {'responder.cnp': 'PASS',
+                            'responder.cnp-qp': 'PASS',
+                            'responder.cnp-spurious': 'PASS'})
+    r = Run()
+    r.req(0, ce=True)
+    r.at(10).cnp(0x99)
+    r.at(5).ack(0)
+    expect(args, 'cnp-wrong-qp', r, {'responder.cnp-qp': 'FAIL',
+                                     'responder.cnp': 'FAIL'})
+    r = Run()
+    r.req(0)
+    r.at(10).cnp()
+    r.at(5).ack(0)
+    expect(args, 'cnp-spurious', r, {'responder.cnp-spurious': 'FAIL'})
+
+    # a bad ICRC: dropped silently, then the gap NAKed
+    for name, acked, verdict in (('corrupt', False, 'PASS'),
+                                 ('corrupt-acked', True, 'FAIL')):
+        r = Run()
+        r.req(0)
+        r.req(1, bad=True)
+        if acked:
+            r.at(5).ack(1)
+        r.req(2)
+        if not acked:
+            r.at(5).nak(1)
+            r.at(5).req(1)
+            r.req(2)
+        r.at(5).ack(2)
+        expect(args, name, r, {'responder.corrupt': verdict})
+
+    # a duplicate request is ACKed
+    for name, answered, verdict in (('dup', True, 'PASS'),
+                                    ('dup-unanswered', False, 'FAIL')):
+        r = Run()
+        r.req(0)
+        r.req(1)
+        r.at(5).ack(1)
+        r.req(1, action='duplicated')
+        if answered:
+            r.at(5).ack(1)
+        expect(args, name, r, {'responder.dup-ack': verdict})
+
+    # a resent PSN is the packet it was
+    for name, op, verdict in (('resend-same', 'WRITE_FIRST', 'PASS'),
+                              ('resend-shifted', 'WRITE_ONLY', 'FAIL')):
+        r = Run()
+        r.req(0, 'WRITE_FIRST')
+        r.req(1, 'WRITE_LAST', action='dropped')
+        r.at(70e3).req(0, op)
+        r.req(1, 'WRITE_LAST')
+        r.at(5).ack(1)
+        expect(args, name, r, {'requester.resend-same': verdict})
+
+    # the headers alone (a snap length): judged all the same
+    r = gbn()
+    r.records = [(t, d[:80], c) for t, d, c in r.records]
+    expect(args, 'gbn-snaplen', r, {'requester.gbn-resend': 'PASS',
+                                     'responder.nak-psn': 'PASS'})
+
+    # soft-RoCE's own captures
+    pc = args.pcaps
+    got = expect(args, 'golden-loss_write', _File(pc, 'loss_write.pcap'), {
+        'responder.nak-single': 'PASS', 'responder.nak-psn': 'PASS',
+        'requester.gbn-resend': 'PASS', 'requester.complete': 'PASS',
+        'responder.ack-monotonic': 'PASS'}, '--timeout', '14')
+    check(any('6 NAKs' in l for _, l in got.get('requester.gbn-resend',
+                                                   [])),
+          'golden-loss_write: the 6 NAKs of its README, each answered')
+    got = expect(args, 'golden-loss_read', _File(pc, 'loss_read.pcap'), {
+        'requester.read-resend': 'PASS', 'requester.complete': 'PASS',
+        'requester.timeout': 'N/A'}, '--timeout', '14')
+    check(any('20 READs asked again' in l
+              for _, l in got.get('requester.read-resend', [])),
+          'golden-loss_read: 30 READ requests for 10 messages, as its '
+          'README says: 20 asked again')
+    got = expect(args, 'golden-loss_timeout', _File(pc,
+                                                    'loss_timeout.pcap'),
+                 {'requester.timeout': 'FAIL'}, '--timeout', '14')
+    check(any('36.1 ms' in l for _, l in got.get('requester.timeout', [])),
+          'golden-loss_timeout: rxe resent after 36.1 ms')
+
+    # soft-RoCE's retry shift (tests/data/interop-cases/README.md): its
+    # timer fires early, and it resends PSN 13566687, a WRITE FIRST, as
+    # an empty WRITE ONLY
+    got = expect(args, 'interop-case-retry-shift',
+                 _File(os.path.join(pc, '..', 'interop-cases'),
+                       'write_bw-b-rxe-retry-shift.pcap'),
+                 {'requester.resend-same': 'FAIL',
+                  'requester.timeout': 'FAIL'}, '--timeout', '14')
+    check(any('PSN 13566687 as RC_WRITE_ONLY' in l
+              for _, l in got.get('requester.resend-same', [])),
+          'interop-case-retry-shift: the empty WRITE ONLY named')
+
+    # the command line
+    junk = os.path.join(args.workdir, 'junk.pcap')
+    with open(junk, 'wb') as fh:
+        fh.write(b'not a trace')
+    rc, _, _ = analyze(args, junk)
+    check(rc == 2, 'a file that is no trace: exit 2 (got %d)' % rc)
+    print('%d failed' % failed)
+    return 1 if failed else 0
+
+
+class _File:
+    """A trace that is already a file."""
+
+    def __init__(self, d, name):
+        self.path = os.path.join(d, name)
+
+    def save(self, path, marks):
+        return self.path
+
+
+if __name__ == '__main__':
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..',
+                                    'app', 'lab'))
+    from droce_lab import trace  # noqa: E402
+    sys.exit(main())
