@@ -53,8 +53,8 @@ import netns                        # noqa: E402
 import test_rdmacm_dropin as rd     # noqa: E402
 
 PUBLIC_HEADERS = ['droce.h', 'droce_cm.h', 'droce_counters.h']
-TOOLS = ['droce-demo', 'droce-dump', 'droce-framegen', 'droce-lab',
-         'droce-perf', 'droce-pmd', 'droce-run']
+TOOLS = ['droce-demo', 'droce-dump', 'droce-framegen', 'droce-inject',
+         'droce-lab', 'droce-perf', 'droce-pmd', 'droce-run']
 CONFIGS = ['af_packet.ini', 'af_xdp.ini', 'droce-default.ini',
            'memif-client.ini', 'memif-server.ini', 'pci.ini']
 

@@ -285,6 +285,15 @@ def main():
         r.req(1, action='duplicated')
         if answered:
             r.at(5).ack(1)
+        # the responder goes on (a NAK of the next gap): the duplicate
+        # was its to answer
+        r.req(2, action='dropped')
+        r.req(3)
+        r.at(5).nak(2)
+        r.at(5).req(2)
+        r.req(3)
+        if answered:
+            r.at(5).ack(3)
         expect(args, name, r, {'responder.dup-ack': verdict})
 
     # a resent PSN is the packet it was

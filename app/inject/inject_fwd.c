@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The droce authors
+ */
+
+/*
+ * The forwarding loop: a burst from each port goes to the other, each
+ * RoCE frame first matched against the script's events (the first that
+ * matches and still has frames to act on acts), every frame written to
+ * the trace as it leaves, with what was done to it.
+ */
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+
+#include <droce_wire.h>
+
+#include "inject_fwd.h"
+
+#define BURST 32
+
+static uint64_t
+now_ns(const struct inj_fwd *fw)
+{
+	return fw->ns0 + (uint64_t)((double)(rte_get_tsc_cycles() - fw->tsc0)
+				    * 1e9 / (double)fw->hz);
+}
+
+static void
+trace(struct inj_fwd *fw, const struct rte_mbuf *m, const char *what)
+{
+	char comment[64];
+
+	if (what != NULL)
+		snprintf(comment, sizeof(comment), "droce-lab: %s", what);
+	inj_trace_frame(&fw->trace, now_ns(fw), rte_pktmbuf_mtod(m, void *),
+			m->data_len, what != NULL ? comment : NULL);
+}
+
+static struct inj_flow *
+flow_of(struct inj_fwd *fw, int dir, const struct droce_wire_pkt *p,
+	int *index)
+{
+	struct inj_flow *fl;
+	int i;
+
+	for (i = 0; i < fw->nflows; i++) {
+		fl = fw->flows[i];
+		if (fl->dir == dir && fl->dqpn == p->bth.dqpn &&
+		    memcmp(fl->src, p->src_gid, 16) == 0 &&
+		    memcmp(fl->dst, p->dst_gid, 16) == 0) {
+			*index = i;
+			return fl;
+		}
+	}
+	if (fw->nflows == INJ_MAX_FLOWS)
+		return NULL;
+	fl = calloc(1, sizeof(*fl));
+	if (fl == NULL)
+		return NULL;
+	fl->dir = dir;
+	fl->dqpn = p->bth.dqpn;
+	fl->first_psn = p->bth.psn;
+	memcpy(fl->src, p->src_gid, 16);
+	memcpy(fl->dst, p->dst_gid, 16);
+	*index = fw->nflows;
+	fw->flows[fw->nflows++] = fl;
+	return fl;
+}
+
+static bool
+matches(const struct inj_event *e, int dir, int flow, uint32_t rpsn,
+	uint32_t pass, const struct droce_wire_pkt *p)
+{
+	return (e->count == 0 || e->done < e->count) &&
+		(e->dir == INJ_ANY || e->dir == dir) &&
+		(e->flow == INJ_ANY || e->flow == flow) &&
+		(e->dqpn == INJ_ANY || e->dqpn == p->bth.dqpn) &&
+		(e->psn == INJ_ANY || e->psn == p->bth.psn) &&
+		(e->rpsn == INJ_ANY || e->rpsn == rpsn) &&
+		(e->opcode == INJ_ANY || e->opcode == p->bth.opcode) &&
+		(e->iter == 0 || e->iter == pass);
+}
+
+/* IP ECN to CE (11): not covered by the ICRC, the IPv4 checksum is */
+static void
+mark_ce(struct rte_mbuf *m, const struct droce_wire_pkt *p)
+{
+	uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, p->l3_off);
+
+	if (p->ip_version == 4) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
+
+		ip->type_of_service |= 3;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	} else {
+		l3[1] |= 0x30;
+	}
+}
+
+/* One frame from port @p dir's side: where it goes, if anywhere. */
+static void
+handle(struct inj_fwd *fw, int dir, struct rte_mbuf *m,
+       struct rte_mbuf **out, uint16_t *nout)
+{
+	struct droce_wire_pkt p;
+	struct inj_event *e = NULL;
+	struct inj_flow *fl;
+	uint32_t rpsn, pass;
+	int flow, i;
+
+	fw->frames[dir]++;
+	if (m->nb_segs != 1 ||
+	    droce_wire_parse(rte_pktmbuf_mtod(m, void *), m->data_len,
+			     DROCE_WIRE_NO_ICRC | DROCE_WIRE_NO_IPCSUM,
+			     &p) < 0) {
+		trace(fw, m, NULL);
+		out[(*nout)++] = m;
+		return;
+	}
+	fw->roce[dir]++;
+	fl = flow_of(fw, dir, &p, &flow);
+	if (fl == NULL) {
+		trace(fw, m, "delivered");
+		out[(*nout)++] = m;
+		return;
+	}
+	fl->frames++;
+	rpsn = (p.bth.psn - fl->first_psn) & 0xffffff;
+	pass = fl->passes[rpsn & 0xffff];
+	if (pass < 255)
+		fl->passes[rpsn & 0xffff] = (uint8_t)++pass;
+	for (i = 0; i < fw->nev; i++)
+		if (matches(&fw->ev[i], dir, flow, rpsn, pass, &p)) {
+			e = &fw->ev[i];
+			e->done++;
+			break;
+		}
+	if (e == NULL) {
+		trace(fw, m, "delivered");
+		out[(*nout)++] = m;
+		return;
+	}
+	switch (e->action) {
+	case INJ_DROP:
+		trace(fw, m, "dropped");
+		rte_pktmbuf_free(m);
+		return;
+	case INJ_CE:
+		mark_ce(m, &p);
+		trace(fw, m, "ce");
+		break;
+	case INJ_CORRUPT:
+		rte_pktmbuf_mtod(m, uint8_t *)[p.frame_len - 1] ^= 1;
+		trace(fw, m, "corrupted");
+		break;
+	case INJ_DUP: {
+		struct rte_mbuf *copy = rte_pktmbuf_copy(m, fw->pool, 0,
+							 UINT32_MAX);
+
+		trace(fw, m, "delivered");
+		out[(*nout)++] = m;
+		if (copy != NULL) {
+			trace(fw, copy, "duplicated");
+			out[(*nout)++] = copy;
+		}
+		return;
+	}
+	case INJ_DELAY:
+		if (fw->ndelayed == INJ_MAX_DELAYED) {
+			trace(fw, m, "delivered");
+			break;
+		}
+		fw->delayed[fw->ndelayed].m = m;
+		fw->delayed[fw->ndelayed].dir = dir;
+		fw->delayed[fw->ndelayed].us = e->us;
+		fw->delayed[fw->ndelayed++].due = rte_get_tsc_cycles() +
+			fw->hz / 1000000 * e->us;
+		return;
+	default:
+		break;
+	}
+	out[(*nout)++] = m;
+}
+
+static void
+fwd_send(struct inj_fwd *fw, int to, struct rte_mbuf **out, uint16_t n)
+{
+	uint16_t sent = 0;
+	int tries = 0;
+
+	while (sent < n && tries++ < 100)
+		sent += rte_eth_tx_burst(fw->port[to], 0, out + sent, n - sent);
+	if (sent < n) {
+		fw->tx_drop += n - sent;
+		rte_pktmbuf_free_bulk(out + sent, n - sent);
+	}
+}
+
+/* Delayed frames whose time has come, in the order they were held. */
+static void
+release(struct inj_fwd *fw, bool all)
+{
+	uint64_t now = rte_get_tsc_cycles();
+	unsigned int i = 0, keep = 0;
+
+	for (i = 0; i < fw->ndelayed; i++) {
+		struct inj_delayed *d = &fw->delayed[i];
+		char what[32];
+
+		if (!all && now < d->due) {
+			fw->delayed[keep++] = *d;
+			continue;
+		}
+		snprintf(what, sizeof(what), "delayed %u us", d->us);
+		trace(fw, d->m, what);
+		fwd_send(fw, !d->dir, &d->m, 1);
+	}
+	fw->ndelayed = keep;
+}
+
+void
+inj_fwd_run(struct inj_fwd *fw, volatile bool *stop)
+{
+	struct rte_mbuf *in[BURST], *out[2 * BURST];
+	uint64_t end = fw->duration_s != 0 ? rte_get_tsc_cycles() +
+		fw->hz * fw->duration_s : UINT64_MAX;
+
+	while (!*stop && rte_get_tsc_cycles() < end) {
+		int dir;
+
+		for (dir = 0; dir < 2; dir++) {
+			uint16_t n = rte_eth_rx_burst(fw->port[dir], 0, in,
+						      BURST);
+			uint16_t nout = 0, i;
+
+			for (i = 0; i < n; i++)
+				handle(fw, dir, in[i], out, &nout);
+			if (nout != 0)
+				fwd_send(fw, !dir, out, nout);
+		}
+		if (fw->ndelayed != 0)
+			release(fw, false);
+	}
+	release(fw, true);
+}
+
+static void
+gid_text(const uint8_t *gid, char *buf, size_t len)
+{
+	static const uint8_t v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					0xff, 0xff };
+
+	if (memcmp(gid, v4, 12) == 0)
+		snprintf(buf, len, "%u.%u.%u.%u", gid[12], gid[13], gid[14],
+			 gid[15]);
+	else
+		snprintf(buf, len, "%02x%02x:%02x%02x:...:%02x%02x", gid[0],
+			 gid[1], gid[2], gid[3], gid[14], gid[15]);
+}
+
+void
+inj_fwd_report(const struct inj_fwd *fw, FILE *f)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		fprintf(f, "port %u -> %u: %" PRIu64 " frames, %" PRIu64
+			" RoCE\n", fw->port[i], fw->port[!i], fw->frames[i],
+			fw->roce[i]);
+	for (i = 0; i < fw->nflows; i++) {
+		const struct inj_flow *fl = fw->flows[i];
+		char s[48], d[48];
+
+		gid_text(fl->src, s, sizeof(s));
+		gid_text(fl->dst, d, sizeof(d));
+		fprintf(f, "flow %d: %s %s > %s dqpn 0x%06x first psn %u, %"
+			PRIu64 " frames\n", i, fl->dir == 0 ? "ab" : "ba", s,
+			d, fl->dqpn, fl->first_psn, fl->frames);
+	}
+	for (i = 0; i < fw->nev; i++)
+		fprintf(f, "event %d (line %d, %s): %u frames\n", i + 1,
+			fw->ev[i].line, inj_action_word[fw->ev[i].action],
+			fw->ev[i].done);
+	if (fw->tx_drop != 0)
+		fprintf(f, "%" PRIu64 " frames the ports refused\n",
+			fw->tx_drop);
+	fprintf(f, "trace: %" PRIu64 " frames\n", fw->trace.frames);
+}

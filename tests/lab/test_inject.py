@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The droce authors
+"""droce-inject between two droce processes, its trace judged.
+
+droce-inject forwards between two memif ports, a droce-perf server on
+one and its client on the other (two processes, each its own socket),
+and puts a script's events into the client's WRITEs: a packet dropped,
+one corrupted, one marked CE, one duplicated, one held back 2 ms. Both
+sides must finish; the injector must have acted on each event exactly
+once; and droce-lab analyze of its trace, the injector's marks in it,
+must find nothing wrong on either side: each NAK names the PSN the
+responder expected, the resends start there, the corrupted packet is
+dropped silently, the CE mark draws a CNP to the requester's QP.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+failed = 0
+
+SCRIPT = """\
+# the client's WRITEs (port 0 to port 1), flow 0: 4 KiB messages, 4
+# packets each at path MTU 1024, 128 in flight at most: each event far
+# enough from the one before for its resends to be over
+drop    dir=ab flow=0 rpsn=1000  iter=1
+corrupt dir=ab flow=0 rpsn=3001  iter=1
+ce      dir=ab flow=0 rpsn=5002
+dup     dir=ab flow=0 rpsn=7003  iter=1
+delay   dir=ab flow=0 rpsn=9001  iter=1 us=2000
+"""
+
+INI = """\
+[eal]
+args = --no-huge -m 512 --no-pci --no-shconf --file-prefix={prefix} \
+--vdev=net_memif0,role=client,socket={sock},id=0
+[engine]
+cores = 0
+idle_sleep_us = 20
+link_wait_s = 30
+ecn = on
+[device droce0]
+port = net_memif0
+mac = 02:d7:0c:e0:02:0{n}
+ipv4 = 10.0.2.{n}/24
+"""
+
+
+def check(cond, what):
+    global failed
+    print('%s %s' % ('ok   ' if cond else 'FAIL ', what))
+    if not cond:
+        failed += 1
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--inject', required=True)
+    ap.add_argument('--perf', required=True)
+    ap.add_argument('--lab', required=True)
+    ap.add_argument('--workdir', required=True)
+    args = ap.parse_args()
+    work = os.path.abspath(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    script = os.path.join(work, 'events.txt')
+    with open(script, 'w') as f:
+        f.write(SCRIPT)
+    trace = os.path.join(work, 'trace.pcapng')
+    socks = [os.path.join(work, s + '.sock') for s in ('a', 'b')]
+    tag = 'inject-%d' % os.getpid()
+    inj = subprocess.Popen(
+        [args.inject, '--no-huge', '-m', '256', '--no-pci', '--no-shconf',
+         '-l', '1', '--file-prefix', tag,
+         '--vdev', 'net_memif0,role=server,socket=%s,id=0' % socks[0],
+         '--vdev', 'net_memif1,role=server,socket=%s,id=0' % socks[1],
+         '--', '--script', script, '--trace', trace],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    head = ''
+    while 'forwarding' not in head and inj.poll() is None:
+        head += inj.stdout.readline()
+    check('forwarding' in head, 'droce-inject starts: %s' %
+          head.strip().splitlines()[-1:])
+    # the client on port 0's side (a), the server on port 1's (b)
+    inis = []
+    for n, (role, sock) in enumerate((('client', socks[0]),
+                                      ('server', socks[1])), 1):
+        ini = os.path.join(work, role + '.ini')
+        with open(ini, 'w') as f:
+            f.write(INI.format(prefix='%s-%s' % (tag, role), sock=sock,
+                               n=n))
+        inis.append(ini)
+    port = str(free_port())
+    base = [args.perf, 'write_bw', '-s', '4096', '-n', '3000', '-p', port,
+            '--no-progress']
+    srv = subprocess.Popen(base + ['--server'],
+                           env=dict(os.environ, DROCE_CONFIG=inis[1]),
+                           stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    time.sleep(1)
+    cli = subprocess.Popen(base + ['127.0.0.1'],
+                           env=dict(os.environ, DROCE_CONFIG=inis[0]),
+                           stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    outs = []
+    for name, p in (('client', cli), ('server', srv)):
+        try:
+            out, _ = p.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+        outs.append(out)
+        check(p.returncode == 0, 'droce-perf %s: 3000 WRITEs of 4 KiB '
+              'through the injector%s' % (name, '' if p.returncode == 0
+                                          else ': ' + out.strip()[-400:]))
+    check(re.search(r'^ 4096\s+3000\s', outs[0], re.M) is not None,
+          'the client reports 3000 messages')
+    inj.send_signal(signal.SIGTERM)
+    try:
+        report, _ = inj.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        inj.kill()
+        report, _ = inj.communicate()
+    print(report.strip())
+    check(inj.returncode == 0, 'droce-inject stops at SIGTERM')
+    counts = dict(re.findall(r'^event \d+ \(line (\d+), \w+\): (\d+) '
+                             'frames', report, re.M))
+    check(len(counts) == 5 and set(counts.values()) == {'1'},
+          'each event acted on one frame (%s)' % counts)
+    lab = subprocess.run([args.lab, 'analyze', trace, '--timeout', '14'],
+                         capture_output=True, text=True)
+    print(lab.stdout + lab.stderr)
+    check(lab.returncode == 0, 'droce-lab analyze of the trace: no check '
+          'failed')
+    verdicts = {}
+    for l in lab.stdout.splitlines():
+        w = l.split(None, 3)
+        if len(w) == 4 and w[0] in ('PASS', 'FAIL', 'N/A') and \
+           w[2].startswith('c0:'):
+            verdicts[w[1]] = (w[0], w[3])
+    for chk, what in (('responder.nak-psn', 'naming the expected PSN'),
+                      ('responder.nak-single', ''),
+                      ('requester.gbn-resend', ''),
+                      ('responder.corrupt', ''),
+                      ('responder.cnp', ''), ('responder.cnp-qp', ''),
+                      ('requester.resend-same', ''),
+                      ('responder.dup-ack', ''),
+                      ('requester.complete', '')):
+        v = verdicts.get(chk, ('none', ''))
+        check(v[0] == 'PASS' and what in v[1], 'c0 %s: PASS %s' %
+              (chk, v[1]))
+    print('%d failed' % failed)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
