@@ -37,6 +37,8 @@ trace(struct inj_fwd *fw, const struct rte_mbuf *m, const char *what)
 {
 	char comment[64];
 
+	if (fw->trace.f == NULL)
+		return;
 	if (what != NULL)
 		snprintf(comment, sizeof(comment), "droce-lab: %s", what);
 	inj_trace_frame(&fw->trace, now_ns(fw), rte_pktmbuf_mtod(m, void *),
@@ -190,18 +192,32 @@ handle(struct inj_fwd *fw, int dir, struct rte_mbuf *m,
 	out[(*nout)++] = m;
 }
 
+/*
+ * Frames for port @p to: queued behind those it refused before, then as
+ * many sent as it takes. What it refuses waits for the next turn, and
+ * while some wait nothing more is read from the other side: the
+ * sender's own port fills and holds it back, as a link would (no loss
+ * of the injector's own making, and no wait that would keep the other
+ * direction's ACKs from moving).
+ */
 static void
 fwd_send(struct inj_fwd *fw, int to, struct rte_mbuf **out, uint16_t n)
 {
-	uint16_t sent = 0;
-	int tries = 0;
+	struct inj_backlog *q = &fw->backlog[to];
+	uint16_t sent;
 
-	while (sent < n && tries++ < 100)
-		sent += rte_eth_tx_burst(fw->port[to], 0, out + sent, n - sent);
-	if (sent < n) {
-		fw->tx_drop += n - sent;
-		rte_pktmbuf_free_bulk(out + sent, n - sent);
+	if (n > INJ_BACKLOG - q->n) {
+		fw->tx_drop += n;
+		rte_pktmbuf_free_bulk(out, n);
+		n = 0;
 	}
+	memcpy(q->m + q->n, out, n * sizeof(out[0]));
+	q->n += n;
+	if (q->n == 0)
+		return;
+	sent = rte_eth_tx_burst(fw->port[to], 0, q->m, q->n);
+	q->n -= sent;
+	memmove(q->m, q->m + sent, q->n * sizeof(q->m[0]));
 }
 
 /* Delayed frames whose time has come, in the order they were held. */
@@ -232,15 +248,17 @@ inj_fwd_run(struct inj_fwd *fw, volatile bool *stop)
 	struct rte_mbuf *in[BURST], *out[2 * BURST];
 	uint64_t end = fw->duration_s != 0 ? rte_get_tsc_cycles() +
 		fw->hz * fw->duration_s : UINT64_MAX;
+	int dir;
 
 	while (!*stop && rte_get_tsc_cycles() < end) {
-		int dir;
-
 		for (dir = 0; dir < 2; dir++) {
-			uint16_t n = rte_eth_rx_burst(fw->port[dir], 0, in,
-						      BURST);
-			uint16_t nout = 0, i;
+			uint16_t n, nout = 0, i;
 
+			/* the other side's port first takes what it refused */
+			fwd_send(fw, !dir, out, 0);
+			if (fw->backlog[!dir].n != 0)
+				continue;
+			n = rte_eth_rx_burst(fw->port[dir], 0, in, BURST);
 			for (i = 0; i < n; i++)
 				handle(fw, dir, in[i], out, &nout);
 			if (nout != 0)
@@ -250,6 +268,17 @@ inj_fwd_run(struct inj_fwd *fw, volatile bool *stop)
 			release(fw, false);
 	}
 	release(fw, true);
+	/* what the ports still refuse after a last millisecond is lost */
+	end = rte_get_tsc_cycles() + fw->hz / 1000;
+	while ((fw->backlog[0].n != 0 || fw->backlog[1].n != 0) &&
+	       rte_get_tsc_cycles() < end)
+		for (dir = 0; dir < 2; dir++)
+			fwd_send(fw, dir, out, 0);
+	for (dir = 0; dir < 2; dir++) {
+		fw->tx_drop += fw->backlog[dir].n;
+		rte_pktmbuf_free_bulk(fw->backlog[dir].m, fw->backlog[dir].n);
+		fw->backlog[dir].n = 0;
+	}
 }
 
 static void

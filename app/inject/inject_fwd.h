@@ -18,6 +18,13 @@ struct inj_delayed {
 	int dir;                /**< the side it came from */
 };
 
+/** Frames a port refused, sent first at its next turn. */
+#define INJ_BACKLOG 1024
+struct inj_backlog {
+	uint16_t n;
+	struct rte_mbuf *m[INJ_BACKLOG];
+};
+
 /** The forwarder's state: ports, script, flows learnt, trace. */
 struct inj_fwd {
 	uint16_t port[2];
@@ -30,6 +37,7 @@ struct inj_fwd {
 	uint64_t hz, tsc0, ns0; /**< the trace's clock */
 	uint64_t duration_s;    /**< 0: until stopped */
 	uint64_t frames[2], roce[2], tx_drop;
+	struct inj_backlog backlog[2]; /**< by the port they go to */
 	unsigned int ndelayed;
 	struct inj_delayed delayed[INJ_MAX_DELAYED];
 };

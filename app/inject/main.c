@@ -9,7 +9,7 @@
  * events of a script; every frame goes to a pcapng trace with what was
  * done to it (doc/guides/lab.rst).
  *
- *   droce-inject [EAL options] -- --script FILE --trace FILE
+ *   droce-inject [EAL options] -- --script FILE [--trace FILE]
  *                [--snap N] [--duration S]
  *
  * The ports are the first two DPDK finds (--vdev, or PCI devices).
@@ -46,9 +46,11 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: droce-inject [EAL options] -- --script FILE "
-		"--trace FILE [--snap N] [--duration S]\n"
-		"  --script FILE  the events (doc/guides/lab.rst)\n"
-		"  --trace FILE   every frame both ways, pcapng\n"
+		"[--trace FILE] [--snap N] [--duration S]\n"
+		"  --script FILE  the events (doc/guides/lab.rst; an empty "
+		"file: none)\n"
+		"  --trace FILE   every frame both ways, pcapng (default: "
+		"none)\n"
 		"  --snap N       bytes kept of each frame (default 128, the "
 		"headers; 0: all)\n"
 		"  --duration S   stop after S seconds (default: at SIGINT "
@@ -124,7 +126,7 @@ main(int argc, char **argv)
 			return c == 'h' ? 0 : 1;
 		}
 	}
-	if (script == NULL || trace_path == NULL) {
+	if (script == NULL) {
 		usage();
 		return 1;
 	}
@@ -158,7 +160,8 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	ret = inj_trace_open(&fw.trace, trace_path, (uint32_t)snap);
+	ret = trace_path != NULL ?
+		inj_trace_open(&fw.trace, trace_path, (uint32_t)snap) : 0;
 	if (ret < 0) {
 		fprintf(stderr, "droce-inject: %s: %s\n", trace_path,
 			strerror(-ret));
