@@ -3,8 +3,10 @@
 # Copyright(c) 2026 The droce authors
 """droce-inject between two droce processes, its trace judged.
 
-droce-inject forwards between two memif ports, a droce-perf server on
-one and its client on the other (two processes, each its own socket),
+droce-inject forwards between two ports, a droce-perf server on one and
+its client on the other (two processes, each on a veth pair of its own
+with the injector, net_af_packet at both ends, in a network namespace of
+the test's own),
 and puts a script's events into the client's WRITEs: a packet dropped,
 one corrupted, one marked CE, one duplicated, one held back 2 ms. Both
 sides must finish; the injector must have acted on each event exactly
@@ -24,6 +26,11 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'interop'))
+
+import netns        # noqa: E402
+
 failed = 0
 
 SCRIPT = """\
@@ -37,17 +44,22 @@ dup     dir=ab flow=0 rpsn=7003  iter=1
 delay   dir=ab flow=0 rpsn=9001  iter=1 us=2000
 """
 
+# (not memif: a memif port whose peer process exits under it, as these
+# droce-perf processes do before the injector stops, can crash DPDK
+# 22.11's memif receive)
+VETHS = (('inj-a', 'droce-a'), ('inj-b', 'droce-b'))
+
 INI = """\
 [eal]
 args = --no-huge -m 512 --no-pci --no-shconf --file-prefix={prefix} \
---vdev=net_memif0,role=client,socket={sock},id=0
+--vdev=net_af_packet0,iface={veth}
 [engine]
 cores = 0
 idle_sleep_us = 20
 link_wait_s = 30
 ecn = on
 [device droce0]
-port = net_memif0
+port = net_af_packet0
 mac = 02:d7:0c:e0:02:0{n}
 ipv4 = 10.0.2.{n}/24
 """
@@ -80,13 +92,18 @@ def main():
     with open(script, 'w') as f:
         f.write(SCRIPT)
     trace = os.path.join(work, 'trace.pcapng')
-    socks = [os.path.join(work, s + '.sock') for s in ('a', 'b')]
+    netns.enter()
+    for inj_end, droce_end in VETHS:
+        subprocess.run(['ip', 'link', 'add', inj_end, 'type', 'veth',
+                        'peer', 'name', droce_end], check=True)
+        for v in (inj_end, droce_end):
+            subprocess.run(['ip', 'link', 'set', v, 'up'], check=True)
     tag = 'inject-%d' % os.getpid()
     inj = subprocess.Popen(
         [args.inject, '--no-huge', '-m', '256', '--no-pci', '--no-shconf',
          '-l', '1', '--file-prefix', tag,
-         '--vdev', 'net_memif0,role=server,socket=%s,id=0' % socks[0],
-         '--vdev', 'net_memif1,role=server,socket=%s,id=0' % socks[1],
+         '--vdev', 'net_af_packet0,iface=%s' % VETHS[0][0],
+         '--vdev', 'net_af_packet1,iface=%s' % VETHS[1][0],
          '--', '--script', script, '--trace', trace],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     head = ''
@@ -96,11 +113,11 @@ def main():
           head.strip().splitlines()[-1:])
     # the client on port 0's side (a), the server on port 1's (b)
     inis = []
-    for n, (role, sock) in enumerate((('client', socks[0]),
-                                      ('server', socks[1])), 1):
+    for n, (role, veth) in enumerate((('client', VETHS[0][1]),
+                                      ('server', VETHS[1][1])), 1):
         ini = os.path.join(work, role + '.ini')
         with open(ini, 'w') as f:
-            f.write(INI.format(prefix='%s-%s' % (tag, role), sock=sock,
+            f.write(INI.format(prefix='%s-%s' % (tag, role), veth=veth,
                                n=n))
         inis.append(ini)
     port = str(free_port())

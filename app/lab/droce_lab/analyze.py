@@ -167,6 +167,8 @@ class _Replay:
         self.last_ack = None      # PSN of the responder's last ACK
         self.answered = set()     # READs and atomics whose data came
         self.run_prev = None      # the last frame of a go-back-N run
+        self.run_gap = None       # a READ or atomic asked again: what
+                                  # follows it may go on from it
         self.answer_high = None   # the highest PSN answered
         self.dups = []            # duplicates not acknowledged yet
         self.problems = {}        # check -> [reasons]
@@ -210,7 +212,7 @@ def _replay(c, marked, mtu, opts):
                 if f.bits & T.READ:
                     reads.append(f)
                 r.high = end
-                r.run_prev = None
+                r.run_prev = r.run_gap = None
             else:
                 pending = _judge_resend(r, f, pending, reads, read_resp,
                                         opts)
@@ -333,11 +335,14 @@ def _judge_resend(r, f, pending, reads, read_resp, opts):
         if o.opcode != f.opcode:
             r.bad('resend-same', 'frame %d resends PSN %d as %s; frame %d '
                   'sent it as %s' % (f.no, f.psn, f.name, o.no, o.name))
-    if r.run_prev is not None and _follows(r, r.run_prev, f) and \
+    if any(p is not None and _follows(r, p, f)
+           for p in (r.run_prev, r.run_gap)) and \
        (pending is None or f.psn != pending.psn):
         # go-back-N goes on (and what a NAK seen here finds in flight)
         r.resends.append((f, 'run', None))
-        r.run_prev = f
+        r.run_prev, r.run_gap = f, None
+        if f.bits & T.READ:
+            _judge_read(r, f, reads, read_resp)
         return pending
     run_prev, r.run_prev = r.run_prev, f
     if f.bits & (T.READ | T.ATOMIC) and r.answer_high is not None and \
@@ -346,7 +351,7 @@ def _judge_resend(r, f, pending, reads, read_resp, opts):
        (pending is None or psn_diff(f.psn, pending.psn) < 0):
         # a later answer came, this one's data did not: asked again (a
         # NAK's resend may follow; a go-back-N run goes on after it)
-        r.run_prev = run_prev
+        r.run_prev, r.run_gap = run_prev, f
         r.resends.append((f, 'response-gap', None))
         if f.bits & T.READ:
             _judge_read(r, f, reads, read_resp)
