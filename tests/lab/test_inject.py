@@ -48,6 +48,11 @@ delay   dir=ab flow=0 rpsn=9001  iter=1 us=2000
 # droce-perf processes do before the injector stops, can crash DPDK
 # 22.11's memif receive)
 VETHS = (('inj-a', 'droce-a'), ('inj-b', 'droce-b'))
+# DPDK's af_packet joins each socket to fanout group (pid ^ ifindex) &
+# 0xffff, and a group bound to another interface refuses it (EINVAL):
+# ifindexes far apart, so that processes started moments apart (pids
+# close) never meet in one group
+INDEX = ((0x1000, 0x4000), (0x2000, 0x8000))
 
 INI = """\
 [eal]
@@ -93,9 +98,10 @@ def main():
         f.write(SCRIPT)
     trace = os.path.join(work, 'trace.pcapng')
     netns.enter()
-    for inj_end, droce_end in VETHS:
-        subprocess.run(['ip', 'link', 'add', inj_end, 'type', 'veth',
-                        'peer', 'name', droce_end], check=True)
+    for (inj_end, droce_end), (i, j) in zip(VETHS, INDEX):
+        subprocess.run(['ip', 'link', 'add', inj_end, 'index', str(i),
+                        'type', 'veth', 'peer', 'name', droce_end,
+                        'index', str(j)], check=True)
         for v in (inj_end, droce_end):
             subprocess.run(['ip', 'link', 'set', v, 'up'], check=True)
     tag = 'inject-%d' % os.getpid()

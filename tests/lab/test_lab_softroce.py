@@ -36,6 +36,10 @@ from test_softroce import check, failures   # noqa: E402
 # crash DPDK 22.11's memif receive (its regions unmapped by the
 # control thread while the data path reads them)
 VETH = ('lsr-inj', 'lsr-droce')
+# (DPDK's af_packet fanout group is (pid ^ ifindex) & 0xffff, and a
+# group bound to another interface refuses a socket: ifindexes far from
+# the tap's and from each other)
+VETH_INDEX = (0x1000, 0x4000)
 
 INI = """[eal]
 args = --no-huge -m 512 --no-pci --no-shconf --file-prefix=labsr-{pid}-{i} \
@@ -182,8 +186,8 @@ def main():
     os.makedirs(args.workdir)
     steps = [s for s in plan() if not args.only or
              any(o in s[0] for o in args.only.split(','))]
-    sr.sh('ip', 'link', 'add', VETH[0], 'type', 'veth', 'peer', 'name',
-          VETH[1])
+    sr.sh('ip', 'link', 'add', VETH[0], 'index', str(VETH_INDEX[0]), 'type',
+          'veth', 'peer', 'name', VETH[1], 'index', str(VETH_INDEX[1]))
     for v in VETH:
         sr.sh('ip', 'link', 'set', v, 'up')
     guest = sr.boot_guest(args.workdir, sr.guest_script(
