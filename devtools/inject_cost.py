@@ -20,13 +20,15 @@ Usage: devtools/inject_cost.py [ROUNDS] [--rst]   (after quickstart.sh demo)
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, 'tests', 'lab'))
+
+import lab_run      # noqa: E402
 PERF = os.path.join(TOP, 'build', 'app', 'droce-perf')
 INJECT = os.path.join(TOP, 'build', 'app', 'droce-inject')
 
@@ -82,11 +84,7 @@ def run_mode(work, mode, argv, rx):
                '--', '--script', script]
         if mode == 'inject+trace':
             cmd += ['--trace', os.path.join(work, tag + '.pcapng')]
-        inj = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
-        head = ''
-        while 'forwarding' not in head and inj.poll() is None:
-            head += inj.stdout.readline()
+        inj, _ = lab_run.start_injector(cmd)
     path = os.path.join(work, tag + '.ini')
     with open(path, 'w') as f:
         f.write(ini)
@@ -102,12 +100,7 @@ def run_mode(work, mode, argv, rx):
         return float(m.group(1)) if m else None
     finally:
         if inj is not None:
-            inj.send_signal(signal.SIGTERM)
-            try:
-                inj.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                inj.kill()
-                inj.communicate()
+            lab_run.stop_injector(inj)
 
 
 def main():

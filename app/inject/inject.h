@@ -17,8 +17,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct rte_mbuf;
-
 /** What an event does to the frames it matches. */
 enum inj_action {
 	INJ_DROP,      /**< never forwarded */

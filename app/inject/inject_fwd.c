@@ -225,7 +225,7 @@ static void
 release(struct inj_fwd *fw, bool all)
 {
 	uint64_t now = rte_get_tsc_cycles();
-	unsigned int i = 0, keep = 0;
+	unsigned int i, keep = 0;
 
 	for (i = 0; i < fw->ndelayed; i++) {
 		struct inj_delayed *d = &fw->delayed[i];

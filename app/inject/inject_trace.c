@@ -44,11 +44,10 @@ inj_trace_open(struct inj_trace *t, const char *path, uint32_t snap)
 	const uint8_t shb[16] = { 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0,
 				  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 				  0xff };
-	/* interface: Ethernet, no snap length; if_tsresol 9 (ns), end */
-	const uint8_t idb[16] = { 1, 0, 0, 0, 0, 0, 0, 0,
-				  9, 0, 1, 0, 9, 0, 0, 0 };
-	uint8_t end[4] = { 0 };
-	uint8_t body[20];
+	/* interface: Ethernet, no snap length; if_tsresol 9 (ns);
+	 * opt_endofopt */
+	const uint8_t idb[20] = { 1, 0, 0, 0, 0, 0, 0, 0,
+				  9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
 
 	t->f = fopen(path, "wb");
 	if (t->f == NULL)
@@ -58,9 +57,7 @@ inj_trace_open(struct inj_trace *t, const char *path, uint32_t snap)
 	t->snap = snap;
 	t->frames = 0;
 	block(t, 0x0a0d0d0a, shb, sizeof(shb));
-	memcpy(body, idb, sizeof(idb));
-	memcpy(body + sizeof(idb), end, sizeof(end));
-	block(t, 1, body, sizeof(body));
+	block(t, 1, idb, sizeof(idb));
 	return 0;
 }
 

@@ -263,10 +263,12 @@ def tap_down():
     subprocess.run(['ip', 'link', 'del', TAP], stderr=subprocess.DEVNULL)
 
 
-def host_env(args, name, loss):
+def host_env(args, name, loss, iface=TAP):
+    """droce's configuration for step @p name, its port af_packet on
+    @p iface, and the environment of its tool."""
     ini = os.path.join(args.workdir, name + '.ini')
     with open(ini, 'w') as f:
-        f.write(HOST_INI.format(pid=os.getpid(), name=name, tap=TAP,
+        f.write(HOST_INI.format(pid=os.getpid(), name=name, tap=iface,
                                 mac=DROCE_MAC, ip=DROCE_IP,
                                 fault=FAULTS[loss],
                                 pcap=os.path.join(args.workdir,

@@ -20,7 +20,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', 'interop'))
 
 import netns        # noqa: E402
+import lab_run      # noqa: E402
 
 failed = 0
 
@@ -105,18 +105,13 @@ def main():
         for v in (inj_end, droce_end):
             subprocess.run(['ip', 'link', 'set', v, 'up'], check=True)
     tag = 'inject-%d' % os.getpid()
-    inj = subprocess.Popen(
+    inj, up = lab_run.start_injector(
         [args.inject, '--no-huge', '-m', '256', '--no-pci', '--no-shconf',
          '-l', '1', '--file-prefix', tag,
          '--vdev', 'net_af_packet0,iface=%s' % VETHS[0][0],
          '--vdev', 'net_af_packet1,iface=%s' % VETHS[1][0],
-         '--', '--script', script, '--trace', trace],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    head = ''
-    while 'forwarding' not in head and inj.poll() is None:
-        head += inj.stdout.readline()
-    check('forwarding' in head, 'droce-inject starts: %s' %
-          head.strip().splitlines()[-1:])
+         '--', '--script', script, '--trace', trace])
+    check(up, 'droce-inject starts')
     # the client on port 0's side (a), the server on port 1's (b)
     inis = []
     for n, (role, veth) in enumerate((('client', VETHS[0][1]),
@@ -151,12 +146,7 @@ def main():
                                           else ': ' + out.strip()[-400:]))
     check(re.search(r'^ 4096\s+3000\s', outs[0], re.M) is not None,
           'the client reports 3000 messages')
-    inj.send_signal(signal.SIGTERM)
-    try:
-        report, _ = inj.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        inj.kill()
-        report, _ = inj.communicate()
+    report = lab_run.stop_injector(inj)
     print(report.strip())
     check(inj.returncode == 0, 'droce-inject stops at SIGTERM')
     counts = dict(re.findall(r'^event \d+ \(line (\d+), \w+\): (\d+) '
@@ -168,12 +158,8 @@ def main():
     print(lab.stdout + lab.stderr)
     check(lab.returncode == 0, 'droce-lab analyze of the trace: no check '
           'failed')
-    verdicts = {}
-    for l in lab.stdout.splitlines():
-        w = l.split(None, 3)
-        if len(w) == 4 and w[0] in ('PASS', 'FAIL', 'N/A') and \
-           w[2].startswith('c0:'):
-            verdicts[w[1]] = (w[0], w[3])
+    verdicts = {w[1]: (w[0], w[3]) for w in lab_run.verdicts(lab.stdout)
+                if w[2].startswith('c0:')}
     for chk, what in (('responder.nak-psn', 'naming the expected PSN'),
                       ('responder.nak-single', ''),
                       ('requester.gbn-resend', ''),

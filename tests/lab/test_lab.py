@@ -114,10 +114,8 @@ def analyze(args, path, *opts):
     p = subprocess.run([args.lab, 'analyze', path] + list(opts),
                        capture_output=True, text=True)
     verdicts = {}
-    for line in p.stdout.splitlines():
-        w = line.split(None, 3)
-        if len(w) >= 3 and w[0] in ('PASS', 'FAIL', 'N/A'):
-            verdicts.setdefault(w[1], []).append((w[0], line))
+    for w in lab_run.verdicts(p.stdout):
+        verdicts.setdefault(w[1], []).append((w[0], ' '.join(w)))
     return p.returncode, verdicts, p.stdout + p.stderr
 
 
@@ -371,4 +369,5 @@ if __name__ == '__main__':
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..',
                                     'app', 'lab'))
     from droce_lab import trace  # noqa: E402
+    import lab_run               # noqa: E402
     sys.exit(main())

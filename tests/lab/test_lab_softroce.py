@@ -20,13 +20,13 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', 'interop'))
 
+import lab_run                 # noqa: E402
 import netns                   # noqa: E402
 import test_softroce as sr     # noqa: E402
 from test_softroce import check, failures   # noqa: E402
@@ -40,18 +40,6 @@ VETH = ('lsr-inj', 'lsr-droce')
 # group bound to another interface refuses a socket: ifindexes far from
 # the tap's and from each other)
 VETH_INDEX = (0x1000, 0x4000)
-
-INI = """[eal]
-args = --no-huge -m 512 --no-pci --no-shconf --file-prefix=labsr-{pid}-{i} \
---vdev=net_af_packet0,iface={veth}
-[engine]
-idle_sleep_us = 20
-link_wait_s = 10
-[device droce0]
-port = net_af_packet0
-mac = {mac}
-ipv4 = {ip}/24
-"""
 
 WRITE = ('ib_write_bw', ['-s', '8192', '-n', '300'])
 READ = ('ib_read_bw', ['-s', '8192', '-n', '300'])
@@ -80,29 +68,6 @@ def plan():
     return out
 
 
-def injector(args, script, trace, i):
-    p = subprocess.Popen(
-        [args.inject, '--no-huge', '-m', '256', '--no-pci', '--no-shconf',
-         '--file-prefix', 'labsr-inj-%d-%d' % (os.getpid(), i),
-         '--vdev', 'net_af_packet0,iface=%s' % sr.TAP,
-         '--vdev', 'net_af_packet1,iface=%s' % VETH[0],
-         '--', '--script', script, '--trace', trace],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    head = ''
-    while 'forwarding' not in head and p.poll() is None:
-        head += p.stdout.readline()
-    return p, 'forwarding' in head
-
-
-def verdicts(out):
-    rows = []
-    for line in out.splitlines():
-        w = line.split(None, 3)
-        if len(w) == 4 and w[0] in ('PASS', 'FAIL'):
-            rows.append(w)
-    return rows
-
-
 def run_case(args, guest, i, step, report):
     name, tool, targs, _, server, case, event = step
     work = args.workdir
@@ -110,20 +75,19 @@ def run_case(args, guest, i, step, report):
     with open(script, 'w') as f:
         f.write(event + '\n')
     trace = os.path.join(work, name + '.pcapng')
-    ini = os.path.join(work, name + '.ini')
-    with open(ini, 'w') as f:
-        f.write(INI.format(pid=os.getpid(), i=i, veth=VETH[1],
-                           mac=sr.DROCE_MAC, ip=sr.DROCE_IP))
-    env = dict(os.environ, DROCE_CONFIG=ini,
-               LD_LIBRARY_PATH=os.path.abspath(args.lib))
+    env = sr.host_env(args, name, False, iface=VETH[1])
     cmd = [tool, '-d', 'droce0'] + sr.gid_opt(tool, 0) + targs + \
         ['-p', str(18600 + i)]
-    inj, up = injector(args, script, trace, i)
+    inj, up = lab_run.start_injector(
+        [args.inject, '--no-huge', '-m', '256', '--no-pci', '--no-shconf',
+         '--file-prefix', 'labsr-inj-%d-%d' % (os.getpid(), i),
+         '--vdev', 'net_af_packet0,iface=%s' % sr.TAP,
+         '--vdev', 'net_af_packet1,iface=%s' % VETH[0],
+         '--', '--script', script, '--trace', trace])
     check(up, '%s: droce-inject between the tap and droce' % name)
     if not guest.wait_for(r'^guest: begin %s$' % re.escape(name), 600):
         check(False, '%s: the guest never started it' % name)
-        inj.kill()
-        inj.communicate()
+        lab_run.stop_injector(inj)
         return
     for again in range(3):
         if server == 'droce':
@@ -134,12 +98,7 @@ def run_case(args, guest, i, step, report):
             break
     m = guest.wait_for(r'^guest: end %s rc=(\d+)' % re.escape(name), 600)
     grc = int(m.group(1)) if m else -1
-    inj.send_signal(signal.SIGTERM)
-    try:
-        rep, _ = inj.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        inj.kill()
-        rep, _ = inj.communicate()
+    rep = lab_run.stop_injector(inj)
     acted = re.search(r'^event 1 \(line 1, \w+\): (\d+) frames', rep, re.M)
     check(acted is not None and acted.group(1) == '1',
           '%s: "%s" acted on one frame%s' % (
@@ -147,7 +106,7 @@ def run_case(args, guest, i, step, report):
               else ': exit %s: %s' % (inj.returncode, rep.strip()[-300:])))
     lab = subprocess.run([args.lab, 'analyze', trace, '--timeout', '14'],
                          capture_output=True, text=True)
-    rows = verdicts(lab.stdout)
+    rows = lab_run.verdicts(lab.stdout, ('PASS', 'FAIL'))
     # droce's side: its requester's checks where it sends, its
     # responder's where it answers
     mine = [r for r in rows

@@ -154,7 +154,7 @@ class _Replay:
     """One pass over a connection's frames: what each side saw and did."""
 
     def __init__(self, c, marked, mtu):
-        self.c, self.marked, self.mtu = c, marked, mtu
+        self.marked, self.mtu = marked, mtu
         self.events = []          # (time, kind) of NAKs, timeouts, CNPs
         reqs = c.requests()
         self.epsn = reqs[0].psn if reqs else 0
@@ -163,7 +163,7 @@ class _Replay:
         self.first_send = {}      # PSN -> its first frame
         self.acked = None         # highest PSN acknowledged
         self.progress_t = None    # when the last ACK with progress came
-        self.resends = []         # (frame, cause, delay)
+        self.resent = 0           # request frames sent again
         self.last_ack = None      # PSN of the responder's last ACK
         self.answered = set()     # READs and atomics whose data came
         self.run_prev = None      # the last frame of a go-back-N run
@@ -214,6 +214,7 @@ def _replay(c, marked, mtu, opts):
                 r.high = end
                 r.run_prev = r.run_gap = None
             else:
+                r.resent += 1
                 pending = _judge_resend(r, f, pending, reads, read_resp,
                                         opts)
             r.sent_at[f.psn] = f.t
@@ -335,14 +336,15 @@ def _judge_resend(r, f, pending, reads, read_resp, opts):
         if o.opcode != f.opcode:
             r.bad('resend-same', 'frame %d resends PSN %d as %s; frame %d '
                   'sent it as %s' % (f.no, f.psn, f.name, o.no, o.name))
+    if f.bits & T.READ:
+        # (whatever asked for it: a READ again carries the address and
+        # length of the rest; RNR NAKs answer SENDs alone)
+        _judge_read(r, f, reads, read_resp)
     if any(p is not None and _follows(r, p, f)
            for p in (r.run_prev, r.run_gap)) and \
        (pending is None or f.psn != pending.psn):
         # go-back-N goes on (and what a NAK seen here finds in flight)
-        r.resends.append((f, 'run', None))
         r.run_prev, r.run_gap = f, None
-        if f.bits & T.READ:
-            _judge_read(r, f, reads, read_resp)
         return pending
     run_prev, r.run_prev = r.run_prev, f
     if f.bits & (T.READ | T.ATOMIC) and r.answer_high is not None and \
@@ -352,9 +354,6 @@ def _judge_resend(r, f, pending, reads, read_resp, opts):
         # a later answer came, this one's data did not: asked again (a
         # NAK's resend may follow; a go-back-N run goes on after it)
         r.run_prev, r.run_gap = run_prev, f
-        r.resends.append((f, 'response-gap', None))
-        if f.bits & T.READ:
-            _judge_read(r, f, reads, read_resp)
         return pending
     if pending is not None and _is_rnr(pending):
         want = T.RNR_DELAY_US[pending.syndrome & 0x1f] / 1e6
@@ -368,7 +367,6 @@ def _judge_resend(r, f, pending, reads, read_resp, opts):
             r.bad('rnr', 'frame %d resends %.0f us after the RNR NAK in '
                   'frame %d, whose timer asks for %.0f us' %
                   (f.no, wait * 1e6, pending.no, want * 1e6))
-        r.resends.append((f, 'rnr', wait))
         return None
     if pending is not None:
         r.case('gbn-resend')
@@ -378,9 +376,6 @@ def _judge_resend(r, f, pending, reads, read_resp, opts):
             r.bad('gbn-resend', 'frame %d resends from PSN %d; the NAK in '
                   'frame %d named %d' % (f.no, f.psn, pending.no,
                                         pending.psn))
-        r.resends.append((f, 'nak', f.t - pending.t))
-        if f.bits & T.READ:
-            _judge_read(r, f, reads, read_resp)
         return None
     # nothing answered it: the requester's timer, which runs from the
     # last send of the PSN or the last ACK that moved on, whichever is
@@ -395,9 +390,6 @@ def _judge_resend(r, f, pending, reads, read_resp, opts):
         r.bad('timeout', 'frame %d resends PSN %d %.1f ms after it was '
               'last sent or acknowledged, before the QP\'s timeout of '
               '%.1f ms' % (f.no, f.psn, wait * 1e3, opts.timeout * 1e3))
-    r.resends.append((f, 'timeout', wait))
-    if f.bits & T.READ:
-        _judge_read(r, f, reads, read_resp)
     return None
 
 
@@ -612,7 +604,7 @@ def _figures(res, c, r):
     reqs = c.requests()
     if not reqs:
         return
-    res.figure(c, 'resends', [sum(1 for f, _, _ in r.resends)], 'frames')
+    res.figure(c, 'resends', [r.resent], 'frames')
     events = sorted(r.events)
     if not events:
         return

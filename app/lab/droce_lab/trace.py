@@ -60,8 +60,6 @@ def _opcodes():
         for low, (name, bits, hdrs) in _OPS.items():
             if ops is not None and low not in ops:
                 continue
-            if tname == 'UC' and bits & READ:
-                continue
             if tname == 'UD':
                 hdrs = ('DETH',) + hdrs
             table[tr | low] = (tname + '_' + name, tname, bits, hdrs)
