@@ -9,7 +9,7 @@
  * @file
  * droce-inject: a forwarder between two DPDK ports that puts events
  * into the RoCE traffic crossing it (drop, CE-mark, corrupt, duplicate,
- * delay a chosen packet) and writes every frame both ways, with what it
+ * delay, reorder or rewrite a chosen packet) and writes every frame both ways, with what it
  * did to it, to a pcapng trace that droce-lab analyze judges.
  */
 
@@ -24,8 +24,21 @@ enum inj_action {
 	INJ_CORRUPT,   /**< a bit of the ICRC flipped */
 	INJ_DUP,       /**< forwarded twice */
 	INJ_DELAY,     /**< forwarded us microseconds later */
+	INJ_REORDER,   /**< forwarded after the next k frames its way */
+	INJ_REWRITE,   /**< a header field set, the ICRC made anew */
 	INJ_NACTIONS,
 };
+
+/** The header fields INJ_REWRITE sets. */
+enum inj_field {
+	INJ_F_OPCODE, INJ_F_SE, INJ_F_MIGREQ, INJ_F_PKEY, INJ_F_FECN,
+	INJ_F_BECN, INJ_F_DQPN, INJ_F_ACKREQ, INJ_F_PSN, INJ_F_VA,
+	INJ_F_RKEY, INJ_F_DLEN, INJ_F_SYNDROME, INJ_F_MSN, INJ_F_IMMDT,
+	INJ_NFIELDS,
+};
+
+/** Their names in scripts. */
+extern const char *const inj_field_name[INJ_NFIELDS];
 
 /** The trace comments' words for them (doc/guides/lab.rst). */
 extern const char *const inj_action_word[INJ_NACTIONS];
@@ -44,7 +57,13 @@ struct inj_event {
 	int opcode;         /**< BTH opcode, or INJ_ANY */
 	uint32_t iter;      /**< the how-manyth pass of that PSN; 0: any */
 	uint32_t count;     /**< frames to act on; 0: every one */
-	uint32_t us;        /**< INJ_DELAY: how long */
+	uint32_t us;        /**< INJ_DELAY: how long; INJ_REORDER: the
+			     *   longest wait for the k frames */
+	uint32_t k;         /**< INJ_REORDER: frames let by first */
+	int field;          /**< INJ_REWRITE: an enum inj_field */
+	uint64_t value;     /**< what it is set to */
+	int relative;       /**< 0, or +1/-1: value added or taken from
+			     *   the field (psn, msn: modulo 2^24) */
 	uint32_t done;      /**< frames acted on so far */
 };
 

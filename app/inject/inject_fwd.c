@@ -6,7 +6,8 @@
  * The forwarding loop: a burst from each port goes to the other, each
  * RoCE frame first matched against the script's events (the first that
  * matches and still has frames to act on acts), every frame written to
- * the trace as it leaves, with what was done to it.
+ * the trace as it leaves, with what was done to it. Frames delayed or
+ * held to be reordered wait in one list, in the order they came.
  */
 
 #include <inttypes.h>
@@ -24,6 +25,9 @@
 #include "inject_fwd.h"
 
 #define BURST 32
+/* a burst's frames out: each may bring a duplicate and frames that were
+ * held to go after it */
+#define OUT_MAX (4 * BURST)
 
 static uint64_t
 now_ns(const struct inj_fwd *fw)
@@ -107,6 +111,112 @@ mark_ce(struct rte_mbuf *m, const struct droce_wire_pkt *p)
 	}
 }
 
+/*
+ * Frame @p m from port @p dir's side out to the other, written to the
+ * trace as @p what (NULL: not RoCE); if it is RoCE, the frames held to
+ * be reordered behind RoCE frames its way have one less to wait for,
+ * and those that waited for this one go right after it.
+ */
+static void
+forward(struct inj_fwd *fw, int dir, struct rte_mbuf *m, const char *what,
+	struct rte_mbuf **out, uint16_t *nout)
+{
+	unsigned int i, keep = 0;
+
+	trace(fw, m, what);
+	out[(*nout)++] = m;
+	if (fw->nreordered == 0 || what == NULL)  /* not RoCE */
+		return;
+	for (i = 0; i < fw->ndelayed; i++) {
+		struct inj_delayed *d = &fw->delayed[i];
+		char word[48];
+
+		if (d->k == 0 || d->dir != dir || d->left > 1 ||
+		    *nout == OUT_MAX) {
+			if (d->k != 0 && d->dir == dir && d->left > 1)
+				d->left--;
+			fw->delayed[keep++] = *d;
+			continue;
+		}
+		snprintf(word, sizeof(word), "reordered after %u", d->k);
+		trace(fw, d->m, word);
+		out[(*nout)++] = d->m;
+		fw->nreordered--;
+	}
+	fw->ndelayed = keep;
+}
+
+/* Hold frame @p m from @p dir's side: @p us later, or (@p k not 0)
+ * after k frames more its way, us at most. */
+static bool
+hold(struct inj_fwd *fw, int dir, struct rte_mbuf *m, uint32_t us,
+     uint32_t k)
+{
+	struct inj_delayed *d;
+
+	if (fw->ndelayed == INJ_MAX_DELAYED)
+		return false;
+	d = &fw->delayed[fw->ndelayed++];
+	*d = (struct inj_delayed){
+		.m = m, .dir = dir, .us = us, .k = k, .left = k,
+		.due = rte_get_tsc_cycles() + fw->hz / 1000000 * us,
+	};
+	fw->nreordered += k != 0;
+	return true;
+}
+
+/*
+ * Set event @p e's field in the frame @p m, decoded as @p p, built anew
+ * (lengths, checksums and the ICRC made again). @return what was done,
+ * in @p word, or NULL if the frame could not be built (it goes as it
+ * came).
+ */
+static const char *
+rewrite(struct inj_fwd *fw, struct rte_mbuf *m, struct droce_wire_pkt *p,
+	const struct inj_event *e, char *word, size_t len)
+{
+	uint32_t *f24 = NULL;
+	uint64_t v = e->value;
+	int n;
+
+	switch (e->field) {
+	case INJ_F_OPCODE:
+		p->bth.opcode = (uint8_t)v;
+		p->op = NULL;
+		break;
+	case INJ_F_SE: p->bth.se = (uint8_t)v; break;
+	case INJ_F_MIGREQ: p->bth.m = (uint8_t)v; break;
+	case INJ_F_PKEY: p->bth.pkey = (uint16_t)v; break;
+	case INJ_F_FECN: p->bth.fecn = (uint8_t)v; break;
+	case INJ_F_BECN: p->bth.becn = (uint8_t)v; break;
+	case INJ_F_DQPN: p->bth.dqpn = (uint32_t)v; break;
+	case INJ_F_ACKREQ: p->bth.ackreq = (uint8_t)v; break;
+	case INJ_F_PSN: f24 = &p->bth.psn; break;
+	case INJ_F_VA: p->reth.va = v; break;
+	case INJ_F_RKEY: p->reth.rkey = (uint32_t)v; break;
+	case INJ_F_DLEN: p->reth.dlen = (uint32_t)v; break;
+	case INJ_F_SYNDROME: p->aeth.syndrome = (uint8_t)v; break;
+	case INJ_F_MSN: f24 = &p->aeth.msn; break;
+	case INJ_F_IMMDT: p->immdt = (uint32_t)v; break;
+	default: return NULL;
+	}
+	if (f24 != NULL) {
+		*f24 = (e->relative == 0 ? (uint32_t)v : e->relative > 0 ?
+			*f24 + (uint32_t)v : *f24 - (uint32_t)v) & 0xffffff;
+		v = *f24;
+	}
+	n = droce_wire_build(fw->scratch, sizeof(fw->scratch), p);
+	if (n < 0 || (uint32_t)n > (uint32_t)m->data_len +
+	    rte_pktmbuf_tailroom(m))
+		return NULL;
+	memcpy(rte_pktmbuf_mtod(m, void *), fw->scratch, (size_t)n);
+	m->data_len = (uint16_t)n;
+	m->pkt_len = (uint32_t)n;
+	snprintf(word, len, "rewritten %s=%" PRIu64,
+		 inj_field_name[e->field], v);
+	return word;
+}
+
 /* One frame from port @p dir's side: where it goes, if anywhere. */
 static void
 handle(struct inj_fwd *fw, int dir, struct rte_mbuf *m,
@@ -123,15 +233,13 @@ handle(struct inj_fwd *fw, int dir, struct rte_mbuf *m,
 	    droce_wire_parse(rte_pktmbuf_mtod(m, void *), m->data_len,
 			     DROCE_WIRE_NO_ICRC | DROCE_WIRE_NO_IPCSUM,
 			     &p) < 0) {
-		trace(fw, m, NULL);
-		out[(*nout)++] = m;
+		forward(fw, dir, m, NULL, out, nout);
 		return;
 	}
 	fw->roce[dir]++;
 	fl = flow_of(fw, dir, &p, &flow);
 	if (fl == NULL) {
-		trace(fw, m, "delivered");
-		out[(*nout)++] = m;
+		forward(fw, dir, m, "delivered", out, nout);
 		return;
 	}
 	fl->frames++;
@@ -145,51 +253,46 @@ handle(struct inj_fwd *fw, int dir, struct rte_mbuf *m,
 			e->done++;
 			break;
 		}
-	if (e == NULL) {
-		trace(fw, m, "delivered");
-		out[(*nout)++] = m;
-		return;
-	}
-	switch (e->action) {
+	switch (e == NULL ? INJ_NACTIONS : e->action) {
 	case INJ_DROP:
 		trace(fw, m, "dropped");
 		rte_pktmbuf_free(m);
 		return;
 	case INJ_CE:
 		mark_ce(m, &p);
-		trace(fw, m, "ce");
-		break;
+		forward(fw, dir, m, "ce", out, nout);
+		return;
 	case INJ_CORRUPT:
 		rte_pktmbuf_mtod(m, uint8_t *)[p.frame_len - 1] ^= 1;
-		trace(fw, m, "corrupted");
-		break;
+		forward(fw, dir, m, "corrupted", out, nout);
+		return;
 	case INJ_DUP: {
 		struct rte_mbuf *copy = rte_pktmbuf_copy(m, fw->pool, 0,
 							 UINT32_MAX);
 
-		trace(fw, m, "delivered");
-		out[(*nout)++] = m;
-		if (copy != NULL) {
-			trace(fw, copy, "duplicated");
-			out[(*nout)++] = copy;
-		}
+		forward(fw, dir, m, "delivered", out, nout);
+		if (copy != NULL)
+			forward(fw, dir, copy, "duplicated", out, nout);
 		return;
 	}
 	case INJ_DELAY:
-		if (fw->ndelayed == INJ_MAX_DELAYED) {
-			trace(fw, m, "delivered");
+	case INJ_REORDER:
+		if (!hold(fw, dir, m, e->us,
+			  e->action == INJ_REORDER ? e->k : 0))
 			break;
-		}
-		fw->delayed[fw->ndelayed].m = m;
-		fw->delayed[fw->ndelayed].dir = dir;
-		fw->delayed[fw->ndelayed].us = e->us;
-		fw->delayed[fw->ndelayed++].due = rte_get_tsc_cycles() +
-			fw->hz / 1000000 * e->us;
 		return;
+	case INJ_REWRITE: {
+		char word[64];
+		const char *what = rewrite(fw, m, &p, e, word, sizeof(word));
+
+		forward(fw, dir, m, what != NULL ? what : "delivered", out,
+			nout);
+		return;
+	}
 	default:
 		break;
 	}
-	out[(*nout)++] = m;
+	forward(fw, dir, m, "delivered", out, nout);
 }
 
 /*
@@ -235,7 +338,13 @@ release(struct inj_fwd *fw, bool all)
 			fw->delayed[keep++] = *d;
 			continue;
 		}
-		snprintf(what, sizeof(what), "delayed %u us", d->us);
+		if (d->k == 0) {
+			snprintf(what, sizeof(what), "delayed %u us", d->us);
+		} else {
+			snprintf(what, sizeof(what), "reordered after %u",
+				 d->k - d->left);
+			fw->nreordered--;
+		}
 		trace(fw, d->m, what);
 		fwd_send(fw, !d->dir, &d->m, 1);
 	}
@@ -245,7 +354,7 @@ release(struct inj_fwd *fw, bool all)
 void
 inj_fwd_run(struct inj_fwd *fw, volatile bool *stop)
 {
-	struct rte_mbuf *in[BURST], *out[2 * BURST];
+	struct rte_mbuf *in[BURST], *out[OUT_MAX];
 	uint64_t end = fw->duration_s != 0 ? rte_get_tsc_cycles() +
 		fw->hz * fw->duration_s : UINT64_MAX;
 	int dir;

@@ -16,6 +16,8 @@ struct inj_delayed {
 	uint64_t due;           /**< TSC */
 	uint32_t us;
 	int dir;                /**< the side it came from */
+	uint32_t k, left;       /**< reordered: behind k frames, left to
+				 *   come; k 0: delayed */
 };
 
 /** Frames a port refused, sent first at its next turn. */
@@ -39,7 +41,9 @@ struct inj_fwd {
 	uint64_t frames[2], roce[2], tx_drop;
 	struct inj_backlog backlog[2]; /**< by the port they go to */
 	unsigned int ndelayed;
+	unsigned int nreordered;        /**< of them held to be reordered */
 	struct inj_delayed delayed[INJ_MAX_DELAYED];
+	uint8_t scratch[16384];         /**< a rewritten frame, built */
 };
 
 /** Forward both ways until *stop or the duration ends. */

@@ -8,9 +8,11 @@ its client on the other (two processes, each on a veth pair of its own
 with the injector, net_af_packet at both ends, in a network namespace of
 the test's own),
 and puts a script's events into the client's WRITEs: a packet dropped,
-one corrupted, one marked CE, one duplicated, one held back 2 ms. Both
-sides must finish; the injector must have acted on each event exactly
-once; and droce-lab analyze of its trace, the injector's marks in it,
+one corrupted, one marked CE, one duplicated, one held back 2 ms, one
+sent after the next two, one with its PSN set 100 ahead. Both sides
+must finish; the injector must have acted on each event exactly once,
+the reordered and the rewritten frame where the trace says; and
+droce-lab analyze of its trace, the injector's marks in it,
 must find nothing wrong on either side: each NAK names the PSN the
 responder expected, the resends start there, the corrupted packet is
 dropped silently, the CE mark draws a CNP to the requester's QP.
@@ -42,6 +44,8 @@ corrupt dir=ab flow=0 rpsn=3001  iter=1
 ce      dir=ab flow=0 rpsn=5002
 dup     dir=ab flow=0 rpsn=7003  iter=1
 delay   dir=ab flow=0 rpsn=9001  iter=1 us=2000
+reorder dir=ab flow=0 rpsn=10001 iter=1 k=2
+rewrite dir=ab flow=0 rpsn=11001 iter=1 field=psn value=+100
 """
 
 # (not memif: a memif port whose peer process exits under it, as these
@@ -81,6 +85,29 @@ def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
+
+
+def check_moved(trace):
+    """The reordered frame after the two that came behind it, the
+    rewritten one 100 PSNs ahead of the frame before it its way."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..',
+                                    'app', 'lab'))
+    from droce_lab import trace as T
+    frames, _ = T.read(trace)
+    ab = [f for f in frames if f.src == '10.0.2.1']
+    for i, f in enumerate(ab):
+        if f.action == 'reordered':
+            check(i >= 2 and 'reordered after 2' in f.note and
+                  [g.psn for g in ab[i - 2:i]] ==
+                  [(f.psn + 1) & 0xffffff, (f.psn + 2) & 0xffffff],
+                  'reordered: PSN %d after %s' %
+                  (f.psn, [g.psn for g in ab[max(i - 2, 0):i]]))
+        elif f.action == 'rewritten':
+            check(i >= 1 and f.psn == (ab[i - 1].psn + 101) & 0xffffff and
+                  f.icrc_ok and
+                  'rewritten psn=%d' % f.psn in f.note,
+                  'rewritten: PSN %d after %d, its ICRC good (%s)' %
+                  (f.psn, ab[i - 1].psn, f.note))
 
 
 def main():
@@ -151,8 +178,9 @@ def main():
     check(inj.returncode == 0, 'droce-inject stops at SIGTERM')
     counts = dict(re.findall(r'^event \d+ \(line (\d+), \w+\): (\d+) '
                              'frames', report, re.M))
-    check(len(counts) == 5 and set(counts.values()) == {'1'},
+    check(len(counts) == 7 and set(counts.values()) == {'1'},
           'each event acted on one frame (%s)' % counts)
+    check_moved(trace)
     lab = subprocess.run([args.lab, 'analyze', trace, '--timeout', '14'],
                          capture_output=True, text=True)
     print(lab.stdout + lab.stderr)

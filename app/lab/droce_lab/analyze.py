@@ -45,8 +45,8 @@ class Connection:
 
 
 # frames an injector sent on other than as the requester sent them: a
-# copy, or one held back
-MOVED = ('duplicated', 'delayed', 'reordered')
+# copy, one held back, one with a field set anew
+MOVED = ('duplicated', 'delayed', 'reordered', 'rewritten')
 
 
 def _rc(f, bits):
