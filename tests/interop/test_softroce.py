@@ -69,6 +69,7 @@ GUEST_MAC = '52:54:00:09:00:02'
 RXE_COUNTERS = '/sys/class/infiniband/rxe0/ports/1/hw_counters'
 # what perftest says when its clock calibration fails
 NO_REPORT = "Can't produce a report"
+FAKE_FAULT = 'echo "BUG: a fault of --fake-fault" >/dev/kmsg'
 
 HOST_INI = """[eal]
 args = --no-huge -m 512 --no-pci --no-shconf --file-prefix=softroce-{pid}-{name} \
@@ -137,9 +138,15 @@ BIDIRECTIONAL_RUNS = [
 ]
 
 failures = []
+# the checks of the step under way (run_plan), held until it is known
+# whether the guest's kernel faulted during it
+held = None
 
 
 def check(cond, what):
+    if held is not None:
+        held.append((cond, what))
+        return
     print(('ok    ' if cond else 'FAIL  ') + what, flush=True)
     if not cond:
         failures.append(what)
@@ -168,13 +175,23 @@ def gid_opt(tool, index):
     return ['-g' if tool.startswith('ibv_') else '-x', str(index)]
 
 
-def guest_script(plan):
-    """The guest's side of every step, in order."""
+def guest_script(plan, first=0, fake_fault=None):
+    """The guest's side of every step from the first, in order (and, in
+    step fake_fault's first run, at its start or, with "@end", once its
+    tool ended, a line in the kernel's log as a fault would write it and
+    eth0 down, as after the one seen)."""
+    fake = FAKE_FAULT + '; ip link set eth0 down'
+    fake_step, _, fake_at = (fake_fault or '').partition('@')
     lines = ['#!/bin/sh', 'cd /tmp']
     for i, (name, tool, args, _, server) in enumerate(plan):
+        if i < first:
+            continue
         cmd = [tool, '-d', 'rxe0'] + gid_opt(tool, 1) + args + \
             ['-p', str(18600 + i)]
         lines.append('echo "guest: begin %s"' % name)
+        fake_here = name == fake_step and i > first
+        if fake_here and fake_at != 'end':
+            lines.append(fake)
         # a perftest tool whose clock calibration failed (the guest too
         # slow and uneven under TCG: "Can't produce a report") is run
         # again, twice at most, and so is droce's side (run_step)
@@ -190,9 +207,11 @@ def guest_script(plan):
         lines.append('grep -q "%s" out && [ $a -lt 2 ] || break; '
                      'a=$((a+1)); echo "guest: again %s"; done'
                      % (NO_REPORT, name))
+        if fake_here and fake_at == 'end':
+            lines.append(fake)
         # on failure, soft-RoCE's own view: its counters and its log
         lines.append('[ $rc -eq 0 ] || { grep -H . %s/* | grep -v ":0$"; '
-                     'dmesg | grep -m1 -A30 "cut here"; dmesg | tail -5; '
+                     'dmesg | tail -5; '
                      '} >>out 2>&1' % RXE_COUNTERS)
         lines.append('sed "s/^/guest[%s]> /" out' % name)
         lines.append('echo "guest: end %s rc=$rc"' % name)
@@ -211,8 +230,8 @@ def accel():
 class Guest:
     """The qemu guest, its console written to a file we follow."""
 
-    def __init__(self, workdir, initrd, kernel):
-        self.log_path = os.path.join(workdir, 'guest.log')
+    def __init__(self, log_path, initrd, kernel):
+        self.log_path = log_path
         self.log = open(self.log_path, 'wb')
         self.proc = subprocess.Popen(
             ['qemu-system-x86_64', '-m', '1024', '-smp', '1'] + accel() +
@@ -229,15 +248,32 @@ class Guest:
         with open(self.log_path, 'rb') as f:
             return f.read().decode('utf-8', 'replace').replace('\r', '')
 
+    def fault(self):
+        """The kernel's lines if it told of a fault (guest/init), or the
+        console's last if the guest ended before its steps did, else
+        None."""
+        text = self.text()
+        if '\nguest: kernel fault\n' in text:
+            return '\n'.join(l[len('guest! '):] for l in text.splitlines()
+                             if l.startswith('guest! '))
+        if self.proc.poll() is not None and \
+           '\nguest: done\n' not in text:
+            return 'the guest ended:\n' + '\n'.join(
+                text.strip().splitlines()[-20:])
+        return None
+
+    def gone(self):
+        """Has the guest ended, or its kernel faulted?"""
+        return self.proc.poll() is not None or self.fault() is not None
+
     def wait_for(self, pattern, timeout):
-        """The first match of pattern in the console, or None."""
+        """The first match of pattern in the console, or None (at once
+        if the guest is gone)."""
         end = time.time() + timeout
         while time.time() < end:
             m = re.search(pattern, self.text(), re.M)
-            if m:
+            if m or self.gone():
                 return m
-            if self.proc.poll() is not None:
-                return re.search(pattern, self.text(), re.M)
             time.sleep(0.2)
         return None
 
@@ -253,8 +289,14 @@ def sh(*cmd):
 
 
 def tap_up():
+    """The tap, with droce's MAC: net_af_packet gives its interface the
+    MAC of droce's port when droce starts, and a guest that asked for the
+    host's address before that would send to the old one until its
+    entry ages (a guest booted again, run_plan, whose first step is a
+    client)."""
     subprocess.run(['ip', 'link', 'del', TAP], stderr=subprocess.DEVNULL)
     sh('ip', 'tuntap', 'add', TAP, 'mode', 'tap')
+    sh('ip', 'link', 'set', TAP, 'address', DROCE_MAC)
     sh('ip', 'addr', 'add', HOST_IP + '/24', 'dev', TAP)
     sh('ip', 'link', 'set', TAP, 'up')
 
@@ -302,7 +344,7 @@ def guest_again(guest, name, n):
         if text.count('guest: again %s\n' % name) >= n:
             return True
         if re.search(r'^guest: end %s rc=' % re.escape(name), text, re.M) \
-           or guest.proc.poll() is not None:
+           or guest.gone():
             return False
         time.sleep(0.2)
     return False
@@ -320,20 +362,22 @@ def droce_server(cmd, env, guest, name):
         if re.search(r'^guest: end %s rc=' % re.escape(name), text,
                      re.M) or \
            text.count('guest: again %s\n' % name) > before or \
-           guest.proc.poll() is not None:
+           guest.gone():
             break
         time.sleep(0.2)
     try:
-        out, _ = p.communicate(timeout=30)
+        out, _ = p.communicate(timeout=1 if guest.gone() else 30)
     except subprocess.TimeoutExpired:
         p.kill()
         out, _ = p.communicate()
     return p.returncode, out
 
 
-def droce_client(cmd, env):
+def droce_client(cmd, env, guest):
     """droce's client, until the guest's server listens."""
     for _ in range(60):
+        if guest.gone():
+            return -1, 'the guest is gone'
         try:
             p = subprocess.run(cmd + [GUEST_IP], env=env,
                                capture_output=True, text=True,
@@ -361,7 +405,7 @@ def run_step(args, guest, i, step):
         if server == 'droce':
             rc, out = droce_server(cmd, env, guest, name)
         else:
-            rc, out = droce_client(cmd, env)
+            rc, out = droce_client(cmd, env, guest)
         # the guest's tool runs again if it could not report: so does
         # droce's side
         if not guest_again(guest, name, again + 1):
@@ -386,8 +430,8 @@ def gist(out):
     pipe buffers its stdout, so its stderr lines come first and a plain
     tail would miss them."""
     bad = [l.strip() for l in out.splitlines()
-           if re.search(r"fail|error|couldn't|unable|exiting|timed out", l,
-                        re.I)]
+           if re.search(r"fail(?!over)|error|couldn't|unable|exiting|"
+                        r"timed out", l, re.I)]
     return ' | '.join(bad[:6] + ['...' + out.strip()[-200:]])
 
 
@@ -432,7 +476,8 @@ def check_captures(args, plan):
 def boot_guest(workdir, script, programs=(), modules=()):
     """The tap, and the guest booted with script as its /test.sh (and
     programs in its /usr/bin, modules loaded) up to 'guest: ready',
-    checked; None if it did not come up (then the tap is gone again)."""
+    checked; None if it did not come up (then the tap is gone again).
+    A later boot in the same workdir has its console in guest-N.log."""
     kvers = sorted(v for v in os.listdir('/lib/modules')
                    if os.path.exists('/boot/vmlinuz-' + v) and
                    os.path.exists('/lib/modules/%s/kernel/drivers/'
@@ -443,10 +488,14 @@ def boot_guest(workdir, script, programs=(), modules=()):
         return None
     kver = kvers[-1]
     base = os.path.join(workdir, 'base.cpio.gz')
-    subprocess.run([os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver,
-                    base] + list(programs), check=True,
-                   env=dict(os.environ, MODULES=' '.join(modules)))
-    script_dir = os.path.join(workdir, 'script')
+    boot = 1
+    while os.path.exists(os.path.join(workdir, 'script-%d' % boot)):
+        boot += 1
+    if boot == 1:
+        subprocess.run([os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver,
+                        base] + list(programs), check=True,
+                       env=dict(os.environ, MODULES=' '.join(modules)))
+    script_dir = os.path.join(workdir, 'script-%d' % boot)
     os.makedirs(script_dir)
     with open(os.path.join(script_dir, 'test.sh'), 'w') as f:
         f.write(script)
@@ -460,7 +509,9 @@ def boot_guest(workdir, script, programs=(), modules=()):
         out.write(extra)
 
     tap_up()
-    guest = Guest(workdir, initrd, '/boot/vmlinuz-' + kver)
+    guest = Guest(os.path.join(workdir, 'guest.log' if boot == 1 else
+                               'guest-%d.log' % boot),
+                  initrd, '/boot/vmlinuz-' + kver)
     t0 = time.time()
     ready = guest.wait_for(r'^guest: ready', 300)
     check(ready is not None and 'guest: rxe0 up' in guest.text(),
@@ -472,6 +523,63 @@ def boot_guest(workdir, script, programs=(), modules=()):
         tap_down()
         return None
     return guest
+
+
+def run_plan(plan, boot, run_one):
+    """run_one(guest, i, step) for every step of plan, on a guest from
+    boot(first) (the tap up, the guest booted for plan[first:], checked;
+    None if it did not come up). soft-RoCE's kernel can fault (rxe has
+    warned, and once oopsed, on a QP's last packets: the guest's network
+    went with it): then the guest is booted again for the steps from the
+    one it faulted in, which runs again if it failed, once: the fault is
+    the peer's, its lines shown, and a failure a second time counts.
+    At most three boots more. False if a guest did not come up."""
+    global held
+    again = set()
+    first, boots = 0, 0
+    while first < len(plan):
+        guest = boot(first)
+        if guest is None:
+            return False
+        try:
+            i = first
+            while i < len(plan):
+                held = []
+                try:
+                    run_one(guest, i, plan[i])
+                finally:
+                    checks, held = held, None
+                fault = guest.fault()
+                if fault is None or \
+                   (all(c for c, _ in checks) or i in again):
+                    for c, w in checks:
+                        check(c, w)
+                i += 1
+                if fault is not None:
+                    break
+            if fault is None:
+                check(guest.wait_for(r'^guest: done', 120) is not None,
+                      'the guest ran every step')
+                return True
+        finally:
+            guest.stop()
+            tap_down()
+        name = plan[i - 1][0]
+        print('peer  soft-RoCE\'s kernel faulted during %s (console in %s):'
+              '\n%s' % (name, guest.log_path,
+                        '\n'.join('      ' + l
+                                  for l in fault.splitlines()[:30])))
+        if not all(c for c, _ in checks) and i - 1 not in again:
+            print('      %s runs again on a new guest; what it showed:\n%s'
+                  % (name, '\n'.join('      ' + w for _, w in checks)))
+            again.add(i - 1)
+            i -= 1
+        boots += 1
+        if boots > 3:
+            check(False, "soft-RoCE's kernel faulted %d times" % boots)
+            return True
+        first = i
+    return True
 
 
 def main():
@@ -488,24 +596,24 @@ def main():
                     'failure)')
     ap.add_argument('--bidirectional', action='store_true',
                     help='add ib_write_bw -b (BIDIRECTIONAL_RUNS)')
+    ap.add_argument('--fake-fault', metavar='STEP[@end]',
+                    help="the guest's kernel log tells of a fault and its "
+                    'eth0 goes down as this step (not the first) starts, or '
+                    'once its tool ended: to see the guest booted again and '
+                    'the steps go on')
     args = ap.parse_args()
     netns.enter()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
 
     plan = steps(args.only, args.repeat, args.bidirectional)
-    guest = boot_guest(args.workdir, guest_script(plan),
-                       [os.path.abspath(args.check)])
-    if guest is None:
+    if not run_plan(plan,
+                    lambda first: boot_guest(args.workdir,
+                                             guest_script(plan, first,
+                                                          args.fake_fault),
+                                             [os.path.abspath(args.check)]),
+                    lambda guest, i, step: run_step(args, guest, i, step)):
         return 1
-    try:
-        for i, step in enumerate(plan):
-            run_step(args, guest, i, step)
-        check(guest.wait_for(r'^guest: done', 120) is not None,
-              'the guest ran every step')
-    finally:
-        guest.stop()
-        tap_down()
     check_captures(args, plan)
     print('%d failed' % len(failures))
     return 1 if failures else 0

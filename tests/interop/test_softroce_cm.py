@@ -195,11 +195,11 @@ def argv(template, side, port):
             for a in template]
 
 
-def guest_script(plan):
+def guest_script(plan, first=0):
     lines = ['#!/bin/sh', 'cd /tmp']
     lines += ['%s || echo "guest: REQ delay failed"' % c for c in REQ_DELAY]
     lines.append('echo "guest: REQs held %d ms"' % REQ_DELAY_MS)
-    for name, run, server, port in plan:
+    for name, run, server, port in plan[first:]:
         lines.append('echo "guest: begin %s"' % name)
         if server == 'guest':
             cmd = ' '.join(argv(run[1], 'guest', port))
@@ -363,21 +363,19 @@ def main():
     os.makedirs(args.workdir)
 
     plan = steps(args.only)
-    guest = sr.boot_guest(args.workdir, guest_script(plan), ['/sbin/tc'],
-                          GUEST_MODULES)
-    if guest is None:
+
+    def boot(first):
+        guest = sr.boot_guest(args.workdir, guest_script(plan, first),
+                              ['/sbin/tc'], GUEST_MODULES)
+        if guest is not None:
+            check(guest.wait_for(r'^guest: REQs held', 120) is not None and
+                  'REQ delay failed' not in guest.text(),
+                  "the guest holds droce's REQs %d ms" % REQ_DELAY_MS)
+        return guest
+
+    if not sr.run_plan(plan, boot,
+                       lambda guest, i, step: run_step(args, guest, step)):
         return 1
-    try:
-        check(guest.wait_for(r'^guest: REQs held', 120) is not None and
-              'REQ delay failed' not in guest.text(),
-              "the guest holds droce's REQs %d ms" % REQ_DELAY_MS)
-        for step in plan:
-            run_step(args, guest, step)
-        check(guest.wait_for(r'^guest: done', 120) is not None,
-              'the guest ran every step')
-    finally:
-        guest.stop()
-        sr.tap_down()
     sr.check_captures(args, [(s[0],) for s in plan])
     print('%d failed' % len(failures))
     return 1 if failures else 0

@@ -93,7 +93,7 @@ def run_case(args, guest, i, step, report):
         if server == 'droce':
             rc, out = sr.droce_server(cmd, env, guest, name)
         else:
-            rc, out = sr.droce_client(cmd, env)
+            rc, out = sr.droce_client(cmd, env, guest)
         if not sr.guest_again(guest, name, again + 1):
             break
     m = guest.wait_for(r'^guest: end %s rc=(\d+)' % re.escape(name), 600)
@@ -149,21 +149,18 @@ def main():
           'veth', 'peer', 'name', VETH[1], 'index', str(VETH_INDEX[1]))
     for v in VETH:
         sr.sh('ip', 'link', 'set', v, 'up')
-    guest = sr.boot_guest(args.workdir, sr.guest_script(
-        [s[:5] for s in steps]))
-    if guest is None:
-        return 1
     report = ['# soft-RoCE and droce through droce-inject\n\n']
     try:
-        for i, step in enumerate(steps):
-            run_case(args, guest, i, step, report)
-        check(guest.wait_for(r'^guest: done', 120) is not None,
-              'the guest ran every step')
+        up = sr.run_plan(
+            steps,
+            lambda first: sr.boot_guest(args.workdir, sr.guest_script(
+                [s[:5] for s in steps], first)),
+            lambda guest, i, step: run_case(args, guest, i, step, report))
     finally:
-        guest.stop()
-        sr.tap_down()
         subprocess.run(['ip', 'link', 'del', VETH[0]],
                        stderr=subprocess.DEVNULL)
+    if not up:
+        return 1
     with open(os.path.join(args.workdir, 'report.md'), 'w') as f:
         f.write(''.join(report))
     print('report: %s' % os.path.join(args.workdir, 'report.md'))
