@@ -27,7 +27,8 @@ BUILD_PKGS="gcc libc6-dev pkg-config meson ninja-build libdpdk-dev libbsd-dev
 TEST_PKGS="clang libclang-rt-14-dev python3 python3-scapy tshark ibverbs-utils
 	perftest binutils ibverbs-providers iproute2 qemu-system-x86
 	linux-image-amd64 busybox-static cpio kmod dpdk-dev rdmacm-utils qperf
-	libfabric-bin ucx-utils openmpi-bin libopenmpi-dev python3-pyverbs"
+	libfabric-bin ucx-utils openmpi-bin libopenmpi-dev python3-pyverbs
+	python3-matplotlib"
 # What building DPDK from source takes (devtools/dpdk.sh), and building
 # and proving the Debian packages (devtools/deb.sh).
 DPDK_PKGS="python3-pyelftools libnuma-dev xz-utils"

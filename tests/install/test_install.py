@@ -270,6 +270,12 @@ def test_lab(tree, source):
                                       'droce_lab', 'analyze.py')),
           'bin/droce-lab analyze runs from the installed tree%s' %
           ('' if rc == 0 else ': ' + tail(out)))
+    out_dir = os.path.join(tree['root'], '..', 'lab-report')
+    rc, out = run([os.path.join(tree['bindir'], 'droce-lab'), 'report',
+                   '-o', out_dir, pcap], env=env)
+    check(rc == 0 and os.path.isfile(os.path.join(out_dir, 'index.html')),
+          'bin/droce-lab report runs from the installed tree%s' %
+          ('' if rc == 0 else ': ' + tail(out)))
 
 
 def installed_tree(build, root):

@@ -15,6 +15,7 @@ timeout its QP was given (ibv_rc_pingpong asks for 14: 67 ms).
 
 import argparse
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -351,8 +352,59 @@ def main():
         fh.write(b'not a trace')
     rc, _, _ = analyze(args, junk)
     check(rc == 2, 'a file that is no trace: exit 2 (got %d)' % rc)
+    test_report(args, [os.path.join(pc, n) for n in (
+        'loss_write.pcap', 'loss_timeout.pcap')])
     print('%d failed' % failed)
     return 1 if failed else 0
+
+
+def test_report(args, traces):
+    """droce-lab report over traces: the page holds each trace's verdicts
+    as analyze gives them, and a time/PSN plot of each stretch with
+    events, drawn; without matplotlib it says so and exits 2."""
+    out = os.path.join(args.workdir, 'report')
+    p = subprocess.run([args.lab, 'report', '-o', out, '--timeout', '14'] +
+                       traces, capture_output=True, text=True)
+    check(p.returncode == 1 and 'report: %s/index.html' % out in p.stdout,
+          'report: written, exit 1 for the timeout FAIL (got %d: %s)' %
+          (p.returncode, (p.stdout + p.stderr).strip()[-300:]))
+    try:
+        with open(os.path.join(out, 'index.html')) as fh:
+            page = fh.read()
+    except OSError:
+        page = ''
+    for n, t in enumerate(traces):
+        _, _, out_a = analyze(args, t, '--timeout', '14')
+        rows = [l.split()[:2] for l in out_a.splitlines()
+                if l.split()[:1] in (['PASS'], ['FAIL'], ['N/A'])]
+        part = page.split('<h2>%s</h2>' % os.path.basename(t), 1)[-1] \
+            .split('<h2>', 1)[0]
+        got = re.findall(r'<tr><td class="[^"]+">([A-Z/]+)</td><td>'
+                         r'([a-z.-]+)</td>', part)
+        check(rows and [tuple(r) for r in rows] == got,
+              'report: %s: its %d verdicts as analyze gives them' %
+              (os.path.basename(t), len(rows)))
+        svgs = sorted(re.findall(r'<img src="(trace%d-[^"]+\.svg)"' % n,
+                                 part))
+        drawn = []
+        for svg in svgs:
+            with open(os.path.join(out, svg)) as fh:
+                text = fh.read()
+            drawn.append(text.count('<use '))
+        check(svgs and all(d > 0 for d in drawn),
+              'report: %s: %d plots, points drawn in each (%s)' %
+              (os.path.basename(t), len(svgs), drawn))
+    # a Python without matplotlib
+    fake = os.path.join(args.workdir, 'no-matplotlib')
+    os.makedirs(os.path.join(fake, 'matplotlib'), exist_ok=True)
+    with open(os.path.join(fake, 'matplotlib', '__init__.py'), 'w') as fh:
+        fh.write('raise ImportError("no matplotlib here")\n')
+    p = subprocess.run([args.lab, 'report', '-o', out + '2'] + traces[:1],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=fake))
+    check(p.returncode == 2 and 'python3-matplotlib' in p.stderr,
+          'report without matplotlib: exit 2, the package named (got %d: '
+          '%s)' % (p.returncode, p.stderr.strip()[-200:]))
 
 
 class _File:

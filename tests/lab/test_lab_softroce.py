@@ -11,9 +11,10 @@ requester's traffic or the responder's answers: a packet dropped (go-back-N
 of WRITEs, a READ response lost), the last packet dropped (the
 requester's timer), a packet corrupted, a CE mark. droce-lab judges the
 injector's marked trace: droce's side must fail no check; soft-RoCE's
-verdicts are recorded, one table per case, in report.md of the work
-directory (doc/guides/lab.rst gives them), and do not fail the test: the
-suite must not fail on a defect of its peer.
+verdicts do not fail the test (the suite must not fail on a defect of its
+peer): droce-lab report puts every case's verdicts, figures and time/PSN
+plots in report/index.html of the work directory (doc/guides/lab.rst
+gives them), which must hold a plot of each case's event.
 """
 
 import argparse
@@ -68,7 +69,7 @@ def plan():
     return out
 
 
-def run_case(args, guest, i, step, report):
+def run_case(args, guest, i, step):
     name, tool, targs, _, server, case, event = step
     work = args.workdir
     script = os.path.join(work, name + '.events')
@@ -98,6 +99,9 @@ def run_case(args, guest, i, step, report):
             break
     m = guest.wait_for(r'^guest: end %s rc=(\d+)' % re.escape(name), 600)
     grc = int(m.group(1)) if m else -1
+    if rc != 0 or grc != 0:
+        # (not a failure: droce's side is judged from the trace below)
+        print('  %s: droce exit %d, soft-RoCE exit %d' % (name, rc, grc))
     rep = lab_run.stop_injector(inj)
     acted = re.search(r'^event 1 \(line 1, \w+\): (\d+) frames', rep, re.M)
     check(acted is not None and acted.group(1) == '1',
@@ -119,18 +123,34 @@ def run_case(args, guest, i, step, report):
     check(rows and not bad, '%s: droce fails no check (%d judged)%s' % (
         name, len(mine), '' if not bad else ': ' +
         '; '.join(' '.join(r[:2] + r[3:]) for r in bad[:2])))
-    ok_tools = rc == 0 and grc == 0
-    report.append('### %s (%s %s; %s)\n\n%s\n\n' % (
-        name, tool, ' '.join(targs), event,
-        'both tools finished' if ok_tools else
-        'droce exit %d, soft-RoCE exit %d' % (rc, grc)))
-    for side, rs in (('soft-RoCE', theirs), ('droce', mine)):
-        for r in rs:
-            report.append('- %s %s `%s` %s\n' % (side, r[0], r[1], r[3]))
-    figures = lab.stdout.split('figures', 1)[-1].strip().splitlines()[1:]
-    report.append('\n' + ''.join('    %s\n' % l.strip() for l in figures) +
-                  '\n')
     print('\n'.join('  %s' % ' '.join(r) for r in theirs))
+
+
+def make_report(args, steps):
+    """droce-lab report over the cases' traces: every case in it, its
+    verdicts as analyze gives them, a plot around its event."""
+    traces = [os.path.join(args.workdir, s[0] + '.pcapng') for s in steps]
+    traces = [t for t in traces if os.path.exists(t)]
+    out = os.path.join(args.workdir, 'report')
+    p = subprocess.run([args.lab, 'report', '-o', out, '--timeout', '14',
+                        '--title', 'soft-RoCE and droce through '
+                        'droce-inject'] + traces,
+                       capture_output=True, text=True)
+    page = ''
+    if os.path.exists(os.path.join(out, 'index.html')):
+        with open(os.path.join(out, 'index.html')) as f:
+            page = f.read()
+    parts = page.split('<h2>')[1:]
+    plotted = [t for n, t in enumerate(traces)
+               if any('<img src="trace%d-' % n in part for part in parts)]
+    check(p.returncode in (0, 1) and len(parts) == len(steps) and
+          len(plotted) == len(steps),
+          'droce-lab report: %d of %d cases in it, %d with a plot of their '
+          'event%s' % (len(parts), len(steps), len(plotted),
+                       '' if p.returncode in (0, 1) else
+                       ': exit %d: %s' % (p.returncode,
+                                          p.stderr.strip()[-300:])))
+    print('report: %s' % os.path.join(out, 'index.html'))
 
 
 def main():
@@ -149,21 +169,18 @@ def main():
           'veth', 'peer', 'name', VETH[1], 'index', str(VETH_INDEX[1]))
     for v in VETH:
         sr.sh('ip', 'link', 'set', v, 'up')
-    report = ['# soft-RoCE and droce through droce-inject\n\n']
     try:
         up = sr.run_plan(
             steps,
             lambda first: sr.boot_guest(args.workdir, sr.guest_script(
                 [s[:5] for s in steps], first)),
-            lambda guest, i, step: run_case(args, guest, i, step, report))
+            lambda guest, i, step: run_case(args, guest, i, step))
     finally:
         subprocess.run(['ip', 'link', 'del', VETH[0]],
                        stderr=subprocess.DEVNULL)
     if not up:
         return 1
-    with open(os.path.join(args.workdir, 'report.md'), 'w') as f:
-        f.write(''.join(report))
-    print('report: %s' % os.path.join(args.workdir, 'report.md'))
+    make_report(args, steps)
     print('%d failed' % len(failures))
     return 1 if failures else 0
 

@@ -138,6 +138,7 @@ class Result:
     def __init__(self):
         self.lines = []      # (verdict, check, label, reason)
         self.figures = []    # (label, name, values, unit)
+        self.replays = {}    # connection index -> its _Replay
 
     def add(self, verdict, check, conn, reason):
         self.lines.append((verdict, check, conn.label(), reason))
@@ -475,6 +476,7 @@ def analyze(frames, marked, opts):
         # as the injector's marks
         exact = marked or at == c.b
         r = _replay(c, exact, mtu, opts)
+        res.replays[c.index] = r
         _figures(res, c, r)
         for side, check, what in CHECKS:
             name = side + '.' + check
@@ -633,11 +635,16 @@ def report(res, out):
     for verdict, check, label, reason in res.lines:
         out.write('%-4s %-24s %s %s\n' % (verdict, check, label, reason))
     out.write('\nfigures (path MTU %d, %s):\n' % res.mtu)
+    report_figures(res, out.write)
+
+
+def report_figures(res, write):
+    """The figures, a line each, to @p write."""
     for label, name, vals, unit in res.figures:
         if len(vals) == 1:
-            out.write('  %s %s %s\n' % (label, name, _scaled(vals[0], unit)))
+            write('  %s %s %s\n' % (label, name, _scaled(vals[0], unit)))
         else:
-            out.write('  %s %s n=%d min %s median %s max %s\n' % (
+            write('  %s %s n=%d min %s median %s max %s\n' % (
                 label, name, len(vals), _scaled(min(vals), unit),
                 _scaled(statistics.median(vals), unit),
                 _scaled(max(vals), unit)))

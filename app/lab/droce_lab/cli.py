@@ -5,7 +5,7 @@
 import argparse
 import sys
 
-from . import analyze, trace
+from . import analyze, report, trace
 
 
 def _timeout(text):
@@ -19,6 +19,37 @@ def _timeout(text):
     return 4.096e-6 * (1 << exp)
 
 
+def _judging(p):
+    """The options analyze and report share."""
+    p.add_argument('--timeout', type=_timeout, default=None,
+                   help="the requesters' local ACK timeout: the exponent "
+                   "a QP was given (14: 67.1 ms) or a time (67ms)")
+    p.add_argument('--mtu', type=int, default=0,
+                   help='path MTU (default: from the frames)')
+    p.add_argument('--cnp-window-us', type=float, default=1000,
+                   help='a CNP answers a CE mark within this (default '
+                   '1000)')
+    p.add_argument('--at', metavar='IP',
+                   help='the trace was taken at this end (its own '
+                   'mirror, tcpdump on its host), not between the two: '
+                   'frames to it arrived, frames from it may have been '
+                   'lost after; the checks of what reached the other '
+                   'end are N/A')
+
+
+def _read(path, at):
+    """A trace's frames and marks, or None (the reason printed)."""
+    try:
+        frames, marked = trace.read(path)
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        print('droce-lab: %s: %s' % (path, e), file=sys.stderr)
+        return None
+    if at is not None and not any(at in (f.src, f.dst) for f in frames):
+        print('droce-lab: --at %s: no frame to or from it' % at,
+              file=sys.stderr)
+    return frames, marked
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog='droce-lab',
@@ -30,31 +61,26 @@ def main(argv=None):
         'PASS|FAIL|N/A CHECK CONNECTION REASON, then the figures. '
         'Exits 1 if a check failed.')
     an.add_argument('trace')
-    an.add_argument('--timeout', type=_timeout, default=None,
-                    help="the requesters' local ACK timeout: the exponent "
-                    "a QP was given (14: 67.1 ms) or a time (67ms)")
-    an.add_argument('--mtu', type=int, default=0,
-                    help='path MTU (default: from the frames)')
-    an.add_argument('--cnp-window-us', type=float, default=1000,
-                    help='a CNP answers a CE mark within this (default '
-                    '1000)')
-    an.add_argument('--at', metavar='IP',
-                    help='the trace was taken at this end (its own '
-                    'mirror, tcpdump on its host), not between the two: '
-                    'frames to it arrived, frames from it may have been '
-                    'lost after; the checks of what reached the other '
-                    'end are N/A')
+    _judging(an)
+    rp = sub.add_parser(
+        'report', help='a page of verdicts and time/PSN plots',
+        description='For each trace, its verdicts, figures and a '
+        'time/PSN plot of both directions around each event, written as '
+        'OUT/index.html with SVG plots (matplotlib). Exits 1 if a check '
+        'failed.')
+    rp.add_argument('traces', nargs='+', metavar='trace')
+    rp.add_argument('-o', '--out', required=True, metavar='DIR',
+                    help='where index.html and the plots go')
+    rp.add_argument('--title', default='droce-lab report')
+    _judging(rp)
     args = ap.parse_args(argv)
     args.cnp_window = args.cnp_window_us / 1e6
-    try:
-        frames, marked = trace.read(args.trace)
-    except (OSError, ValueError, KeyError, IndexError) as e:
-        print('droce-lab: %s: %s' % (args.trace, e), file=sys.stderr)
+    if args.cmd == 'report':
+        return _report(args)
+    read = _read(args.trace, args.at)
+    if read is None:
         return 2
-    if args.at is not None and not any(args.at in (f.src, f.dst)
-                                       for f in frames):
-        print('droce-lab: --at %s: no frame to or from it' % args.at,
-              file=sys.stderr)
+    frames, marked = read
     res = analyze.analyze(frames, marked, args)
     if not res.conns:
         print('no RC connection in %d RoCE frames: nothing to judge' %
@@ -62,3 +88,22 @@ def main(argv=None):
         return 0
     analyze.report(res, sys.stdout)
     return 1 if res.failed() else 0
+
+
+def _report(args):
+    for path in args.traces:
+        if _read(path, args.at) is None:
+            return 2
+    try:
+        index, results = report.write(args.traces, args.out, args,
+                                      args.title)
+    except RuntimeError as e:
+        print('droce-lab: %s' % e, file=sys.stderr)
+        return 2
+    for path, res in results:
+        verdicts = [v for v, _, _, _ in res.lines]
+        print('%s: %d PASS, %d FAIL, %d N/A' % (
+            path, verdicts.count('PASS'), verdicts.count('FAIL'),
+            verdicts.count('N/A')))
+    print('report: %s' % index)
+    return 1 if any(res.failed() for _, res in results) else 0
