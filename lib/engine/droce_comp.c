@@ -69,9 +69,23 @@ droce_comp_start(struct droce_qp_eng *qp)
 	qp->comp.cwnd = DROCE_MAX_INFLIGHT;
 }
 
+/*
+ * The time a timer starts from: the clock now, not the pass's start the
+ * caller has. A thread preempted between the two (an application thread
+ * running the pass, an engine sharing its core) would otherwise start
+ * the timer as long before the event as it was held, and it would fire
+ * that much early (the lab saw a 67 ms timeout fire 65.4 ms after the
+ * ACK it ran from).
+ */
+static inline uint64_t
+timer_base(void)
+{
+	return rte_get_tsc_cycles();
+}
+
 /* Something was acknowledged: reset the retry counts and the timer. */
 static void
-progress(struct droce_qp_eng *qp, uint32_t psn, uint64_t now)
+progress(struct droce_qp_eng *qp, uint32_t psn)
 {
 	uint32_t next = droce_psn_add(psn, 1);
 	int32_t acked = droce_psn_diff(next, qp->comp.una_psn);
@@ -83,7 +97,7 @@ progress(struct droce_qp_eng *qp, uint32_t psn, uint64_t now)
 	qp->comp.retry_left = qp->retry_cnt;
 	qp->comp.rnr_left = qp->rnr_retry;
 	qp->comp.rexmit_at = qp->timeout_cycles != 0 ?
-		now + qp->timeout_cycles : 0;
+		timer_base() + qp->timeout_cycles : 0;
 }
 
 /*
@@ -197,7 +211,7 @@ read_fit(const struct droce_qp_eng *qp, const struct droce_send_wqe *wqe,
 
 static void
 read_response(struct droce_qp_eng *qp, const struct rte_mbuf *m,
-	      uint32_t psn, const struct droce_wire_meta *meta, uint64_t now)
+	      uint32_t psn, const struct droce_wire_meta *meta)
 {
 	struct droce_send_wqe *wqe;
 	struct droce_swqe *st;
@@ -234,14 +248,14 @@ read_response(struct droce_qp_eng *qp, const struct rte_mbuf *m,
 				st->done_bytes, meta->payload, len);
 	}
 	st->done_bytes += len;
-	progress(qp, psn, now);
+	progress(qp, psn);
 	if (meta->op->flags & DROCE_OPF_LAST)
 		st->state = DROCE_WQE_DONE;
 }
 
 static void
 atomic_ack(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
-	   const struct droce_wire_meta *meta, uint64_t now)
+	   const struct droce_wire_meta *meta)
 {
 	struct droce_send_wqe *wqe;
 	struct droce_atomicacketh ack;
@@ -255,11 +269,11 @@ atomic_ack(struct droce_qp_eng *qp, const uint8_t *bth, uint32_t psn,
 	droce_sge_write(droce_send_wqe_sge(wqe), wqe->num_sge, 0, &ack.orig,
 			sizeof(ack.orig));
 	droce_swqe(qp, idx)->state = DROCE_WQE_DONE;
-	progress(qp, psn, now);
+	progress(qp, psn);
 }
 
 static void
-nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
+nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn)
 {
 	uint8_t value = syndrome & DROCE_AETH_VALUE_MASK;
 	uint32_t before = droce_psn_add(psn, DROCE_PSN_MASK);
@@ -270,7 +284,7 @@ nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 	/* a NAK for psn acknowledges everything before it */
 	ack_upto(qp, before, psn);
 	if (droce_psn_diff(psn, qp->comp.una_psn) > 0)
-		progress(qp, before, now);
+		progress(qp, before);
 	if ((syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_RNR_NAK) {
 		qp->stats.rnr_naks_rcvd++;
 		if (qp->rnr_retry != 7) {
@@ -283,7 +297,8 @@ nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 		}
 		qp->comp.una_psn = droce_req_rewind(qp, psn);
 		qp->comp.rnr_wait = true;
-		qp->comp.rnr_at = now + droce_rnr_cycles(value, droce_eng.hz);
+		qp->comp.rnr_at = timer_base() +
+			droce_rnr_cycles(value, droce_eng.hz);
 		qp->comp.rexmit_at = 0;
 		return;
 	}
@@ -299,7 +314,7 @@ nak(struct droce_qp_eng *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
 		cwnd_loss(qp);
 		qp->comp.una_psn = droce_req_rewind(qp, psn);
 		qp->comp.rexmit_at = qp->timeout_cycles != 0 ?
-			now + qp->timeout_cycles : 0;
+			timer_base() + qp->timeout_cycles : 0;
 		break;
 	case DROCE_NAK_REM_ACCESS_ERR:
 		droce_comp_fail(qp, IBV_WC_REM_ACCESS_ERR);
@@ -422,7 +437,7 @@ read_in_place(const struct droce_qp_eng *qp, const uint8_t *bth,
  */
 void
 droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
-	      struct droce_wire_meta *meta, uint64_t now)
+	      struct droce_wire_meta *meta)
 {
 	const uint8_t *bth = rte_pktmbuf_mtod_offset(m, const uint8_t *,
 						     meta->bth_off);
@@ -468,22 +483,33 @@ droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 		 * all in flight, its window shut, and its timer resend the
 		 * same packets to retry_cnt. */
 		uint32_t before = droce_psn_add(qp->req.psn, DROCE_PSN_MASK);
+		bool rnr = (aeth.syndrome & DROCE_AETH_TYPE_MASK) ==
+			DROCE_AETH_RNR_NAK;
+		bool moved = droce_psn_diff(before, qp->comp.una_psn) >= 0;
 
-		if (droce_psn_diff(before, qp->comp.una_psn) < 0)
+		if (!moved && !rnr)
 			return;
-		ack_upto(qp, before, psn);
-		progress(qp, before, now);
+		if (moved) {
+			ack_upto(qp, before, psn);
+			progress(qp, before);
+		}
+		/* an RNR NAK of that PSN still holds the requester for its
+		 * timer: the responder has no receive for it yet, and a
+		 * resend at once (after a PSN-sequence NAK of the same PSN,
+		 * which soft-RoCE sends with it) draws the next RNR NAK */
+		if (rnr)
+			nak(qp, aeth.syndrome, psn);
 	} else if (flags & DROCE_OPF_READ) {
-		read_response(qp, m, psn, meta, now);
+		read_response(qp, m, psn, meta);
 	} else if (flags & DROCE_OPF_ATOMIC) {
-		atomic_ack(qp, bth, psn, meta, now);
+		atomic_ack(qp, bth, psn, meta);
 	} else if ((aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK) {
 		if (droce_psn_diff(psn, qp->comp.una_psn) >= 0) {
 			ack_upto(qp, psn, psn);
-			progress(qp, psn, now);
+			progress(qp, psn);
 		}
 	} else {
-		nak(qp, aeth.syndrome, psn, now);
+		nak(qp, aeth.syndrome, psn);
 	}
 	if (qp->state != IBV_QPS_ERR)
 		droce_comp_retire(qp);
@@ -670,5 +696,5 @@ droce_comp_timer(struct droce_qp_eng *qp, uint64_t now)
 	qp->comp.retry_left--;
 	cwnd_timeout(qp);
 	qp->comp.una_psn = droce_req_rewind(qp, resend_point(qp));
-	qp->comp.rexmit_at = now + qp->timeout_cycles;
+	qp->comp.rexmit_at = timer_base() + qp->timeout_cycles;
 }

@@ -19,7 +19,7 @@
  * the packet is the READ response the QP expects next.
  */
 void droce_comp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
-		   struct droce_wire_meta *meta, uint64_t now);
+		   struct droce_wire_meta *meta);
 
 /** Retire, in order, the send WQEs that are done: CQEs where due. */
 void droce_comp_retire(struct droce_qp_eng *qp);
@@ -53,13 +53,14 @@ droce_comp_timers_stop(struct droce_qp_eng *qp)
 
 /**
  * The requester sent something: the retransmission timer starts unless
- * it runs already (or the QP has none).
+ * it runs already (or the QP has none), from the clock now rather than
+ * the pass's start (droce_comp.c, timer_base()).
  */
 static inline void
-droce_comp_timer_start(struct droce_qp_eng *qp, uint64_t now)
+droce_comp_timer_start(struct droce_qp_eng *qp)
 {
 	if (qp->comp.rexmit_at == 0 && qp->timeout_cycles != 0)
-		qp->comp.rexmit_at = now + qp->timeout_cycles;
+		qp->comp.rexmit_at = rte_get_tsc_cycles() + qp->timeout_cycles;
 }
 
 #endif /* DROCE_COMP_H */

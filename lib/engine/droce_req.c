@@ -583,7 +583,7 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 		return;
 	}
 	if (sent)
-		droce_comp_timer_start(qp, now);
+		droce_comp_timer_start(qp);
 }
 
 void

@@ -401,7 +401,7 @@ rx_roce(struct droce_shard *sh, struct rte_mbuf *m,
 	if (meta->op->flags & DROCE_OPF_REQ)
 		droce_resp_rx(qp, m, meta, now);
 	else
-		droce_comp_rx(qp, m, meta, now);
+		droce_comp_rx(qp, m, meta);
 }
 
 /* droce_icrc_verify_frame() of a frame in segments. */
