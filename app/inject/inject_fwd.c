@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
@@ -25,6 +26,8 @@
 #include "inject_fwd.h"
 
 #define BURST 32
+/* empty turns before an idle sleep (--idle-us) */
+#define IDLE_TURNS 256
 /* a burst's frames out: each may bring a duplicate and frames that were
  * held to go after it */
 #define OUT_MAX (4 * BURST)
@@ -357,17 +360,31 @@ inj_fwd_run(struct inj_fwd *fw, volatile bool *stop)
 	struct rte_mbuf *in[BURST], *out[OUT_MAX];
 	uint64_t end = fw->duration_s != 0 ? rte_get_tsc_cycles() +
 		fw->hz * fw->duration_s : UINT64_MAX;
+	unsigned int idle = 0;
 	int dir;
 
 	while (!*stop && rte_get_tsc_cycles() < end) {
+		/* (a sleep with frames held would hold them longer) */
+		if (fw->idle_us != 0 && ++idle > IDLE_TURNS &&
+		    fw->ndelayed == 0) {
+			struct timespec ts = {
+				.tv_nsec = (long)fw->idle_us * 1000,
+			};
+
+			nanosleep(&ts, NULL);
+		}
 		for (dir = 0; dir < 2; dir++) {
 			uint16_t n, nout = 0, i;
 
 			/* the other side's port first takes what it refused */
 			fwd_send(fw, !dir, out, 0);
-			if (fw->backlog[!dir].n != 0)
+			if (fw->backlog[!dir].n != 0) {
+				idle = 0;
 				continue;
+			}
 			n = rte_eth_rx_burst(fw->port[dir], 0, in, BURST);
+			if (n != 0)
+				idle = 0;
 			for (i = 0; i < n; i++)
 				handle(fw, dir, in[i], out, &nout);
 			if (nout != 0)

@@ -38,6 +38,7 @@ struct inj_fwd {
 	struct inj_trace trace;
 	uint64_t hz, tsc0, ns0; /**< the trace's clock */
 	uint64_t duration_s;    /**< 0: until stopped */
+	uint32_t idle_us;       /**< sleep when idle this long; 0: poll */
 	uint64_t frames[2], roce[2], tx_drop;
 	struct inj_backlog backlog[2]; /**< by the port they go to */
 	unsigned int ndelayed;

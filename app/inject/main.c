@@ -10,7 +10,7 @@
  * done to it (doc/guides/lab.rst).
  *
  *   droce-inject [EAL options] -- --script FILE [--trace FILE]
- *                [--snap N] [--duration S]
+ *                [--snap N] [--duration S] [--idle-us N]
  *
  * The ports are the first two DPDK finds (--vdev, or PCI devices).
  */
@@ -46,7 +46,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: droce-inject [EAL options] -- --script FILE "
-		"[--trace FILE] [--snap N] [--duration S]\n"
+		"[--trace FILE] [--snap N] [--duration S] [--idle-us N]\n"
 		"  --script FILE  the events (doc/guides/lab.rst; an empty "
 		"file: none)\n"
 		"  --trace FILE   every frame both ways, pcapng (default: "
@@ -54,7 +54,11 @@ usage(void)
 		"  --snap N       bytes kept of each frame (default 128, the "
 		"headers; 0: all)\n"
 		"  --duration S   stop after S seconds (default: at SIGINT "
-		"or SIGTERM)\n");
+		"or SIGTERM)\n"
+		"  --idle-us N    sleep N us when both ports have been idle "
+		"a while (default 0:\n"
+		"                 poll always; for a machine whose cores it "
+		"shares)\n");
 }
 
 static int
@@ -88,6 +92,7 @@ main(int argc, char **argv)
 		{ "trace", required_argument, NULL, 't' },
 		{ "snap", required_argument, NULL, 'n' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "idle-us", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -120,6 +125,14 @@ main(int argc, char **argv)
 			break;
 		case 'd':
 			fw.duration_s = strtoul(optarg, NULL, 0);
+			break;
+		case 'i':
+			fw.idle_us = (uint32_t)strtoul(optarg, NULL, 0);
+			if (fw.idle_us > 100000) {
+				fprintf(stderr, "droce-inject: --idle-us: at "
+					"most 100000\n");
+				return 1;
+			}
 			break;
 		default:
 			usage();
