@@ -214,6 +214,7 @@ def guest_script(plan, first=0, fake_fault=None):
                      'dmesg | tail -5; '
                      '} >>out 2>&1' % RXE_COUNTERS)
         lines.append('sed "s/^/guest[%s]> /" out' % name)
+        lines.append('kfault-check')
         lines.append('echo "guest: end %s rc=$rc"' % name)
     return '\n'.join(lines) + '\n'
 

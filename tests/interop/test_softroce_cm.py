@@ -228,6 +228,7 @@ def guest_script(plan, first=0):
                          '[ $n -ge 60 ] && break; sleep 1; done' %
                          (cmd, not_yet(run).replace('\\b', '')))
         lines.append('sed "s/^/guest[%s]> /" out' % name)
+        lines.append('kfault-check')
         lines.append('echo "guest: end %s rc=$rc"' % name)
     return '\n'.join(lines) + '\n'
 
