@@ -235,6 +235,67 @@ def main():
         r.at(wait).req(0, 'SEND_ONLY', 64)
         r.at(5).ack(0)
         expect(args, name, r, {'requester.rnr': verdict})
+    # an RNR NAK and a NAK of the same PSN (soft-RoCE sends both): the
+    # NAK is answered at once, the RNR NAK after its timer; the NAK names
+    # the PSN the RNR NAK left expected
+    for name, wait, verdict in (('rnr-nak-early', 500, 'FAIL'),
+                                ('rnr-nak', 1500, 'PASS')):
+        r = Run()
+        r.req(0, 'SEND_ONLY', 64)
+        r.req(1, 'SEND_ONLY', 64)
+        r.at(5).rnr(0, 14)
+        r.nak(0)
+        r.at(20).req(0, 'SEND_ONLY', 64)
+        r.req(1, 'SEND_ONLY', 64)
+        r.at(wait).req(0, 'SEND_ONLY', 64)
+        r.req(1, 'SEND_ONLY', 64)
+        r.at(5).ack(1)
+        expect(args, name, r, {'requester.rnr': verdict,
+                               'requester.gbn-resend': 'PASS',
+                               'responder.nak-psn': 'PASS',
+                               'requester.timeout': 'N/A'}, '--timeout',
+               '14')
+
+    # go-back-N skips forward to right after what an ACK acknowledged
+    # (the responder took the first sends of those): fine; a skip to
+    # anywhere else is a resend nothing asked for
+    for name, to, verdict in (('gbn-seek', 5, 'N/A'),
+                              ('gbn-seek-wrong', 6, 'FAIL')):
+        r = Run()
+        for p in range(8):
+            r.req(p, 'SEND_ONLY', 64, action='dropped' if p == 1 else None)
+        r.at(5).nak(1)
+        r.at(20).req(1, 'SEND_ONLY', 64)
+        r.req(2, 'SEND_ONLY', 64)
+        r.at(5).ack(4)
+        r.at(20)
+        for p in range(to, 8):
+            r.req(p, 'SEND_ONLY', 64)
+        r.at(5).ack(7)
+        expect(args, name, r, {'requester.timeout': verdict,
+                               'requester.gbn-resend': 'PASS'},
+               '--timeout', '14')
+
+    # a resend that crossed later answers on the wire (sent 16 us after
+    # they passed the trace's point): it answers the NAK before them,
+    # unless the crossing time is 0
+    for name, opts, verdict in (('nak-crossing', (), 'PASS'),
+                                ('nak-crossing-0', ('--crossing-us', '0'),
+                                 'FAIL')):
+        r = Run()
+        for p in range(4):
+            r.req(p, 'SEND_ONLY', 64)
+        r.at(5).nak(0)
+        r.at(4000).ack(0)
+        r.ack(1)
+        r.rnr(2, 14)
+        r.nak(2)
+        r.at(16)
+        for p in range(4):
+            r.req(p, 'SEND_ONLY', 64)
+        r.at(5).ack(3)
+        expect(args, name, r, {'requester.gbn-resend': verdict}, *opts,
+               marks=False)
 
     # CNPs
     r = Run()

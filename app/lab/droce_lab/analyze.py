@@ -156,7 +156,13 @@ class _Replay:
 
     def __init__(self, c, marked, mtu):
         self.marked, self.mtu = marked, mtu
-        self.events = []          # (time, kind) of NAKs, timeouts, CNPs
+        self.events = []          # (time, kind) of NAKs, RNR NAKs,
+                                  # resends, timeouts, CNPs
+        self.outstanding = []     # NAKs and RNR NAKs not yet answered
+        self.last_req_t = None    # when the last request frame went
+        self.resolved = []        # (time, NAK) an ACK answered since
+        self.ack_log = []         # (time, PSN) of the last ACKs that moved
+        self.crossing = 0.0       # how long a frame may cross an answer
         reqs = c.requests()
         self.epsn = reqs[0].psn if reqs else 0
         self.high = None          # the PSN after the highest sent
@@ -186,14 +192,14 @@ class _Replay:
         self.figs.setdefault(name, []).append(v)
 
 
-def _replay(c, marked, mtu, opts):
+def _replay(c, marked, mtu, opts, crossing):
     r = _Replay(c, marked, mtu)
+    r.crossing = crossing
     nak_out = None            # responder: the PSN its NAK waits for
     # A responder answers a burst of requests after the burst: what it
     # sends reflects its state at any point since its last answers (the
     # PSNs that reached it and the PSNs it expected since then).
     win_psns, win_epsns, answered_last = set(), {r.epsn}, False
-    pending = None            # requester: a NAK or RNR NAK unanswered
     read_resp = {}            # READ PSN -> response PSNs delivered
     reads = []                # original READ requests
     corrupted = []            # bad-ICRC requests, no good copy since
@@ -216,9 +222,9 @@ def _replay(c, marked, mtu, opts):
                 r.run_prev = r.run_gap = None
             else:
                 r.resent += 1
-                pending = _judge_resend(r, f, pending, reads, read_resp,
-                                        opts)
+                _judge_resend(r, f, reads, read_resp, opts)
             r.sent_at[f.psn] = f.t
+            r.last_req_t = f.t
             last_send[f.psn] = len(reqs)
             reqs.append(f)
         if f.bits & T.REQ:
@@ -300,6 +306,10 @@ def _replay(c, marked, mtu, opts):
             for q in corrupted:
                 r.bad('corrupt', 'frame %d (bad ICRC) drew a NAK, frame %d'
                       % (q.no, f.no))
+        if _is_rnr(f) and psn_diff(f.psn, r.epsn) < 0:
+            # the request it names was not taken: it is expected again
+            r.epsn = f.psn
+            win_epsns.add(f.psn)
         if ack is not None:
             for q in corrupted:
                 if psn_diff(ack, q.psn) >= 0:
@@ -313,10 +323,18 @@ def _replay(c, marked, mtu, opts):
                                 psn_diff(ack, r.acked) > 0):
             r.acked = ack
             r.progress_t = f.t
+            r.ack_log = r.ack_log[-63:] + [(f.t, ack)]
+            # NAKs of PSNs now acknowledged ask for nothing more (but a
+            # resend that crossed this ACK may still answer one)
+            done = [n for n in r.outstanding if psn_diff(n.psn, ack) <= 0]
+            r.outstanding = [n for n in r.outstanding if n not in done]
+            r.resolved = r.resolved[-15:] + [(f.t, n) for n in done]
         if r.answer_high is None or psn_diff(f.psn, r.answer_high) > 0:
             r.answer_high = f.psn
         if _is_nak(f, T.NAK_PSN_SEQ) or _is_rnr(f):
-            pending = f
+            r.outstanding.append(f)
+        if _is_rnr(f):
+            r.events.append((f.t, 'RNR'))
         if f.bits & T.READ:
             for o in reads:
                 if 0 <= psn_diff(f.psn, o.psn) < _span(o, mtu):
@@ -328,9 +346,11 @@ def _replay(c, marked, mtu, opts):
     return r
 
 
-def _judge_resend(r, f, pending, reads, read_resp, opts):
+def _judge_resend(r, f, reads, read_resp, opts):
     """A request frame with a PSN sent before: why, and whether right.
-    @return the NAK or RNR NAK still waiting for its resend, or None."""
+    The NAKs and RNR NAKs the requester got and has not answered are
+    r.outstanding; a resend of a PSN answers one of those of that PSN (a
+    PSN-sequence NAK first, at once; an RNR NAK once its timer ran)."""
     o = r.first_send.get(f.psn)
     if o is not None and not o.bits & T.READ:
         r.case('resend-same')
@@ -341,57 +361,123 @@ def _judge_resend(r, f, pending, reads, read_resp, opts):
         # (whatever asked for it: a READ again carries the address and
         # length of the rest; RNR NAKs answer SENDs alone)
         _judge_read(r, f, reads, read_resp)
+    asked = [n for n in r.outstanding if n.psn == f.psn]
     if any(p is not None and _follows(r, p, f)
-           for p in (r.run_prev, r.run_gap)) and \
-       (pending is None or f.psn != pending.psn):
+           for p in (r.run_prev, r.run_gap)) and not asked:
         # go-back-N goes on (and what a NAK seen here finds in flight)
         r.run_prev, r.run_gap = f, None
-        return pending
+        return
+    if not asked and _seeks(r, f, opts):
+        # go-back-N moves on to what an ACK since says the responder
+        # still lacks (it has everything before)
+        r.run_prev, r.run_gap = f, None
+        return
     run_prev, r.run_prev = r.run_prev, f
     if f.bits & (T.READ | T.ATOMIC) and r.answer_high is not None and \
        psn_diff(r.answer_high, f.psn) >= 0 and \
        (f.psn not in r.answered or not r.marked) and \
-       (pending is None or psn_diff(f.psn, pending.psn) < 0):
+       (not r.outstanding or psn_diff(f.psn, r.outstanding[-1].psn) < 0):
         # a later answer came, this one's data did not: asked again (a
         # NAK's resend may follow; a go-back-N run goes on after it)
         r.run_prev, r.run_gap = run_prev, f
-        return pending
-    if pending is not None and _is_rnr(pending):
-        want = T.RNR_DELAY_US[pending.syndrome & 0x1f] / 1e6
-        wait = f.t - pending.t
-        r.case('rnr')
-        r.fig('rnr-wait', wait)
-        if f.psn != pending.psn:
-            r.bad('rnr', 'frame %d resends PSN %d after an RNR NAK of PSN '
-                  '%d' % (f.no, f.psn, pending.psn))
-        elif wait < want * 0.98:
-            r.bad('rnr', 'frame %d resends %.0f us after the RNR NAK in '
-                  'frame %d, whose timer asks for %.0f us' %
-                  (f.no, wait * 1e6, pending.no, want * 1e6))
-        return None
-    if pending is not None:
-        r.case('gbn-resend')
-        r.fig('resend-after-nak', f.t - pending.t)
-        r.events.append((f.t, 'resend'))
-        if f.psn != pending.psn:
-            r.bad('gbn-resend', 'frame %d resends from PSN %d; the NAK in '
-                  'frame %d named %d' % (f.no, f.psn, pending.no,
-                                        pending.psn))
-        return None
+        return
+    if asked:
+        naks = [n for n in asked if not _is_rnr(n)]
+        waited = [n for n in asked if _is_rnr(n) and _answers(r, f, n)]
+        if naks:
+            _judge_nak(r, f, naks[0])
+        elif waited:
+            _judge_rnr(r, f, waited[-1])
+        else:
+            _judge_rnr(r, f, asked[-1])
+        return
+    # a NAK an ACK resolved as this resend crossed it on the wire
+    for t, n in r.resolved:
+        if n.psn == f.psn and f.t - t < r.crossing and \
+           (not _is_rnr(n) or _answers(r, f, n)):
+            r.resolved.remove((t, n))
+            r.outstanding.append(n)
+            _judge_nak(r, f, n) if not _is_rnr(n) else _judge_rnr(r, f, n)
+            return
+    if r.outstanding:
+        _judge_nak(r, f, r.outstanding[-1])
+        return
     # nothing answered it: the requester's timer, which runs from the
     # last send of the PSN or the last ACK that moved on, whichever is
-    # later
-    starts = [t for t in (r.sent_at.get(f.psn), r.progress_t)
-              if t is not None]
+    # later (an ACK that passed less than the crossing time before f may
+    # not have reached the requester when it sent f)
+    moved = [t for t, _ in r.ack_log if f.t - t >= r.crossing]
+    starts = [t for t in (r.sent_at.get(f.psn),
+                          moved[-1] if moved else None) if t is not None]
     wait = f.t - max(starts) if starts else 0.0
     r.case('timeout')
     r.fig('resend-after-timeout', wait)
     r.events.append((f.t, 'timeout'))
-    if opts.timeout is not None and wait < opts.timeout * 0.98:
+    # (the resent PSN's last send may itself have been that long on
+    # its way to the trace's point)
+    if opts.timeout is not None and \
+       wait < opts.timeout - max(opts.timeout * 0.02, r.crossing):
         r.bad('timeout', 'frame %d resends PSN %d %.1f ms after it was '
               'last sent or acknowledged, before the QP\'s timeout of '
               '%.1f ms' % (f.no, f.psn, wait * 1e3, opts.timeout * 1e3))
-    return None
+
+
+def _judge_nak(r, f, nak):
+    """Resend @p f after PSN-sequence NAK @p nak: from its PSN."""
+    r.outstanding.remove(nak)
+    r.case('gbn-resend')
+    r.fig('resend-after-nak', f.t - nak.t)
+    r.events.append((f.t, 'resend'))
+    if f.psn != nak.psn:
+        r.bad('gbn-resend', 'frame %d resends from PSN %d; the NAK in '
+              'frame %d named %d' % (f.no, f.psn, nak.no, nak.psn))
+
+
+def _seeks(r, f, opts):
+    """Whether resend @p f skips to right after a PSN an ACK acknowledged:
+    the requester moves on to what the responder still lacks (it has
+    everything before), after whichever ACK it had taken when it sent f
+    (one that came a while before, if it was slow to take them). Within
+    a resend run, forward only, or past where a NAK took it back; with
+    none (the requester held, by an RNR NAK say), after the ACK that moved
+    last, come since its last request and not long before f (a tenth of
+    the timeout, or 10 ms)."""
+    if not any(f.psn == psn_add(a, 1) for _, a in r.ack_log):
+        return False
+    if r.run_prev is not None:
+        # forward in the run, or past a PSN a NAK or RNR NAK took the
+        # requester back to (one it has, or one an ACK answered lately)
+        back = [n.psn for n in r.outstanding] + \
+            [n.psn for t, n in r.resolved if f.t - t < r.crossing]
+        return psn_diff(f.psn, r.run_prev.psn) > 0 or \
+            any(psn_diff(f.psn, p) > 0 for p in back)
+    soon = opts.timeout / 10 if opts.timeout else 10e-3
+    return r.acked is not None and f.psn == psn_add(r.acked, 1) and \
+        r.progress_t is not None and r.progress_t >= r.last_req_t and \
+        f.t - r.progress_t < soon
+
+
+def _answers(r, f, nak):
+    """Whether resend @p f is what NAK or RNR NAK @p nak asks for."""
+    return f.psn == nak.psn and (
+        not _is_rnr(nak) or
+        f.t - nak.t >= T.RNR_DELAY_US[nak.syndrome & 0x1f] / 1e6 * 0.98)
+
+
+def _judge_rnr(r, f, nak):
+    """Resend @p f after RNR NAK @p nak: of its PSN, after its timer."""
+    want = T.RNR_DELAY_US[nak.syndrome & 0x1f] / 1e6
+    wait = f.t - nak.t
+    r.outstanding.remove(nak)
+    r.case('rnr')
+    r.fig('rnr-wait', wait)
+    if f.psn != nak.psn:
+        r.bad('rnr', 'frame %d resends PSN %d after an RNR NAK of PSN '
+              '%d' % (f.no, f.psn, nak.psn))
+    elif wait < want * 0.98:
+        r.bad('rnr', 'frame %d resends %.0f us after the RNR NAK in '
+              'frame %d, whose timer asks for %.0f us' %
+              (f.no, wait * 1e6, nak.no, want * 1e6))
 
 
 def _follows(r, prev, f):
@@ -475,7 +561,11 @@ def analyze(frames, marked, opts):
         # a trace taken at the responder holds what reached it: as exact
         # as the injector's marks
         exact = marked or at == c.b
-        r = _replay(c, exact, mtu, opts)
+        # (a trace taken at the requester shows what reached it before
+        # it sent: nothing crosses there)
+        r = _replay(c, exact, mtu, opts,
+                    0.0 if at == c.a else
+                    getattr(opts, 'crossing_us', 100) / 1e6)
         res.replays[c.index] = r
         _figures(res, c, r)
         for side, check, what in CHECKS:

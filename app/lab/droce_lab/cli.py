@@ -29,6 +29,12 @@ def _judging(p):
     p.add_argument('--cnp-window-us', type=float, default=1000,
                    help='a CNP answers a CE mark within this (default '
                    '1000)')
+    p.add_argument('--crossing-us', type=float, default=100,
+                   help='how long a frame may take between an end and '
+                   'the trace\'s point: a request sent less than this after '
+                   'an answer passed may have left before the answer '
+                   'reached its requester, and a resend after a timeout '
+                   'may seem this much early (default 100)')
     p.add_argument('--at', metavar='IP',
                    help='the trace was taken at this end (its own '
                    'mirror, tcpdump on its host), not between the two: '
