@@ -94,8 +94,9 @@ struct inj_trace {
 };
 
 int inj_trace_open(struct inj_trace *t, const char *path, uint32_t snap);
+/** A frame, cut to the snap length unless @p whole. */
 void inj_trace_frame(struct inj_trace *t, uint64_t ts_ns, const void *data,
-		     uint32_t len, const char *comment);
+		     uint32_t len, const char *comment, bool whole);
 int inj_trace_close(struct inj_trace *t);
 
 #endif /* DROCE_INJECT_H */

@@ -48,8 +48,10 @@ trace(struct inj_fwd *fw, const struct rte_mbuf *m, const char *what)
 		return;
 	if (what != NULL)
 		snprintf(comment, sizeof(comment), "droce-lab: %s", what);
+	/* a frame built anew is kept whole: its new ICRC can be checked */
 	inj_trace_frame(&fw->trace, now_ns(fw), rte_pktmbuf_mtod(m, void *),
-			m->data_len, what != NULL ? comment : NULL);
+			m->data_len, what != NULL ? comment : NULL,
+			what != NULL && strncmp(what, "rewritten", 9) == 0);
 }
 
 static struct inj_flow *

@@ -63,9 +63,9 @@ inj_trace_open(struct inj_trace *t, const char *path, uint32_t snap)
 
 void
 inj_trace_frame(struct inj_trace *t, uint64_t ts_ns, const void *data,
-		uint32_t len, const char *comment)
+		uint32_t len, const char *comment, bool whole)
 {
-	uint32_t cap = t->snap != 0 && len > t->snap ? t->snap : len;
+	uint32_t cap = !whole && t->snap != 0 && len > t->snap ? t->snap : len;
 	uint32_t clen = comment != NULL ? (uint32_t)strlen(comment) : 0;
 	uint32_t opts = clen != 0 ? 4 + (clen + 3) / 4 * 4 + 4 : 0;
 	uint32_t total = 12 + 20 + (cap + 3) / 4 * 4 + opts;

@@ -397,10 +397,12 @@ def _judge_resend(r, f, reads, read_resp, opts):
            (not _is_rnr(n) or _answers(r, f, n)):
             r.resolved.remove((t, n))
             r.outstanding.append(n)
-            _judge_nak(r, f, n) if not _is_rnr(n) else _judge_rnr(r, f, n)
+            (_judge_rnr if _is_rnr(n) else _judge_nak)(r, f, n)
             return
     if r.outstanding:
-        _judge_nak(r, f, r.outstanding[-1])
+        # a resend of another PSN than the newest NAK's asks for
+        n = r.outstanding[-1]
+        (_judge_rnr if _is_rnr(n) else _judge_nak)(r, f, n)
         return
     # nothing answered it: the requester's timer, which runs from the
     # last send of the PSN or the last ACK that moved on, whichever is
