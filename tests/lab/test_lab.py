@@ -256,6 +256,22 @@ def main():
                                'requester.timeout': 'N/A'}, '--timeout',
                '14')
 
+    # a trace taken at the responder whose first request was lost before
+    # it: the first NAK names the PSN the responder expected from the
+    # start (a NAK of a PSN past any it could expect is still wrong)
+    for name, named, verdict in (('first-lost', 0, 'PASS'),
+                                 ('first-lost-wrong', 5, 'FAIL')):
+        r = Run()
+        for p in range(1, 4):
+            r.req(p, 'SEND_ONLY', 64)
+        r.at(5).nak(named)
+        r.at(20)
+        for p in range(named, 4):
+            r.req(p, 'SEND_ONLY', 64)
+        r.at(5).ack(3)
+        expect(args, name, r, {'responder.nak-psn': verdict}, '--at', B,
+               marks=False)
+
     # go-back-N skips forward to right after what an ACK acknowledged
     # (the responder took the first sends of those): fine; a skip to
     # anywhere else is a resend nothing asked for

@@ -165,6 +165,8 @@ class _Replay:
         self.crossing = 0.0       # how long a frame may cross an answer
         reqs = c.requests()
         self.epsn = reqs[0].psn if reqs else 0
+        self.first_psn = self.epsn
+        self.epsn_known = False   # whether an ACK has said where it is
         self.high = None          # the PSN after the highest sent
         self.sent_at = {}         # PSN -> last time sent
         self.first_send = {}      # PSN -> its first frame
@@ -275,6 +277,15 @@ def _replay(c, marked, mtu, opts, crossing):
             r.last_ack = f.psn
         if ack is not None and not _is_nak(f):
             r.dups = [q for q in r.dups if psn_diff(f.psn, q.psn) < 0]
+        if _is_nak(f, T.NAK_PSN_SEQ) and not r.epsn_known and \
+           psn_diff(f.psn, r.first_psn) < 0:
+            # the first requests the trace holds were not the
+            # connection's first (lost before a trace taken at the
+            # responder): it expected the PSN its first NAK names
+            r.epsn = f.psn
+            win_epsns.add(f.psn)
+        if ack is not None and not _is_nak(f):
+            r.epsn_known = True
         if _is_nak(f, T.NAK_PSN_SEQ):
             r.events.append((f.t, 'NAK'))
             r.case('nak-single')
