@@ -53,11 +53,15 @@ import subprocess
 import sys
 import time
 
-import netns
-import test_capture
-import test_tshark
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+# the guest's making and booting: droce-lab's (app/lab)
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'app', 'lab'))
+
+from droce_lab import guest as lab_guest   # noqa: E402
+import netns                                # noqa: E402
+import test_capture                        # noqa: E402
+import test_tshark                         # noqa: E402
+
 # (the test runs in a network namespace of its own, netns.py: the tap's
 # name, the subnet and the TCP ports below are this run's alone)
 TAP = 'droce-rxe0'
@@ -219,72 +223,6 @@ def guest_script(plan, first=0, fake_fault=None):
     return '\n'.join(lines) + '\n'
 
 
-def accel():
-    """TCG, or KVM with DROCE_GUEST_ACCEL=kvm. (Not KVM by default where
-    /dev/kvm exists: on a machine that nests it the guest's kernel can
-    hang at boot with no word, and every test must pass under TCG.)"""
-    if os.environ.get('DROCE_GUEST_ACCEL', '') == 'kvm':
-        return ['-accel', 'kvm']
-    return ['-accel', 'tcg']
-
-
-class Guest:
-    """The qemu guest, its console written to a file we follow."""
-
-    def __init__(self, log_path, initrd, kernel):
-        self.log_path = log_path
-        self.log = open(self.log_path, 'wb')
-        self.proc = subprocess.Popen(
-            ['qemu-system-x86_64', '-m', '1024', '-smp', '1'] + accel() +
-            ['-nographic', '-no-reboot', '-kernel', kernel,
-             '-initrd', initrd,
-             '-append', 'console=ttyS0 quiet panic=-1 droce.ip=%s/24' %
-             GUEST_IP,
-             '-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no' % TAP,
-             '-device', 'virtio-net-pci,netdev=n0,mac=%s' % GUEST_MAC],
-            stdin=subprocess.DEVNULL, stdout=self.log,
-            stderr=subprocess.STDOUT)
-
-    def text(self):
-        with open(self.log_path, 'rb') as f:
-            return f.read().decode('utf-8', 'replace').replace('\r', '')
-
-    def fault(self):
-        """The kernel's lines if it told of a fault (guest/init), or the
-        console's last if the guest ended before its steps did, else
-        None."""
-        text = self.text()
-        if '\nguest: kernel fault\n' in text:
-            return '\n'.join(l[len('guest! '):] for l in text.splitlines()
-                             if l.startswith('guest! '))
-        if self.proc.poll() is not None and \
-           '\nguest: done\n' not in text:
-            return 'the guest ended:\n' + '\n'.join(
-                text.strip().splitlines()[-20:])
-        return None
-
-    def gone(self):
-        """Has the guest ended, or its kernel faulted?"""
-        return self.proc.poll() is not None or self.fault() is not None
-
-    def wait_for(self, pattern, timeout):
-        """The first match of pattern in the console, or None (at once
-        if the guest is gone)."""
-        end = time.time() + timeout
-        while time.time() < end:
-            m = re.search(pattern, self.text(), re.M)
-            if m or self.gone():
-                return m
-            time.sleep(0.2)
-        return None
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        self.log.close()
-
-
 def sh(*cmd):
     subprocess.run(cmd, check=True)
 
@@ -295,15 +233,11 @@ def tap_up():
     host's address before that would send to the old one until its
     entry ages (a guest booted again, run_plan, whose first step is a
     client)."""
-    subprocess.run(['ip', 'link', 'del', TAP], stderr=subprocess.DEVNULL)
-    sh('ip', 'tuntap', 'add', TAP, 'mode', 'tap')
-    sh('ip', 'link', 'set', TAP, 'address', DROCE_MAC)
-    sh('ip', 'addr', 'add', HOST_IP + '/24', 'dev', TAP)
-    sh('ip', 'link', 'set', TAP, 'up')
+    lab_guest.tap_up(TAP, DROCE_MAC, HOST_IP + '/24')
 
 
 def tap_down():
-    subprocess.run(['ip', 'link', 'del', TAP], stderr=subprocess.DEVNULL)
+    lab_guest.tap_down(TAP)
 
 
 def host_env(args, name, loss, iface=TAP):
@@ -479,40 +413,24 @@ def boot_guest(workdir, script, programs=(), modules=()):
     programs in its /usr/bin, modules loaded) up to 'guest: ready',
     checked; None if it did not come up (then the tap is gone again).
     A later boot in the same workdir has its console in guest-N.log."""
-    kvers = sorted(v for v in os.listdir('/lib/modules')
-                   if os.path.exists('/boot/vmlinuz-' + v) and
-                   os.path.exists('/lib/modules/%s/kernel/drivers/'
-                                  'infiniband/sw/rxe/rdma_rxe.ko' % v))
-    if not kvers:
+    k = lab_guest.kernel()
+    if k is None:
         check(False, 'no kernel with rdma_rxe in /boot and /lib/modules '
               '(linux-image-amd64)')
         return None
-    kver = kvers[-1]
     base = os.path.join(workdir, 'base.cpio.gz')
     boot = 1
-    while os.path.exists(os.path.join(workdir, 'script-%d' % boot)):
+    while os.path.exists(os.path.join(workdir, 'initrd-%d.gz' % boot)):
         boot += 1
     if boot == 1:
-        subprocess.run([os.path.join(HERE, 'guest', 'mkinitramfs.sh'), kver,
-                        base] + list(programs), check=True,
-                       env=dict(os.environ, MODULES=' '.join(modules)))
-    script_dir = os.path.join(workdir, 'script-%d' % boot)
-    os.makedirs(script_dir)
-    with open(os.path.join(script_dir, 'test.sh'), 'w') as f:
-        f.write(script)
-    os.chmod(os.path.join(script_dir, 'test.sh'), 0o755)
-    initrd = os.path.join(workdir, 'initrd.gz')
-    extra = subprocess.run('echo test.sh | cpio -o -H newc --quiet | '
-                           'gzip -1', shell=True, cwd=script_dir,
-                           check=True, capture_output=True).stdout
-    with open(initrd, 'wb') as out, open(base, 'rb') as b:
-        out.write(b.read())
-        out.write(extra)
+        lab_guest.build_base(k[0], base, programs, modules)
+    initrd = os.path.join(workdir, 'initrd-%d.gz' % boot)
+    lab_guest.build_initrd(base, script, initrd)
 
     tap_up()
-    guest = Guest(os.path.join(workdir, 'guest.log' if boot == 1 else
-                               'guest-%d.log' % boot),
-                  initrd, '/boot/vmlinuz-' + kver)
+    guest = lab_guest.Guest(os.path.join(workdir, 'guest.log' if boot == 1
+                                         else 'guest-%d.log' % boot),
+                            initrd, k[1], TAP, GUEST_IP + '/24', GUEST_MAC)
     t0 = time.time()
     ready = guest.wait_for(r'^guest: ready', 300)
     check(ready is not None and 'guest: rxe0 up' in guest.text(),

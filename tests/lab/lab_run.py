@@ -1,33 +1,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The droce authors
 """What the lab's tests and devtools/inject_cost.py do alike: start
-droce-inject and wait until it forwards, stop it and take its report,
-read droce-lab analyze's verdict lines."""
+droce-inject and wait until it forwards, stop it and take its report
+(droce-lab's own, app/lab/droce_lab/inject.py), read droce-lab analyze's
+verdict lines."""
 
-import signal
-import subprocess
+import os
+import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', '..', 'app', 'lab'))
 
-def start_injector(cmd):
-    """droce-inject (@p cmd), once it forwards: (process, whether it
-    does)."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
-    head = ''
-    while 'forwarding' not in head and p.poll() is None:
-        head += p.stdout.readline()
-    return p, 'forwarding' in head
+from droce_lab import inject   # noqa: E402
 
-
-def stop_injector(p):
-    """SIGTERM, 30 s to stop (then killed): what it printed since."""
-    p.send_signal(signal.SIGTERM)
-    try:
-        out, _ = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, _ = p.communicate()
-    return out
+start_injector = inject.start
+stop_injector = inject.stop
 
 
 def verdicts(out, kinds=('PASS', 'FAIL', 'N/A')):
