@@ -214,6 +214,51 @@ def main():
            {'requester.read-resend': 'FAIL'})
     expect(args, 'read-wrong-psn', reads(again_psn=3),
            {'requester.read-resend': 'FAIL'})
+    # asked again from a response delivered 5 us before: one that may
+    # still have been on its way to the requester, unless the crossing
+    # time is 0
+    for name, opts, verdict in (('read-crossing', (), 'PASS'),
+                                ('read-crossing-0', ('--crossing-us', '0'),
+                                 'FAIL')):
+        expect(args, name, reads(again_psn=1),
+               {'requester.read-resend': verdict}, *opts,
+               code=1 if verdict == 'FAIL' else None)
+
+    # a request whose rkey the injector broke: a Remote Access Error NAK
+    # of its PSN, and the messages from it on ended by that NAK
+    # (PSN 2 acknowledged by the NAK alone, as a NAK does)
+    def bad_rkey(answer):
+        r = Run()
+        for p in range(3):
+            r.req(p)
+        r.req(3, action='rewritten rkey=0xdead0000')
+        r.req(4)
+        r.at(5).ack(1)
+        answer(r)
+        return r
+    expect(args, 'access-nak', bad_rkey(lambda r: r.nak(3, 2)),
+           {'responder.access-nak': 'PASS', 'requester.complete': 'PASS'})
+    expect(args, 'access-nak-acked', bad_rkey(lambda r: r.ack(4)),
+           {'responder.access-nak': 'FAIL'})
+    expect(args, 'access-nak-psn-seq', bad_rkey(lambda r: r.nak(3)),
+           {'responder.access-nak': 'FAIL'})
+    expect(args, 'access-nak-none', gbn(), {'responder.access-nak': 'N/A'})
+
+    # the last request of a burst, its PSN rewritten 100 ahead: the
+    # requester did send PSN 3, so the next frame of PSN 3 is its
+    # resend, which the NAK asked for
+    r = Run()
+    for p in range(3):
+        r.req(p)
+    r.req(103, action='rewritten psn=103')
+    r.at(5).ack(2)
+    r.nak(3)
+    r.at(5).req(3)
+    r.req(4)
+    r.at(5).ack(4)
+    expect(args, 'psn-rewritten-last', r,
+           {'responder.nak-psn': 'PASS', 'requester.gbn-resend': 'PASS',
+            'requester.complete': 'PASS'})
 
     # the requester's timer (14: 67.1 ms)
     for name, wait, verdict in (('timeout-early', 10e3, 'FAIL'),

@@ -202,7 +202,7 @@ def _replay(c, marked, mtu, opts, crossing):
     # sends reflects its state at any point since its last answers (the
     # PSNs that reached it and the PSNs it expected since then).
     win_psns, win_epsns, answered_last = set(), {r.epsn}, False
-    read_resp = {}            # READ PSN -> response PSNs delivered
+    read_resp = {}            # READ PSN -> {response PSN: when delivered}
     reads = []                # original READ requests
     corrupted = []            # bad-ICRC requests, no good copy since
     last_ce = None            # responder: time of the last CE mark
@@ -214,6 +214,12 @@ def _replay(c, marked, mtu, opts, crossing):
             # where the injector put it, not when the requester sent it:
             # the responder's input alone
             end = psn_add(f.psn, _span(f, mtu))
+            if f.action == 'rewritten' and ' psn=' in f.note and \
+               r.high is not None:
+                # (but the requester did send the next PSN, in place of
+                # which this one came: a later frame of that PSN is a
+                # resend)
+                r.high = psn_add(r.high, _span(f, mtu))
         elif f.bits & T.REQ:
             end = psn_add(f.psn, _span(f, mtu))
             if r.high is None or psn_diff(f.psn, r.high) >= 0:
@@ -299,8 +305,7 @@ def _replay(c, marked, mtu, opts, crossing):
             if marked and f.psn not in win_epsns:
                 r.bad('nak-psn', 'NAK in frame %d names PSN %d, the '
                       'responder expected %s' % (
-                          f.no, f.psn, ' or '.join(
-                              str(p) for p in sorted(win_epsns))))
+                          f.no, f.psn, _alternatives(win_epsns)))
             elif not marked and (
                     f.psn not in last_send or
                     (r.acked is not None and psn_diff(f.psn, r.acked) <= 0)):
@@ -349,12 +354,21 @@ def _replay(c, marked, mtu, opts, crossing):
         if f.bits & T.READ:
             for o in reads:
                 if 0 <= psn_diff(f.psn, o.psn) < _span(o, mtu):
-                    read_resp.setdefault(o.psn, set()).add(f.psn)
+                    read_resp.setdefault(o.psn, {}).setdefault(f.psn, f.t)
                     if len(read_resp[o.psn]) == _span(o, mtu):
                         r.answered.add(o.psn)
         if f.bits & T.ATOMIC:
             r.answered.add(f.psn)
     return r
+
+
+def _alternatives(psns):
+    """PSNs a responder may have expected, as words: a few named, many
+    as the first and last."""
+    ps = sorted(psns)
+    if len(ps) <= 4:
+        return ' or '.join(str(p) for p in ps)
+    return 'one of %d PSNs from %d to %d' % (len(ps), ps[0], ps[-1])
 
 
 def _judge_resend(r, f, reads, read_resp, opts):
@@ -524,13 +538,24 @@ def _judge_read(r, f, reads, read_resp):
               '%d bytes; READ frame %d at that offset is VA %#x, %d bytes'
               % (f.no, f.psn, f.va, f.dma_len, o.no, want_va, want_len))
     if r.marked:
-        got = read_resp.get(o.psn, set())
-        first = next((psn_add(o.psn, i) for i in range(_span(o, r.mtu))
-                      if psn_add(o.psn, i) not in got), None)
-        if first is not None and f.psn != first:
+        # the first response missing when the READ was asked again: the
+        # requester may not have had those delivered less than the
+        # crossing time before (on their way to it), so any PSN from the
+        # first missing of those older to the first missing of all
+        got = read_resp.get(o.psn, {})
+        span = [psn_add(o.psn, i) for i in range(_span(o, r.mtu))]
+        first = next((p for p in span if p not in got), None)
+        sure = next((p for p in span if p not in got or
+                     got[p] > f.t - r.crossing), None)
+        if first is not None and not (
+                psn_diff(sure, f.psn) <= 0 <= psn_diff(first, f.psn)):
             r.bad('read-resend', 'frame %d asks again from PSN %d; the '
                   'first response missing was PSN %d' %
-                  (f.no, f.psn, first))
+                  (f.no, f.psn, first) if sure == first else
+                  'frame %d asks again from PSN %d; the first response '
+                  'missing was PSN %d, or PSN %d if the last of those '
+                  'delivered had not reached the requester' %
+                  (f.no, f.psn, first, sure))
 
 
 # the checks, in the order they print: side, name, what it proves
@@ -540,6 +565,8 @@ CHECKS = (
     ('responder', 'ack-monotonic', 'ACKs never go back'),
     ('responder', 'dup-ack', 'a duplicate request is acknowledged'),
     ('responder', 'corrupt', 'a bad-ICRC request is dropped silently'),
+    ('responder', 'access-nak', 'a request with an rkey the injector '
+     'broke draws a Remote Access Error NAK'),
     ('responder', 'cnp', 'a CE-marked request draws a CNP'),
     ('responder', 'cnp-spurious', 'no CNP without a CE mark'),
     ('responder', 'cnp-qp', 'CNPs go to the requester\'s QP'),
@@ -557,7 +584,8 @@ CHECKS = (
 
 # the checks that need to know what reached a side: not judged from a
 # trace taken at the other end (--at)
-ARRIVAL = {'nak-single', 'nak-psn', 'dup-ack', 'corrupt', 'cnp',
+ARRIVAL = {'nak-single', 'nak-psn', 'dup-ack', 'corrupt', 'access-nak',
+           'cnp',
            'cnp-spurious', 'gbn-resend', 'read-resend', 'timeout', 'rnr'}
 # (resend-same is judged at either end: a requester's own frames)
 
@@ -616,6 +644,8 @@ def _verdict(c, r, check, marked, opts, stray):
                     len(miss), len(ce), opts.cnp_window * 1e6, miss[0].no)
         return 'PASS', '%d CE-marked requests, each with a CNP within ' \
             '%d us' % (len(ce), opts.cnp_window * 1e6)
+    if check == 'access-nak':
+        return _access_nak(c)
     if check == 'cnp-qp':
         mine = [f for f in stray if f.src == c.b and f.dst == c.a]
         if mine:
@@ -677,6 +707,47 @@ def _verdict(c, r, check, marked, opts, stray):
     return 'PASS', how % n
 
 
+def _bad_rkey(f):
+    """Did the injector give request @p f an rkey of its own?"""
+    return f.action == 'rewritten' and ' rkey=' in f.note
+
+
+def _access_nak(c):
+    """Each request whose rkey the injector rewrote (a key the responder
+    never gave) draws a Remote Access Error NAK naming its PSN, and is
+    not acknowledged before it."""
+    bad = [f for f in c.requests() if f.delivered and _bad_rkey(f)]
+    if not bad:
+        return 'N/A', 'no request with an rkey the injector rewrote'
+    answers = c.answers()
+    for q in bad:
+        for a in answers:
+            if a.no < q.no:
+                continue
+            if _is_nak(a, T.NAK_REM_ACCESS) and a.psn == q.psn:
+                break
+            if _acked(a) is not None and not _is_nak(a) and \
+               psn_diff(a.psn, q.psn) >= 0:
+                return 'FAIL', 'frame %d (%s) was acknowledged by frame ' \
+                    '%d' % (q.no, q.note.split(':', 1)[-1].strip(), a.no)
+        else:
+            what = next(('%s in frame %d' % (
+                'a NAK of code %d' % (a.syndrome & 0x1f) if _is_nak(a) else
+                a.name, a.no) for a in answers if a.no > q.no and
+                a.psn == q.psn), 'nothing naming its PSN')
+            return 'FAIL', 'frame %d (%s) drew no Remote Access Error ' \
+                'NAK: %s' % (q.no, q.note.split(':', 1)[-1].strip(), what)
+    return 'PASS', '%d requests with a broken rkey, each NAKed Remote ' \
+        'Access Error' % len(bad)
+
+
+def _fatal_nak(c):
+    """The first NAK that ends the connection (invalid request, remote
+    access or operation error), or None."""
+    return next((a for a in c.answers() if _is_nak(a) and
+                 not _is_nak(a, T.NAK_PSN_SEQ) and not _is_rnr(a)), None)
+
+
 def _complete(c, r):
     ends = []
     for f in c.requests():
@@ -690,10 +761,23 @@ def _complete(c, r):
     last = max((f.no for f in c.answers()), default=0)
     tail = [f for f in open_ if f.no > last]
     open_ = [f for f in open_ if f.no < last]
+    # a NAK that ends the connection acknowledges what came before its
+    # PSN, and ends its messages from its PSN on
+    fatal = _fatal_nak(c)
+    cut = [] if fatal is None else \
+        [f for f in open_ if psn_diff(
+            psn_add(f.psn, _span(f, r.mtu) - 1), fatal.psn) >= 0]
+    open_ = [f for f in open_ if f not in cut and
+             (fatal is None or f.no > fatal.no)]
     if open_:
         return 'FAIL', '%d of %d messages never acknowledged (first: ' \
             'frame %d, PSN %d)' % (len(open_), len(ends), open_[0].no,
                                    open_[0].psn)
+    if cut:
+        return 'PASS', '%d of %d messages acknowledged, the rest ended ' \
+            'by the NAK of PSN %d in frame %d' % (
+                len(ends) - len(cut) - len(tail), len(ends), fatal.psn,
+                fatal.no)
     if tail:
         return 'PASS', '%d messages, all acknowledged but the last %d, ' \
             'sent as the trace ends' % (len(ends), len(tail))
