@@ -11,6 +11,11 @@
 #                                 unit, drivers and integration suites on
 #                                 DPDK 25.11 built from source, then the
 #                                 Debian packages built and installed
+#   devtools/quickstart.sh lab    install what is missing, build, run
+#                                 droce-lab run (two soft-RoCE guests,
+#                                 droce-inject between them, every script
+#                                 both ways) as root: the report is
+#                                 build/lab-run/report/index.html
 #
 # Packages are installed with apt-get (as root, or through sudo) only when
 # missing. The test entry ends with a line "N passed, N failed".
@@ -29,6 +34,12 @@ TEST_PKGS="clang libclang-rt-14-dev python3 python3-scapy tshark ibverbs-utils
 	linux-image-amd64 busybox-static cpio kmod dpdk-dev rdmacm-utils qperf
 	libfabric-bin ucx-utils openmpi-bin libopenmpi-dev python3-pyverbs
 	python3-matplotlib"
+# What droce-lab run's default setup takes on top of building: two
+# soft-RoCE guests (qemu, a kernel with rdma_rxe, busybox, rdma-core's
+# and perftest's tools) and the report's plots.
+LAB_PKGS="python3 python3-matplotlib qemu-system-x86 linux-image-amd64
+	busybox-static cpio kmod iproute2 perftest ibverbs-utils
+	ibverbs-providers util-linux"
 # What building DPDK from source takes (devtools/dpdk.sh), and building
 # and proving the Debian packages (devtools/deb.sh).
 DPDK_PKGS="python3-pyelftools libnuma-dev xz-utils"
@@ -93,6 +104,17 @@ demo() {
 	log "RDMA between droce0 and droce1 (the embedded default: two devices"
 	log "wired back to back in one process, no NIC, no hugepages)"
 	build/app/droce-demo 2
+}
+
+lab() {
+	# shellcheck disable=SC2086
+	install_missing $BUILD_PKGS $LAB_PKGS
+	setup build
+	ninja -C build
+	log "droce-lab run: two soft-RoCE guests, droce-inject between them,"
+	log "every script both ways (in a network namespace of its own)"
+	unshare -n sh -c 'ip link set lo up && exec app/lab/droce-lab run \
+		-o build/lab-run --inject build/app/droce-inject "$@"' sh "$@"
 }
 
 # run_suite DIR: meson test in DIR; adds its counts to passed/failed.
@@ -179,8 +201,12 @@ demo)
 test)
 	test_all
 	;;
+lab)
+	shift
+	lab "$@"
+	;;
 *)
-	echo "usage: $0 demo|test" >&2
+	echo "usage: $0 demo|test|lab [SCRIPT...]" >&2
 	exit 2
 	;;
 esac

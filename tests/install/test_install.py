@@ -276,6 +276,16 @@ def test_lab(tree, source):
     check(rc == 0 and os.path.isfile(os.path.join(out_dir, 'index.html')),
           'bin/droce-lab report runs from the installed tree%s' %
           ('' if rc == 0 else ': ' + tail(out)))
+    # droce-lab run: its setup, and the guest's maker beside its package
+    maker = os.path.join(tree['datadir'], 'droce', 'lab', 'guest',
+                         'mkinitramfs.sh')
+    rc, out = run([os.path.join(tree['bindir'], 'droce-lab'), 'run',
+                   '--print-config'], env=env)
+    check(rc == 0 and '[injector]' in out and os.access(maker, os.X_OK) and
+          os.path.isfile(os.path.join(os.path.dirname(maker), 'init')),
+          'bin/droce-lab run --print-config, and the soft-RoCE guest\'s '
+          'maker installed beside it%s' % ('' if rc == 0 else ': ' +
+                                           tail(out)))
 
 
 def installed_tree(build, root):

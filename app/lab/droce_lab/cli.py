@@ -5,7 +5,7 @@
 import argparse
 import sys
 
-from . import analyze, report, trace
+from . import analyze, report, run, scripts, trace
 
 
 def _timeout(text):
@@ -79,7 +79,34 @@ def main(argv=None):
                     help='where index.html and the plots go')
     rp.add_argument('--title', default='droce-lab report')
     _judging(rp)
+    ru = sub.add_parser(
+        'run', help='the scripts through droce-inject between two '
+        'endpoints, judged, in one report',
+        description='Each script (default: all of them on one QP, and '
+        'gbn-write on 16) both ways through droce-inject between the '
+        'left and right endpoints of the setup (--config; default: two '
+        'soft-RoCE guests booted here), each trace judged against what '
+        'the IBTA asks, one report. Exits 0 if every run went as the '
+        'IBTA asks, 1 if one differed, 2 if one could not be run.')
+    ru.add_argument('scripts', nargs='*', metavar='SCRIPT[@QPS]',
+                    help='%s; @QPS: on 1 to 16 QPs at once' %
+                    ', '.join(s.name for s in scripts.SCRIPTS))
+    ru.add_argument('-o', '--out', default='droce-lab-run', metavar='DIR',
+                    help='the traces, consoles and report/index.html '
+                    '(default ./droce-lab-run, emptied first)')
+    ru.add_argument('--config', metavar='FILE',
+                    help='the setup: endpoints and injector ports '
+                    '(--print-config shows the default)')
+    ru.add_argument('--print-config', action='store_true',
+                    help='print the default setup and exit')
+    ru.add_argument('--inject', metavar='PATH',
+                    help='droce-inject (default: beside droce-lab, or on '
+                    'PATH)')
+    ru.add_argument('--title', default='droce-lab run')
+    ru.add_argument('--fake-fault', metavar='RUN', help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.cmd == 'run':
+        return run.main(args)
     args.cnp_window = args.cnp_window_us / 1e6
     if args.cmd == 'report':
         return _report(args)

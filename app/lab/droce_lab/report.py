@@ -151,17 +151,18 @@ def _events_note(path):
             html.escape('; '.join(lines))) if lines else ''
 
 
-def write(paths, out_dir, opts, title):
+def write(paths, out_dir, opts, title, top='', notes=None):
     """The report of traces @p paths in @p out_dir (index.html and its
-    plots). @return (the page's path, [(trace, Result)]), or raises
-    RuntimeError if matplotlib is missing."""
+    plots), with HTML @p top under the title and @p notes (trace: HTML)
+    under each trace's heading. @return (the page's path, [(trace,
+    Result)]), or raises RuntimeError if matplotlib is missing."""
     plt = _pyplot()
     if plt is None:
         raise RuntimeError('the plots need matplotlib: apt-get install '
                            'python3-matplotlib')
     os.makedirs(out_dir, exist_ok=True)
     gap = max(0.2, 2 * opts.timeout) if opts.timeout else 0.2
-    page = [_page_head(title)]
+    page = [_page_head(title), top]
     results = []
     for n, path in enumerate(paths):
         frames, marked = T.read(path)
@@ -176,6 +177,7 @@ def write(paths, out_dir, opts, title):
                         len(res.conns), res.mtu[0], html.escape(res.mtu[1]),
                         verdicts.count('PASS'), verdicts.count('FAIL'),
                         verdicts.count('N/A')))
+        page.append((notes or {}).get(path, ''))
         page.append(_events_note(path))
         if not res.conns:
             page.append('<p>no RC connection: nothing to judge</p>\n')
