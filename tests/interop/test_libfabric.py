@@ -48,13 +48,13 @@ import netns
 from test_rdmacm_dropin import communicate, tail, tcp_listening, veth_up
 
 # ofi_rxm connects at the first message, so fi_pingpong's first row
-# holds the connection's making. Its ConnectRequest, sent as soon as the
-# peer's address is known, has been seen to go unanswered by the peer's
-# droce and to be sent again 0.33 s later (every run on one machine, none
-# on others; it reached the peer's port, and why it drew neither MRA, REP
-# nor REJ is not known yet); 10 messages of 64 bytes
-# in 0.4 s print as 0.00 MB/s. The first row's counts and latency are
-# checked; its bandwidth may round to nothing (test_pingpong).
+# holds the connection's making. On one machine, every run, the peer's
+# droce took the ConnectRequest at once and gave ofi_rxm its
+# RDMA_CM_EVENT_CONNECT_REQUEST, which ofi_rxm accepted only 0.38 s later
+# (DROCE_CM_DEBUG=1 shows both), so the REQ was sent again (0.33 s) and
+# drew an MRA before the REP: 10 messages of 64 bytes in 0.4 s print as
+# 0.00 MB/s. The first row's counts and latency are checked; its
+# bandwidth may round to nothing (test_pingpong).
 
 # fi_pingpong's own TCP exchange: its default port
 CTRL_PORT = 47592
