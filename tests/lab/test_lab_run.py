@@ -6,7 +6,7 @@ own.
 
 1. Its default setup: two soft-RoCE guests on two taps, droce-inject
    between them, every script of the set both ways (and go-back-N on 16
-   QPs): 24 runs. Every run must have been run, its event acting on as many
+   QPs): 28 runs. Every run must have been run, its event acting on as many
    frames as asked, and be in the report with its verdicts and, where
    it has an event, a plot of it. soft-RoCE's verdicts are recorded, not
    asserted: the suite must not fail on a defect of its peer
@@ -125,8 +125,8 @@ ip = 10.0.10.9
 # & 0xffff, and a group bound to another interface refuses a socket)
 VETH = (('labrun-inj', 0x1100), ('labrun-droce', 0x4100))
 DROCE_SCRIPTS = ['gbn-write', 'gbn-send', 'gbn-read', 'timeout',
-                 'corrupt', 'dup', 'psn-ahead', 'psn-behind', 'bad-rkey',
-                 'cnp']
+                 'corrupt', 'dup', 'psn-ahead', 'psn-behind',
+                 'psn-far-ahead', 'psn-far-behind', 'bad-rkey', 'cnp']
 
 
 def droce_end(args):
@@ -206,7 +206,7 @@ def main():
     # guest booted anew)
     rc, out, page = lab_run(args, os.path.join(args.workdir, 'rxe'), [],
                             fake='03-gbn-send-left')
-    check_runs('two soft-RoCE guests', rc, out, page, 24)
+    check_runs('two soft-RoCE guests', rc, out, page, 28)
     check('(the run 03-gbn-send-left-requester again: ' in out and
           "the left end's kernel faulted 1 times" in page,
           'two soft-RoCE guests: a kernel fault of the guest in a run, the '

@@ -73,6 +73,22 @@ SCRIPTS = [
            "a request's PSN set 100 behind: the responder takes it for a "
            "duplicate and acknowledges it, then NAKs the gap its "
            "absence leaves"),
+    Script('psn-far-ahead', 'ib_write_bw', _WRITE,
+           'rewrite dir={req} rpsn=200 iter=1 count={qps} field=psn '
+           'value=+4000000',
+           ('responder.nak-single', 'responder.nak-psn',
+            'requester.gbn-resend', 'requester.complete'),
+           "a request's PSN set 4,000,000 ahead, far out of any window "
+           "yet short of 2^23: still a gap to the responder, NAKed once "
+           "with the PSN it expects"),
+    Script('psn-far-behind', 'ib_write_bw', _WRITE,
+           'rewrite dir={req} rpsn=200 iter=1 count={qps} field=psn '
+           'value=-4000000',
+           ('responder.dup-ack', 'responder.nak-psn',
+            'requester.gbn-resend', 'requester.complete'),
+           "a request's PSN set 4,000,000 behind, far older than anything "
+           "in flight yet within 2^23: a duplicate to the responder, "
+           "acknowledged, nothing written; then the gap NAKed"),
     Script('bad-rkey', 'ib_write_bw', _WRITE,
            'rewrite dir={req} rpsn=200 iter=1 count={qps} field=rkey '
            'value=0xdead0000',
