@@ -260,6 +260,28 @@ def main():
            {'responder.nak-psn': 'PASS', 'requester.gbn-resend': 'PASS',
             'requester.complete': 'PASS'})
 
+    # after a go-back-N run, an RNR NAK and a NAK of PSN 3 (soft-RoCE
+    # sends both), then an ACK of PSN 3 before the requester sent again:
+    # its resend run goes on from PSN 4, at once: no timeout's, even in
+    # a trace taken at the requester
+    r = Run()
+    for p in range(10):
+        r.req(p, 'SEND_ONLY', 64)
+    r.at(5).ack(1)
+    r.nak(2)
+    r.at(5)
+    for p in range(2, 10):
+        r.req(p, 'SEND_ONLY', 64)
+    r.at(5).rnr(3, 14)
+    r.nak(3)
+    r.at(600).ack(3)
+    r.at(100)
+    for p in range(4, 10):
+        r.req(p, 'SEND_ONLY', 64)
+    r.at(5).ack(9)
+    expect(args, 'rnr-nak-acked', r, {'requester.timeout': 'N/A'},
+           '--timeout', '14', '--crossing-us', '0')
+
     # the requester's timer (14: 67.1 ms)
     for name, wait, verdict in (('timeout-early', 10e3, 'FAIL'),
                                 ('timeout', 70e3, 'PASS')):

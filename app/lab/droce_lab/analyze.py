@@ -474,8 +474,11 @@ def _seeks(r, f, opts):
     if r.run_prev is not None:
         # forward in the run, or past a PSN a NAK or RNR NAK took the
         # requester back to (one it has, or one an ACK answered lately)
+        # (or one an ACK answered since the requester's last request:
+        # the run it asked for goes on past what is acknowledged)
         back = [n.psn for n in r.outstanding] + \
-            [n.psn for t, n in r.resolved if f.t - t < r.crossing]
+            [n.psn for t, n in r.resolved
+             if f.t - t < r.crossing or t >= r.last_req_t]
         return psn_diff(f.psn, r.run_prev.psn) > 0 or \
             any(psn_diff(f.psn, p) > 0 for p in back)
     soon = opts.timeout / 10 if opts.timeout else 10e-3
