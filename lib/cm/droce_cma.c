@@ -173,6 +173,7 @@ rdma_get_cm_event(struct rdma_event_channel *channel,
 		if (e != NULL) {
 			channel_remove(c, e);
 			e->id->events_out++;
+			CM_LOG("event %s taken", rdma_event_str(e->ev.event));
 			/* a rejected connect's QP ends in the error state,
 			 * moved here as librdmacm moves it, by the thread
 			 * that takes the event: the CM's thread never

@@ -75,6 +75,7 @@ rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	struct cm_conn *c;
 	int ret;
 
+	CM_LOG("call rdma_connect");
 	if (cid == NULL)
 		return droce_cma_fail(EINVAL);
 	if (param == NULL)
@@ -175,6 +176,7 @@ rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	struct cm_conn *c;
 	int ret;
 
+	CM_LOG("call rdma_accept");
 	if (cid == NULL)
 		return droce_cma_fail(EINVAL);
 	id = cm_id_of(cid);

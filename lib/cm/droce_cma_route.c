@@ -49,6 +49,7 @@ rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src_addr,
 	int index = 0, ret = 0;
 	bool own;
 
+	CM_LOG("call rdma_resolve_addr");
 	(void)timeout_ms;
 	if (cid == NULL || dst_addr == NULL)
 		return droce_cma_fail(EINVAL);
@@ -146,6 +147,7 @@ rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 	struct cm_event *e;
 	struct ibv_sa_path_rec *p;
 
+	CM_LOG("call rdma_resolve_route");
 	(void)timeout_ms;
 	if (cid == NULL)
 		return droce_cma_fail(EINVAL);

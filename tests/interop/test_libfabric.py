@@ -48,13 +48,19 @@ import netns
 from test_rdmacm_dropin import communicate, tail, tcp_listening, veth_up
 
 # ofi_rxm connects at the first message, so fi_pingpong's first row
-# holds the connection's making. On one machine, every run, the peer's
-# droce took the ConnectRequest at once and gave ofi_rxm its
-# RDMA_CM_EVENT_CONNECT_REQUEST, which ofi_rxm accepted only 0.38 s later
-# (DROCE_CM_DEBUG=1 shows both), so the REQ was sent again (0.33 s) and
-# drew an MRA before the REP: 10 messages of 64 bytes in 0.4 s print as
-# 0.00 MB/s. The first row's counts and latency are checked; its
-# bandwidth may round to nothing (test_pingpong).
+# holds the connection's making: 10 messages of 64 bytes in 0.3 to 0.7 s
+# print as 0.00 MB/s. The time is ofi_rxm's own: DROCE_CM_DEBUG=1 shows
+# each CM event taken by the application within a few milliseconds of
+# its posting, then 0.25 to 0.6 s before the application's next CM call
+# (rdma_resolve_route, rdma_accept), and perf record of that interval
+# puts 85% of its samples in memset called from libfabric and in the
+# kernel's page faults: each side first-touches two new buffer pools of
+# 16 MiB, and a page fault costs this virtual machine some 14 us (34 MiB
+# of fresh memory take 100 to 125 ms to memset here). The client's REQ
+# is sent again meanwhile (droce's CM waits 0.34 s) and draws an MRA.
+# "tcp;ofi_rxm", without droce, takes 0.14 s for the same first row. The
+# first row's counts and latency are checked; its bandwidth may round to
+# nothing (test_pingpong).
 
 # fi_pingpong's own TCP exchange: its default port
 CTRL_PORT = 47592
