@@ -26,3 +26,13 @@ def verdicts(out, kinds=('PASS', 'FAIL', 'N/A')):
         if len(w) == 4 and w[0] in kinds:
             rows.append(w)
     return rows
+
+
+def is_ends(row, ip):
+    """Is a verdict row (split, as verdicts() gives it) of the end at
+    @ip: a requester's check where that end sends, a responder's where
+    it answers?"""
+    conn = row[2].split(':', 1)[1]
+    if row[1].startswith('requester.'):
+        return conn.startswith(ip + '/')
+    return row[1].startswith('responder.') and ('>' + ip + '/') in conn

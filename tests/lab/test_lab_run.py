@@ -19,6 +19,7 @@ own.
 """
 
 import argparse
+import configparser
 import os
 import re
 import shutil
@@ -29,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'interop'))
 
 import netns   # noqa: E402
+from lab_run import is_ends   # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'app', 'lab'))
 from droce_lab.analyze import ARRIVAL   # noqa: E402
@@ -90,6 +92,9 @@ mac = 02:d7:0c:e0:0a:03
 ipv4 = {ip}/24
 """
 DROCE_IP = '10.0.10.3'
+# the host's address on the left guest's tap: perftest's own TCP
+# exchange with the right end, droce's programs on the host
+HOST_IP = '10.0.10.9'
 # the right end's shell: a line to run over droce, with a configuration
 # (and so a mirror) of its own
 DROCE_END = """#!/bin/sh
@@ -98,28 +103,25 @@ sed "s|@MIRROR@|{work}/mirror-$n.pcap|" {ini} >{work}/droce-$n.ini
 DROCE_CONFIG={work}/droce-$n.ini LD_LIBRARY_PATH={lib} exec sh -c "$1"
 """
 
-CONFIG = """[injector]
-eal = --no-huge -m 256 --no-pci --no-shconf --file-prefix droce-lab-{{pid}}
-      --vdev net_af_packet0,iface={{left_tap}},framecnt=4096
-      --vdev net_af_packet1,iface={inj},framecnt=4096
-idle_us = 20
-[judge]
-timeout = 14
-crossing_us = 10000
-cnp_window_us = 10000
-[left]
-kind = guest
-tap = lab-left
-ip = 10.0.10.1/24
-mac = 52:54:00:0a:00:01
-host_ip = 10.0.10.9/24
-[right]
-kind = shell
-shell = sh {end}
-device = droce0
-gid = 0
-ip = 10.0.10.9
-"""
+
+
+def droce_config(args, inj, end):
+    """droce-lab run's default setup (--print-config) with its right end
+    droce, run by the shell script @end, and the injector's port 1 on
+    the veth @inj."""
+    cp = configparser.ConfigParser(interpolation=None)
+    cp.read_string(subprocess.run([args.lab, 'run', '--print-config'],
+                                  capture_output=True, text=True,
+                                  check=True).stdout)
+    cp['injector']['eal'] = cp['injector']['eal'].replace('{right_tap}',
+                                                          inj)
+    cp['left']['host_ip'] = HOST_IP + '/24'
+    cp.remove_section('right')
+    cp['right'] = {'kind': 'shell', 'shell': 'sh ' + end,
+                   'device': 'droce0', 'gid': '0', 'ip': HOST_IP}
+    return cp
+
+
 # droce and the injector meet on a veth pair, af_packet both ends (the
 # ifindexes far apart: DPDK's af_packet fanout group is (pid ^ ifindex)
 # & 0xffff, and a group bound to another interface refuses a socket)
@@ -149,7 +151,7 @@ def droce_end(args):
                                  lib=os.path.abspath(args.lib)))
     config = os.path.join(work, 'lab.ini')
     with open(config, 'w') as f:
-        f.write(CONFIG.format(inj=inj, end=end))
+        droce_config(args, inj, end).write(f)
     try:
         rc, out, page = lab_run(args, os.path.join(work, 'run'),
                                 DROCE_SCRIPTS, config)
@@ -175,19 +177,11 @@ def droce_end(args):
                            capture_output=True, text=True)
         mine += ['%s: %s' % (m, l) for l in p.stdout.splitlines()
                  if l.startswith('FAIL ') and l.split()[1] in arrival and
-                 droces(l.split())]
+                 is_ends(l.split(), DROCE_IP)]
     check(mirrors and not mine,
           "soft-RoCE and droce: droce's side goes as the IBTA asks in every "
           'run (%d mirrors of droce)%s' % (
               len(mirrors), ''.join('\n      ' + l for l in mine)))
-
-
-def droces(w):
-    """Is a verdict line's (split) check of droce's side: a requester's
-    where droce sends, a responder's where it answers?"""
-    return (w[1].startswith('requester.') and
-            w[2].split(':')[1].startswith(DROCE_IP + '/')) or \
-        (w[1].startswith('responder.') and ('>' + DROCE_IP + '/') in w[2])
 
 
 def main():

@@ -98,16 +98,6 @@ def plan():
     return out
 
 
-def droces(row):
-    """Is a verdict row (droce-lab analyze's) of droce's side: a
-    requester's check where droce sends, a responder's where it
-    answers?"""
-    return (row[1].startswith('requester.') and
-            row[2].split(':')[1].startswith(sr.DROCE_IP + '/')) or \
-        (row[1].startswith('responder.') and
-         ('>' + sr.DROCE_IP + '/') in row[2])
-
-
 def run_case(args, guest, i, step):
     name, tool, targs, _, server, case, event, acts = step
     work = args.workdir
@@ -170,6 +160,9 @@ def run_case(args, guest, i, step):
                          '--at', sr.DROCE_IP, '--timeout', '14',
                          '--cnp-window-us', CNP_WINDOW_US],
                         capture_output=True, text=True)
+    def droces(r):
+        return lab_run.is_ends(r, sr.DROCE_IP)
+
     arrival = ['.'.join(('requester', c)) for c in ARRIVAL] + \
         ['.'.join(('responder', c)) for c in ARRIVAL]
     mine = [r for r in lab_run.verdicts(at.stdout, ('PASS', 'FAIL'))

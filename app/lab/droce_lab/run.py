@@ -12,6 +12,7 @@ a host with a RoCE NIC, "sh -c" for this one).
 """
 
 import configparser
+import html
 import os
 import shlex
 import shutil
@@ -184,7 +185,11 @@ KINDS = {'guest': GuestEnd, 'shell': ShellEnd}
 
 def load_config(path):
     cp = configparser.ConfigParser(interpolation=None)
-    cp.read_string(DEFAULT_CONFIG if path is None else open(path).read())
+    if path is None:
+        cp.read_string(DEFAULT_CONFIG)
+    else:
+        with open(path) as f:
+            cp.read_file(f)
     for sec in ('injector', 'left', 'right'):
         if sec not in cp:
             raise ValueError('no [%s] section' % sec)
@@ -367,20 +372,21 @@ class Lab:
         return run.req_side if check.startswith('requester.') \
             else run.resp_side
 
+    def row(self, run):
+        """A run's row of the table: (run, verdict, detail lines)."""
+        if run.problems:
+            verdict = 'NOT RUN' if run.res is None else 'DIFFERS'
+        else:
+            verdict = 'DIFFERS' if run.differs else 'AS IBTA'
+        detail = list(run.problems)
+        for d in run.differs:
+            check = d.split()[1]
+            detail.append('%s end: %s' % (self.side_of(run, check), d))
+        return run, verdict, detail
+
     def summary(self):
-        """The table's rows: (run, verdict, detail lines)."""
-        rows = []
-        for run in self.runs:
-            if run.problems:
-                verdict = 'NOT RUN' if run.res is None else 'DIFFERS'
-            else:
-                verdict = 'DIFFERS' if run.differs else 'AS IBTA'
-            detail = list(run.problems)
-            for d in run.differs:
-                check = d.split()[1]
-                detail.append('%s end: %s' % (self.side_of(run, check), d))
-            rows.append((run, verdict, detail))
-        return rows
+        """The table's rows, a run each."""
+        return [self.row(run) for run in self.runs]
 
     def close(self):
         for e in self.ends.values():
@@ -398,7 +404,6 @@ def _exits(run):
 def _report(lab, title):
     """The report page: the summary table on top, each run's trace
     below with its script and what differs."""
-    import html
     runs = [r for r in lab.runs if os.path.exists(r.trace)]
     rows = lab.summary()
     top = ['<p>left: %s; right: %s</p>\n' % (
@@ -486,7 +491,7 @@ def main(args):
                     lab.runs.remove(run)
                     t0 = time.time()
                     run = lab.run_one(n, scripts.BY_NAME[name], qps, side)
-                verdict = lab.summary()[-1]
+                verdict = lab.row(run)
                 detail = verdict[2]
                 if len(detail) > SHOWN:
                     detail = detail[:SHOWN] + [
