@@ -221,7 +221,7 @@ engine_init(void)
 		lc->lcore_id = lcore;
 		lc->idx = i;
 		lc->cpu = cfg->cores[i];
-		rte_spinlock_init(&lc->pass_lock);
+		lc->pass_lock = 0;
 		snprintf(name, sizeof(name), "droce_ctl_%u", i);
 		lc->ctl = rte_ring_create(name, 256, SOCKET_ID_ANY,
 					  RING_F_MP_HTS_ENQ | RING_F_SC_DEQ);
@@ -354,7 +354,7 @@ lcores_stop(void)
 			sched_yield();
 	for (i = 0; i < droce_eng.nlcores; i++)
 		if (droce_eng.lcores[i].lcore_id != self)
-			rte_spinlock_lock(&droce_eng.lcores[i].pass_lock);
+			droce_pass_lock(&droce_eng.lcores[i].pass_lock);
 }
 
 static void

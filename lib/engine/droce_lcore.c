@@ -229,7 +229,7 @@ lcore_pass(struct droce_lcore *lc, bool app)
 	now = rte_get_tsc_cycles();
 	if (app)
 		__atomic_store_n(&lc->app_at, now, __ATOMIC_RELAXED);
-	if (!rte_spinlock_trylock(&lc->pass_lock))
+	if (!droce_pass_trylock(&lc->pass_lock))
 		return -1;
 	running = lc;
 	__atomic_store_n(&lc->pass_since, now, __ATOMIC_RELAXED);
@@ -241,7 +241,7 @@ lcore_pass(struct droce_lcore *lc, bool app)
 	running = NULL;
 	if (app)
 		__atomic_store_n(&lc->app_at, rte_get_tsc_cycles(), __ATOMIC_RELAXED);
-	rte_spinlock_unlock(&lc->pass_lock);
+	droce_pass_unlock(&lc->pass_lock);
 	return (int)work;
 }
 
