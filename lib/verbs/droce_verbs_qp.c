@@ -1042,6 +1042,9 @@ droce_post_send_wr(struct droce_qp *qp, struct ibv_send_wr *wr,
 		send_wqe_build(qp, droce_wq_slot(&qp->sq, head + i), w);
 	if (claimed != 0) {
 		droce_wq_publish(&qp->sq);
+		/* the next post's slot, last read by the engine's core: its
+		 * line comes over while this thread is elsewhere */
+		__builtin_prefetch(droce_wq_slot(&qp->sq, head + claimed), 1);
 		droce_qp_kick(qp->eng);
 		/* a request posted to an idle queue is sent at once, by this
 		 * thread if it is to run the engine's pass; behind others, it
