@@ -244,7 +244,11 @@ test_waiting_qps_sleep_on_their_timers(void **state)
 
 	(void)state;
 	assert_non_null(seen);
-	o.timeout = 14;          /* 4.096 us << 14: 67 ms */
+	/* 4.096 us << 16: 268 ms. The QPs must be seen asleep before the
+	 * first timeout; sending 1024 WRITEs takes 40 to 57 ms under ASan
+	 * with four lcores on two CPUs, more beside another test, and CI
+	 * found them still in the pass 57 ms in with 67 ms timeouts. */
+	o.timeout = 16;
 	o.retry_cnt = 1;
 	min_ms = 2 * ((4096ull << o.timeout) / 1000000);
 	connect_pairs(WAITERS, &o);
