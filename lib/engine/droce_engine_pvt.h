@@ -166,19 +166,23 @@ struct droce_ctl_req {
 };
 
 struct droce_lcore {
+	/* read by application threads on every post and poll
+	 * (droce_dev_drive()): apart from the line each pass writes, which
+	 * would otherwise go back and forth between the two CPUs twice a
+	 * post */
 	unsigned int lcore_id;
 	unsigned int idx;
 	int cpu;                      /**< the CPU it is pinned to */
-	/** held by whoever runs a pass: the lcore, or an application
-	 * thread (droce_dev_drive()); droce_pass_trylock() */
-	uint32_t pass_lock;
-	uint64_t pass_since;          /**< TSC the pass running began */
-	/** TSC an application thread on its CPU last asked for a pass */
-	uint64_t app_at;
 	struct rte_ring *ctl;         /**< droce_ctl_req pointers */
 	unsigned int nshards;
 	struct droce_shard *shards[DROCE_MAX_DEVS];   /**< it runs */
+	/** held by whoever runs a pass: the lcore, or an application
+	 * thread (droce_dev_drive()); droce_pass_trylock() */
+	alignas(RTE_CACHE_LINE_SIZE) uint32_t pass_lock;
 	uint32_t stop;
+	uint64_t pass_since;          /**< TSC the pass running began */
+	/** TSC an application thread on its CPU last asked for a pass */
+	uint64_t app_at;
 	uint64_t idle_loops;
 };
 
