@@ -160,6 +160,25 @@ def gbn(second_nak=False, resend_from=3, nak_psn=3, ack_back=False,
     return r
 
 
+def late_nak():
+    """WRITEs 0..6, PSN 3 put after 5: the NAK droce made when 4 came
+    reaches the trace after an ACK and the next request, and a second
+    NAK for the gap 6 opened (4 and 5 were dropped as out of order)."""
+    r = Run()
+    for p in (0, 1, 2, 4, 5):
+        r.req(p)
+    r.req(3, action='reordered')
+    r.at(5).ack(2)
+    r.req(6)
+    r.at(5).nak(3)
+    r.nak(4)
+    r.at(20)
+    for p in range(3, 7):
+        r.req(p)
+    r.at(5).ack(6)
+    return r
+
+
 def reads(again_psn=2, again_off=None):
     """A READ of 4 KiB at MTU 1024, response PSN 2 lost, asked again."""
     r = Run()
@@ -201,6 +220,10 @@ def main():
            {'responder.nak-psn': 'FAIL'})
     expect(args, 'gbn-ack-back', gbn(ack_back=True),
            {'responder.ack-monotonic': 'FAIL'})
+    # a NAK seen late at the injector is judged by what the responder
+    # had received when it made it
+    expect(args, 'late-nak', late_nak(),
+           {'responder.nak-psn': 'PASS', 'responder.nak-single': 'PASS'})
     r = Run()
     for p in range(5):
         r.req(p)

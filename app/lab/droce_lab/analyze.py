@@ -200,8 +200,13 @@ def _replay(c, marked, mtu, opts, crossing):
     nak_out = None            # responder: the PSN its NAK waits for
     # A responder answers a burst of requests after the burst: what it
     # sends reflects its state at any point since its last answers (the
-    # PSNs that reached it and the PSNs it expected since then).
+    # PSNs that reached it and the PSNs it expected since then). A trace
+    # taken between the two ends sees the answers late, after both
+    # crossings of the link: an answer made before a request reached the
+    # responder can come after it, and after another answer. So the
+    # window before the last answer counts too.
     win_psns, win_epsns, answered_last = set(), {r.epsn}, False
+    last_psns, last_epsns = set(), set()
     read_resp = {}            # READ PSN -> {response PSN: when delivered}
     reads = []                # original READ requests
     corrupted = []            # bad-ICRC requests, no good copy since
@@ -243,6 +248,7 @@ def _replay(c, marked, mtu, opts, crossing):
             if not f.delivered:
                 continue
             if answered_last:
+                last_psns, last_epsns = win_psns, win_epsns
                 win_psns, win_epsns, answered_last = set(), {r.epsn}, False
             win_psns.add(f.psn)
             corrupted = [q for q in corrupted if q.psn != f.psn]
@@ -296,16 +302,17 @@ def _replay(c, marked, mtu, opts, crossing):
             r.events.append((f.t, 'NAK'))
             r.case('nak-single')
             r.case('nak-psn')
-            if nak_out in win_psns:
+            psns, epsns = win_psns | last_psns, win_epsns | last_epsns
+            if nak_out in psns:
                 nak_out = None
             if nak_out is not None:
                 r.bad('nak-single', 'NAK in frame %d while the one for '
                       'PSN %d waits for its resend' % (f.no, nak_out))
-            nak_out = f.psn if f.psn not in win_psns else None
-            if marked and f.psn not in win_epsns:
+            nak_out = f.psn if f.psn not in psns else None
+            if marked and f.psn not in epsns:
                 r.bad('nak-psn', 'NAK in frame %d names PSN %d, the '
                       'responder expected %s' % (
-                          f.no, f.psn, _alternatives(win_epsns)))
+                          f.no, f.psn, _alternatives(epsns)))
             elif not marked and (
                     f.psn not in last_send or
                     (r.acked is not None and psn_diff(f.psn, r.acked) <= 0)):
