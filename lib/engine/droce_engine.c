@@ -365,6 +365,8 @@ engine_stop(void)
 	/* telemetry's control calls would wait for lcores that are gone */
 	droce_telemetry_close();
 	lcores_stop();
+	for (i = 0; i < droce_eng.nlcores; i++)
+		droce_lcore_clock_report(&droce_eng.lcores[i]);
 	ports_close_at_exit();
 	for (i = 0; i < droce_eng.ndevs; i++) {
 		const struct droce_shard *p = droce_eng.devs[i]->shards[0];

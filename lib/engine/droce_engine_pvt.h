@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 
+#include <rte_cycles.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -19,6 +20,7 @@
 #include <rte_ring.h>
 #include <rte_spinlock.h>
 
+#include <droce_build_config.h>
 #include <droce_wire.h>
 
 #include "droce_dcqcn.h"
@@ -165,6 +167,32 @@ struct droce_ctl_req {
 	uint32_t done;
 };
 
+/*
+ * The stages of a pass over a device, as the pass clock times them
+ * (meson's pass_clock option: an rdtsc at the end of each, some 12 ns
+ * here; off, nothing is read or counted).
+ */
+enum droce_stage {
+	DROCE_STAGE_FETCH,      /**< QPs kicked and timed out; new WQEs */
+	DROCE_STAGE_POLL,       /**< the port's receive burst */
+	DROCE_STAGE_PARSE,      /**< each frame's first look, its headers */
+	DROCE_STAGE_ICRC,       /**< the received frames' ICRCs checked */
+	DROCE_STAGE_RECEIVE,    /**< frames to their QPs' responder or
+				 *   completer, and freed */
+	DROCE_STAGE_QPS,        /**< the active QPs run: ACKs, responses,
+				 *   requests built */
+	DROCE_STAGE_SEND,       /**< timers of the neighbours; the ICRCs of
+				 *   what goes, and the transmit burst */
+	DROCE_STAGES
+};
+
+/** What the pass clock of an engine lcore counted. */
+struct droce_pass_clock {
+	uint64_t cycles[DROCE_STAGES];    /**< TSC cycles in each stage */
+	uint64_t frames_in;               /**< frames the passes received */
+	uint64_t frames_out;              /**< frames they sent */
+};
+
 struct droce_lcore {
 	/* read by application threads on every post and poll
 	 * (droce_dev_drive()): apart from the line each pass writes, which
@@ -184,9 +212,33 @@ struct droce_lcore {
 	/** TSC an application thread on its CPU last asked for a pass */
 	uint64_t app_at;
 	uint64_t idle_loops;
+	struct droce_pass_clock clock;   /**< with pass_clock only */
 };
 
+/** The pass clock's time now (0 without it). */
+static inline uint64_t
+droce_clock_now(void)
+{
+	return DROCE_PASS_CLOCK ? rte_rdtsc() : 0;
+}
+
+/** The time from *@p t to now goes to @p stage of @p lc; *@p t = now. */
+static inline void
+droce_clock_mark(struct droce_lcore *lc, uint64_t *t, enum droce_stage stage)
+{
+	uint64_t now;
+
+	if (!DROCE_PASS_CLOCK)
+		return;
+	now = rte_rdtsc();
+	lc->clock.cycles[stage] += now - *t;
+	*t = now;
+}
+
 int droce_lcore_main(void *arg);
+
+/** Log what the pass clock of @p lc counted, if anything (pass_clock). */
+void droce_lcore_clock_report(const struct droce_lcore *lc);
 
 /*
  * The pass lock. DPDK's spinlock releases with an exchange on x86, a

@@ -78,6 +78,7 @@ run_device(struct droce_shard *sh, uint64_t now)
 {
 	struct rte_mbuf *pkts[DROCE_BURST];
 	uint64_t tx_before = sh->stats.tx_frames;
+	uint64_t t = droce_clock_now();
 	unsigned int i, n = 0, h = 0, left;
 	bool few;
 
@@ -89,12 +90,14 @@ run_device(struct droce_shard *sh, uint64_t now)
 	few = sh->nactive <= DROCE_QP_FEW;
 	for (i = 0; few && i < sh->nactive; i++)
 		droce_req_fetch(sh->active[i]);
+	droce_clock_mark(sh->lc, &t, DROCE_STAGE_FETCH);
 	/* a stopped port is not polled (its link is down: the event was
 	 * raised as it stopped); its QPs' timers run on, as a NIC's do */
 	for (i = 0; likely(!sh->port_stopped) && i < sh->nrxq &&
 	     n < DROCE_BURST; i++)
 		n += rte_eth_rx_burst(sh->port_id, sh->rxq[i], pkts + n,
 				      (uint16_t)(DROCE_BURST - n));
+	droce_clock_mark(sh->lc, &t, DROCE_STAGE_POLL);
 	if (n != 0)
 		droce_shard_rx_burst(sh, pkts, n, now, DROCE_RX_PORT);
 	/* what the device's other shards received for this one */
@@ -108,6 +111,8 @@ run_device(struct droce_shard *sh, uint64_t now)
 	/* what it sent to its own address */
 	if (unlikely(sh->loop_head != sh->loop_tail))
 		h += droce_shard_loop_rx(sh, now);
+	/* (the receive burst timed its own stages) */
+	t = droce_clock_now();
 	/* round the active QPs from where the last pass stopped, until each
 	 * was run or the port takes no more frames: the rest wait for the
 	 * next pass, first in turn (a QP that goes to sleep takes the last
@@ -134,11 +139,17 @@ run_device(struct droce_shard *sh, uint64_t now)
 			break;
 	}
 	sh->pass_next = i;
+	droce_clock_mark(sh->lc, &t, DROCE_STAGE_QPS);
 	droce_neigh_timer(sh, now);
 	if (sh->index == 0 && unlikely(now >= sh->dev->link_check_at) &&
 	    !sh->port_stopped)
 		link_check(sh->dev, now);
 	droce_shard_tx_flush(sh);
+	droce_clock_mark(sh->lc, &t, DROCE_STAGE_SEND);
+	if (DROCE_PASS_CLOCK) {
+		sh->lc->clock.frames_in += n + h;
+		sh->lc->clock.frames_out += sh->stats.tx_frames - tx_before;
+	}
 	return n + h + (unsigned int)(sh->stats.tx_frames - tx_before) +
 		sh->ntx;
 }
@@ -276,6 +287,38 @@ droce_dev_drive(struct droce_dev *dev)
 		if (cpu < 0 || lc->cpu == cpu)
 			lcore_pass(lc, true);
 	}
+}
+
+void
+droce_lcore_clock_report(const struct droce_lcore *lc)
+{
+	static const char *const name[DROCE_STAGES] = {
+		[DROCE_STAGE_FETCH] = "fetch",
+		[DROCE_STAGE_POLL] = "poll",
+		[DROCE_STAGE_PARSE] = "parse",
+		[DROCE_STAGE_ICRC] = "icrc",
+		[DROCE_STAGE_RECEIVE] = "receive",
+		[DROCE_STAGE_QPS] = "qps",
+		[DROCE_STAGE_SEND] = "send",
+	};
+	const struct droce_pass_clock *c = &lc->clock;
+	char line[256];
+	uint64_t all = 0;
+	unsigned int s;
+	int at = 0;
+
+	if (!DROCE_PASS_CLOCK || c->frames_in == 0)
+		return;
+	for (s = 0; s < DROCE_STAGES; s++) {
+		all += c->cycles[s];
+		at += snprintf(line + at, sizeof(line) - (size_t)at, " %s %.1f",
+			       name[s], (double)c->cycles[s] / c->frames_in);
+	}
+	DROCE_LOG(NOTICE, "pass clock of lcore %u: %" PRIu64 " frames in, %"
+		  PRIu64 " out; TSC cycles a frame in:%s; all %.1f (%.1f ns)",
+		  lc->lcore_id, c->frames_in, c->frames_out, line,
+		  (double)all / c->frames_in,
+		  (double)all / c->frames_in * 1e9 / (double)droce_eng.hz);
 }
 
 /*

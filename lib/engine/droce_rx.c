@@ -504,6 +504,7 @@ droce_shard_rx_burst(struct droce_shard *sh, struct rte_mbuf **pkts,
 	struct droce_wire_meta meta[DROCE_BURST];
 	struct rte_mbuf *roce[DROCE_BURST];
 	bool ok[DROCE_BURST];
+	uint64_t t = droce_clock_now();
 	unsigned int i, k = 0;
 
 	RTE_ASSERT(n <= DROCE_BURST);
@@ -515,11 +516,13 @@ droce_shard_rx_burst(struct droce_shard *sh, struct rte_mbuf **pkts,
 		if (rx_first(sh, pkts[i], &meta[k], from))
 			roce[k++] = pkts[i];
 	}
+	droce_clock_mark(sh->lc, &t, DROCE_STAGE_PARSE);
 	for (i = 0; i < k; i++) {
 		meta[i].icrc_unchecked = rx_icrc_later(roce[i], &meta[i]);
 		ok[i] = meta[i].icrc_unchecked ||
 			droce_rx_icrc_ok(roce[i], &meta[i]);
 	}
+	droce_clock_mark(sh->lc, &t, DROCE_STAGE_ICRC);
 	for (i = 0; i < k; i++) {
 		if (ok[i])
 			rx_roce(sh, roce[i], &meta[i], now);
@@ -527,4 +530,5 @@ droce_shard_rx_burst(struct droce_shard *sh, struct rte_mbuf **pkts,
 			sh->stats.rx_icrc_err++;
 		rte_pktmbuf_free(roce[i]);
 	}
+	droce_clock_mark(sh->lc, &t, DROCE_STAGE_RECEIVE);
 }
