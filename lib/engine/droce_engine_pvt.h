@@ -20,7 +20,6 @@
 #include <rte_ring.h>
 #include <rte_spinlock.h>
 
-#include <droce_build_config.h>
 #include <droce_wire.h>
 
 #include "droce_dcqcn.h"
@@ -166,6 +165,11 @@ struct droce_ctl_req {
 	int ret;
 	uint32_t done;
 };
+
+#ifndef DROCE_PASS_CLOCK
+/** Whether the pass clock is built in (meson's pass_clock option). */
+#define DROCE_PASS_CLOCK 0
+#endif
 
 /*
  * The stages of a pass over a device, as the pass clock times them
