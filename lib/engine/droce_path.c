@@ -29,6 +29,7 @@ droce_path_build_header(const struct droce_dev *dev, struct droce_path *path)
 	 * none), its ECN field ECT(0) if the path's packets are
 	 * ECN-capable */
 	uint8_t tclass = path->ah.grh.traffic_class;
+	uint16_t cksum;
 	uint8_t *udp;
 
 	if ((tclass >> 2) == 0)
@@ -48,6 +49,8 @@ droce_path_build_header(const struct droce_dev *dev, struct droce_path *path)
 		ip[9] = IPPROTO_UDP;
 		memcpy(ip + 12, path->sgid + 12, 4);
 		memcpy(ip + 16, path->dgid + 12, 4);
+		cksum = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
+		memcpy(ip + 10, &cksum, 2);
 		udp = ip + 20;
 	} else {
 		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV6);

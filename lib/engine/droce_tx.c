@@ -148,15 +148,18 @@ droce_pkt_send(struct droce_qp_eng *qp, struct rte_mbuf *m)
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	uint8_t *ip = f + RTE_ETHER_HDR_LEN;
 	uint32_t len = rte_pktmbuf_pkt_len(m);
-	uint16_t cksum;
 	uint8_t *udp;
 
 	if ((ip[0] >> 4) == 4) {
+		/* the template's header checksum is that of its header with
+		 * a length of 0: the length is added to it (RFC 1624) */
+		uint32_t sum;
+
 		droce_put_be16(ip + 2, (uint16_t)(len - RTE_ETHER_HDR_LEN));
-		ip[10] = 0;
-		ip[11] = 0;
-		cksum = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
-		memcpy(ip + 10, &cksum, 2);
+		sum = (uint16_t)~droce_get_be16(ip + 10) +
+			(len - RTE_ETHER_HDR_LEN);
+		sum = (sum & 0xffff) + (sum >> 16);
+		droce_put_be16(ip + 10, (uint16_t)~sum);
 		udp = ip + 20;
 	} else {
 		droce_put_be16(ip + 4, (uint16_t)(len - RTE_ETHER_HDR_LEN - 40));
@@ -208,9 +211,17 @@ droce_pkt_send_cnp(struct droce_qp_eng *qp)
 	bth[4] |= DROCE_BTH_BECN;
 	memset(bth + DROCE_BTH_LEN, 0, DROCE_CNP_RESV_LEN);
 	ip = rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN);
-	if ((ip[0] >> 4) == 4)
+	if ((ip[0] >> 4) == 4) {
+		uint16_t cksum;
+
+		/* (the template's checksum, of the header as changed:
+		 * droce_pkt_send() adds the length to it) */
 		ip[1] &= (uint8_t)~DROCE_ECN_MASK;
-	else
+		ip[10] = 0;
+		ip[11] = 0;
+		cksum = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
+		memcpy(ip + 10, &cksum, 2);
+	} else
 		ip[1] &= (uint8_t)~(DROCE_ECN_MASK << 4);
 	qp->stats.cnps_sent++;
 	qp->shard->stats.tx_cnps++;
