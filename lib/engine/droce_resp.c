@@ -385,8 +385,11 @@ write_target(const struct droce_qp_eng *qp, const uint8_t *bth,
 	}
 	if (len > w->left || ((op->flags & DROCE_OPF_LAST) && len != w->left))
 		return DROCE_NAK_INVALID_REQ;
-	if (len != 0 && !droce_rkey_check(qp, w->rkey, w->va, len,
-					  IBV_ACCESS_REMOTE_WRITE, addr))
+	/* (a FIRST or ONLY packet's bytes are the start of what the RETH's
+	 * check granted, at the address it gave) */
+	if (len != 0 && !(op->flags & DROCE_OPF_RETH) &&
+	    !droce_rkey_check(qp, w->rkey, w->va, len,
+			      IBV_ACCESS_REMOTE_WRITE, addr))
 		return DROCE_NAK_REM_ACCESS_ERR;
 	return 0;
 }
