@@ -484,6 +484,14 @@ id_destroy_locked(struct cm_id *id)
 	free(id);
 }
 
+void
+droce_cma_child_drop(struct cm_id *child)
+{
+	/* (its listener has not counted it: no request was posted) */
+	child->listener = NULL;
+	id_destroy_locked(child);
+}
+
 int
 rdma_destroy_id(struct rdma_cm_id *cid)
 {

@@ -542,9 +542,8 @@ cma_req(struct cm_dev *dev, const struct droce_cm_msg *m,
 	child = droce_cma_child(listener, dev);
 	c = child != NULL ? droce_cm_conn_new(child, dev) : NULL;
 	if (c == NULL) {
-		/* the child is freed with the listener's next sweep */
 		if (child != NULL)
-			child->state = ID_DESTROYING;
+			droce_cma_child_drop(child);
 		return -ENOMEM;
 	}
 	child->conn = c;

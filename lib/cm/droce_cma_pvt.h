@@ -110,6 +110,10 @@ void droce_cma_post(struct cm_event *e);
 struct cm_id *droce_cma_listener(struct cm_dev *dev, uint16_t ps,
 				 uint16_t port, const uint8_t ip[16]);
 struct cm_id *droce_cma_child(struct cm_id *listener, struct cm_dev *dev);
+
+/** Free @p child, made by droce_cma_child() and not yet given a connection
+ * or posted to its listener's channel. The CM's lock is held. */
+void droce_cma_child_drop(struct cm_id *child);
 int droce_cma_qp_attr(struct cm_id *id, struct ibv_qp_attr *attr,
 		      int *mask);
 int droce_cma_modify_qp(struct cm_id *id, enum ibv_qp_state state);
