@@ -524,7 +524,6 @@ send_cqe(struct droce_qp_eng *qp, uint32_t idx, enum ibv_wc_status status)
 	const struct droce_wr_info *w = &droce_wr_table[wqe->opcode];
 	struct droce_cqe cqe = {
 		.wr_id = wqe->wr_id,
-		.ts = rte_get_tsc_cycles(),
 		.qp_num = qp->cfg.qp_num,
 		.wqe_idx = idx,
 		.byte_len = w->cqe_len == DROCE_WR_LEN_MSG ? wqe->length :

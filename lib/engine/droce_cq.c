@@ -48,6 +48,8 @@ cq_push(struct droce_cq_ring *ring, const struct droce_cqe *cqe)
 		return;
 	}
 	ring->cqes[prod & ring->mask] = *cqe;
+	if (ring->timestamps)
+		ring->cqes[prod & ring->mask].ts = rte_get_tsc_cycles();
 	__atomic_store_n(&ring->prod, prod + 1, __ATOMIC_RELEASE);
 	/* the next slot's line, last read on the poller's core */
 	__builtin_prefetch(&ring->cqes[(prod + 1) & ring->mask], 1, 3);

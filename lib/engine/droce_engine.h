@@ -539,7 +539,8 @@ droce_recv_wqe_sge(struct droce_recv_wqe *wqe)
 /** One completion. */
 struct droce_cqe {
 	uint64_t wr_id;
-	uint64_t ts;               /**< TSC when the engine completed it */
+	uint64_t ts;               /**< TSC when the engine completed it (0
+				     *   unless its CQ has timestamps) */
 	uint32_t qp_num;
 	uint32_t wqe_idx;          /**< work queue index it retires up to */
 	uint32_t byte_len;
@@ -582,6 +583,10 @@ struct droce_cq_ring {
 	alignas(RTE_CACHE_LINE_SIZE) struct droce_cqe *cqes;
 	uint32_t mask;
 	uint32_t depth;            /**< usable entries */
+	/** the completions carry the TSC they were written at (asked for
+	 * with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP or _WALLCLOCK); else 0:
+	 * an rdtsc is not paid for what nobody reads */
+	bool timestamps;
 	/** Called by the engine when an armed CQ gets a completion; NULL
 	 * for a CQ without a completion channel */
 	void (*notify)(struct droce_cq_ring *ring);

@@ -1028,7 +1028,6 @@ droce_resp_recv_cqe_from(struct droce_qp_eng *qp, uint32_t idx,
 {
 	struct droce_cqe cqe = {
 		.wr_id = wr_id,
-		.ts = rte_get_tsc_cycles(),
 		.qp_num = qp->cfg.qp_num,
 		.wqe_idx = idx,
 		.byte_len = byte_len,

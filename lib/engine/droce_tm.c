@@ -36,7 +36,6 @@ tm_cqe(struct droce_srq_eng *srq, uint32_t qp_num,
 {
 	struct droce_cqe cqe = {
 		.wr_id = wr_id,
-		.ts = rte_get_tsc_cycles(),
 		.qp_num = qp_num,
 		.byte_len = byte_len,
 		.imm = priv,

@@ -574,6 +574,9 @@ droce_create_cq_ex(struct ibv_context *context,
 	if (cq == NULL)
 		return NULL;
 	cq->wc_flags = attr->wc_flags;
+	cq->ring.timestamps = (attr->wc_flags &
+			       (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)) != 0;
 	cq->single_threaded = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 		(attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
 	cq->ring.ignore_overrun =
