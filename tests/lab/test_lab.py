@@ -19,6 +19,7 @@ import re
 import struct
 import subprocess
 import sys
+import time
 
 failed = 0
 
@@ -519,10 +520,26 @@ def main():
         fh.write(b'not a trace')
     rc, _, _ = analyze(args, junk)
     check(rc == 2, 'a file that is no trace: exit 2 (got %d)' % rc)
+    test_shell_end_stuck()
     test_report(args, [os.path.join(pc, n) for n in (
         'loss_write.pcap', 'loss_timeout.pcap')])
     print('%d failed' % failed)
     return 1 if failed else 0
+
+
+def test_shell_end_stuck():
+    """A shell end's tool that outlives its shell (a server waiting for
+    a peer that is gone) is killed with it: the lab goes on."""
+    from droce_lab import run as lab_run_mod
+    end = lab_run_mod.ShellEnd('right', {'shell': 'sh -c', 'ip': '10.0.0.9',
+                                         'device': 'dev'}, '.')
+    t0 = time.time()
+    p = end.start('sleep 120 & echo started; wait')
+    rc, out = end.wait(p, 1)
+    took = time.time() - t0
+    check(rc is None and 'started' in out and took < 15,
+          'a shell end stuck with a child holding its output: killed, '
+          'output kept, %.1f s' % took)
 
 
 def test_report(args, traces):

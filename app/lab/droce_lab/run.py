@@ -16,6 +16,7 @@ import html
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -164,15 +165,28 @@ class ShellEnd:
         return True
 
     def start(self, line):
+        # (a process group of its own: what the shell starts goes with
+        # it when it is stopped)
         return subprocess.Popen(self.shell + [line], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+                                stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
 
     def wait(self, p, timeout):
+        """(exit status, output) of @p p; (None, output) if it did not
+        end within @p timeout s: then it and everything it started are
+        killed (a tool the shell left behind, waiting for a peer that
+        is gone, would hold the output pipe open for ever)."""
         try:
             out, _ = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            p.kill()
-            out, _ = p.communicate()
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                out, _ = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                out = ''
             return None, out
         return p.returncode, out
 
