@@ -197,6 +197,27 @@ def reads(again_psn=2, again_off=None):
     return r
 
 
+def reads_asked_beside():
+    """Six READs of 1 KiB; after the timeout the requester goes back to
+    the third; the fourth's answer comes, so it asks the first two
+    again, whose data never came, each on its own, then goes on with the
+    run."""
+    r = Run()
+    for p in range(6):
+        r.req(p, 'READ_REQUEST', 1024, va=0x1000 + p * 1024)
+    r.at(100000)
+    for p in (2, 3, 4):
+        r.req(p, 'READ_REQUEST', 1024, va=0x1000 + p * 1024)
+    r.at(5).ack(3, op='READ_RESPONSE_ONLY', size=1024)
+    r.at(1000)
+    for p in (0, 1, 5):
+        r.req(p, 'READ_REQUEST', 1024, va=0x1000 + p * 1024)
+    r.at(5)
+    for p in (0, 1, 2, 4, 5):
+        r.ack(p, op='READ_RESPONSE_ONLY', size=1024)
+    return r
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--lab', required=True, help='droce-lab')
@@ -234,6 +255,9 @@ def main():
     # READ asked again
     expect(args, 'read', reads(), {'requester.read-resend': 'PASS',
                                     'requester.complete': 'PASS'})
+    # READs asked again beside a go-back-N run: the run keeps its place
+    expect(args, 'read-asked-beside', reads_asked_beside(),
+           {'requester.timeout': 'PASS'}, '--timeout', '14')
     expect(args, 'read-wrong-offset', reads(again_off=1),
            {'requester.read-resend': 'FAIL'})
     expect(args, 'read-wrong-psn', reads(again_psn=3),

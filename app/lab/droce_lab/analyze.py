@@ -378,6 +378,16 @@ def _alternatives(psns):
     return 'one of %d PSNs from %d to %d' % (len(ps), ps[0], ps[-1])
 
 
+def _reasked(r, f):
+    """Whether READ or atomic @p f is asked again because a later
+    answer came and its own data did not."""
+    return bool(f.bits & (T.READ | T.ATOMIC)) and \
+        r.answer_high is not None and \
+        psn_diff(r.answer_high, f.psn) >= 0 and \
+        (f.psn not in r.answered or not r.marked) and \
+        (not r.outstanding or psn_diff(f.psn, r.outstanding[-1].psn) < 0)
+
+
 def _judge_resend(r, f, reads, read_resp, opts):
     """A request frame with a PSN sent before: why, and whether right.
     The NAKs and RNR NAKs the requester got and has not answered are
@@ -394,6 +404,12 @@ def _judge_resend(r, f, reads, read_resp, opts):
         # length of the rest; RNR NAKs answer SENDs alone)
         _judge_read(r, f, reads, read_resp)
     asked = [n for n in r.outstanding if n.psn == f.psn]
+    if r.run_gap is not None and not asked and _reasked(r, f) and \
+       not (r.run_prev is not None and _follows(r, r.run_prev, f)):
+        # another READ asked again beside the run: the run keeps its
+        # place
+        r.run_gap = f
+        return
     if any(p is not None and _follows(r, p, f)
            for p in (r.run_prev, r.run_gap)) and not asked:
         # go-back-N goes on (and what a NAK seen here finds in flight)
@@ -405,10 +421,7 @@ def _judge_resend(r, f, reads, read_resp, opts):
         r.run_prev, r.run_gap = f, None
         return
     run_prev, r.run_prev = r.run_prev, f
-    if f.bits & (T.READ | T.ATOMIC) and r.answer_high is not None and \
-       psn_diff(r.answer_high, f.psn) >= 0 and \
-       (f.psn not in r.answered or not r.marked) and \
-       (not r.outstanding or psn_diff(f.psn, r.outstanding[-1].psn) < 0):
+    if _reasked(r, f):
         # a later answer came, this one's data did not: asked again (a
         # NAK's resend may follow; a go-back-N run goes on after it)
         r.run_prev, r.run_gap = run_prev, f
