@@ -177,6 +177,8 @@ struct droce_ctl_req {
  * here; off, nothing is read or counted).
  */
 enum droce_stage {
+	DROCE_STAGE_PASS,       /**< the pass's own: its lock, control
+				 *   calls, from one device to the next */
 	DROCE_STAGE_FETCH,      /**< QPs kicked and timed out; new WQEs */
 	DROCE_STAGE_POLL,       /**< the port's receive burst */
 	DROCE_STAGE_PARSE,      /**< each frame's first look, its headers */
@@ -195,6 +197,8 @@ struct droce_pass_clock {
 	uint64_t cycles[DROCE_STAGES];    /**< TSC cycles in each stage */
 	uint64_t frames_in;               /**< frames the passes received */
 	uint64_t frames_out;              /**< frames they sent */
+	uint64_t passes;                  /**< passes it ran */
+	uint64_t last;                    /**< TSC of the last mark */
 };
 
 struct droce_lcore {
@@ -236,6 +240,7 @@ droce_clock_mark(struct droce_lcore *lc, uint64_t *t, enum droce_stage stage)
 		return;
 	now = rte_rdtsc();
 	lc->clock.cycles[stage] += now - *t;
+	lc->clock.last = now;
 	*t = now;
 }
 

@@ -233,7 +233,7 @@ static int
 lcore_pass(struct droce_lcore *lc, bool app)
 {
 	unsigned int work, d;
-	uint64_t now;
+	uint64_t now, t;
 
 	if (unlikely(app && !app_thread_tried))
 		app_thread_register();
@@ -245,6 +245,8 @@ lcore_pass(struct droce_lcore *lc, bool app)
 	running = lc;
 	__atomic_store_n(&lc->pass_since, now, __ATOMIC_RELAXED);
 	work = run_control(lc);
+	t = now;
+	droce_clock_mark(lc, &t, DROCE_STAGE_PASS);
 	for (d = 0; d < lc->nshards; d++) {
 		work += run_device(lc->shards[d], now);
 		lc->shards[d]->stats.app_passes += app;
@@ -252,6 +254,12 @@ lcore_pass(struct droce_lcore *lc, bool app)
 	running = NULL;
 	if (app)
 		__atomic_store_n(&lc->app_at, rte_get_tsc_cycles(), __ATOMIC_RELAXED);
+	if (DROCE_PASS_CLOCK) {
+		/* (from the end of the last device's pass) */
+		t = lc->clock.last;
+		droce_clock_mark(lc, &t, DROCE_STAGE_PASS);
+		lc->clock.passes++;
+	}
 	droce_pass_unlock(&lc->pass_lock);
 	return (int)work;
 }
@@ -293,6 +301,7 @@ void
 droce_lcore_clock_report(const struct droce_lcore *lc)
 {
 	static const char *const name[DROCE_STAGES] = {
+		[DROCE_STAGE_PASS] = "pass",
 		[DROCE_STAGE_FETCH] = "fetch",
 		[DROCE_STAGE_POLL] = "poll",
 		[DROCE_STAGE_PARSE] = "parse",
@@ -315,10 +324,13 @@ droce_lcore_clock_report(const struct droce_lcore *lc)
 			       name[s], (double)c->cycles[s] / c->frames_in);
 	}
 	DROCE_LOG(NOTICE, "pass clock of lcore %u: %" PRIu64 " frames in, %"
-		  PRIu64 " out; TSC cycles a frame in:%s; all %.1f (%.1f ns)",
-		  lc->lcore_id, c->frames_in, c->frames_out, line,
+		  PRIu64 " out, %.2f in a pass; TSC cycles a frame in:%s; "
+		  "all %.1f (%.1f ns); a pass %.1f", lc->lcore_id,
+		  c->frames_in, c->frames_out,
+		  (double)c->frames_in / (double)c->passes, line,
 		  (double)all / c->frames_in,
-		  (double)all / c->frames_in * 1e9 / (double)droce_eng.hz);
+		  (double)all / c->frames_in * 1e9 / (double)droce_eng.hz,
+		  (double)all / (double)c->passes);
 }
 
 /*
