@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include <droce.h>
+
 #include "harness.h"
 
 #define BUF (4u << 20)
@@ -686,6 +688,96 @@ test_fence(void **state)
 	assert_memory_equal(b.buf + 700000, b.buf + 500000, 65536);
 }
 
+/*
+ * A ping-pong of SENDs, each side answering what it received as an RPC
+ * does, then a last message nobody answers: every SEND completes, the
+ * unanswered one too, every byte lands, and no request is sent twice
+ * nor waits for a timeout. Under rc_ops_one_cpu the polls run the
+ * engine's passes, in which a receiver's ACK waits for the pass of its
+ * answer (droce_resp_run()); the last one goes with whichever pass
+ * comes next.
+ */
+#define PINGS 500
+
+static void
+pingpong_counters(struct droce_qp_counters *ca, struct droce_qp_counters *cb)
+{
+	assert_int_equal(droce_query_qp_counters(a.qp, ca), 0);
+	assert_int_equal(droce_query_qp_counters(b.qp, cb), 0);
+}
+
+/* Take the send completions @p e has (all of them, when @p all, up to
+ * @p total), each successful and in order after *@p done. */
+static void
+pingpong_sent(struct ep *e, uint32_t *done, uint32_t total, bool all)
+{
+	struct ibv_wc wc[16];
+	int n, i;
+
+	do {
+		n = all ? ep_poll(e->scq, wc, 1, TIMEOUT_MS) : 0;
+		if (all)
+			assert_int_equal(n, 1);
+		n += ibv_poll_cq(e->scq, 15, wc + n);
+		for (i = 0; i < n; i++) {
+			assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+			assert_int_equal(wc[i].wr_id, *done);
+			(*done)++;
+		}
+	} while (all && *done < total);
+}
+
+static void
+test_pingpong(void **state)
+{
+	struct droce_qp_counters ca0, cb0, ca, cb;
+	uint32_t i, sent_a = 0, sent_b = 0;
+	struct ibv_wc wc;
+
+	(void)state;
+	pingpong_counters(&ca0, &cb0);
+	assert_int_equal(ep_post_recv(&b, 0, 0, 64), 0);
+	for (i = 0; i < PINGS; i++) {
+		/* a's ping lands in b's buffer, b's pong in a's, each at an
+		 * offset of its own */
+		fill_pattern(a.buf + 65536 + i * 8, 8, i);
+		fill_pattern(b.buf + 65536 + i * 8, 8, ~i);
+		assert_int_equal(ep_post_recv(&a, i, i * 8, 8), 0);
+		assert_int_equal(ep_post(&a, IBV_WR_SEND, i, 65536 + i * 8, 8,
+					 NULL, 0, IBV_SEND_SIGNALED), 0);
+		expect_one(b.rcq, i, IBV_WC_RECV, &wc);
+		assert_int_equal(ep_post_recv(&b, i + 1, (i + 1) * 8, 8), 0);
+		assert_int_equal(ep_post(&b, IBV_WR_SEND, i, 65536 + i * 8, 8,
+					 NULL, 0, IBV_SEND_SIGNALED), 0);
+		expect_one(a.rcq, i, IBV_WC_RECV, &wc);
+		pingpong_sent(&a, &sent_a, PINGS, false);
+		pingpong_sent(&b, &sent_b, PINGS, false);
+	}
+	/* the last, unanswered: b takes it and goes quiet */
+	assert_int_equal(ep_post(&a, IBV_WR_SEND, PINGS, 0, 8, NULL, 0,
+				 IBV_SEND_SIGNALED), 0);
+	expect_one(b.rcq, PINGS, IBV_WC_RECV, &wc);
+	pingpong_sent(&a, &sent_a, PINGS + 1, true);
+	if (sent_b < PINGS)
+		pingpong_sent(&b, &sent_b, PINGS, true);
+	for (i = 0; i < PINGS; i++) {
+		assert_memory_equal(b.buf + i * 8, a.buf + 65536 + i * 8, 8);
+		assert_memory_equal(a.buf + i * 8, b.buf + 65536 + i * 8, 8);
+	}
+	assert_memory_equal(b.buf + PINGS * 8, a.buf, 8);
+	pingpong_counters(&ca, &cb);
+	assert_int_equal(ca.retransmits - ca0.retransmits, 0);
+	assert_int_equal(ca.timeouts - ca0.timeouts, 0);
+	assert_int_equal(cb.retransmits - cb0.retransmits, 0);
+	assert_int_equal(cb.timeouts - cb0.timeouts, 0);
+	/* each side sent its requests and at most an ACK for each it took
+	 * (fewer when coalesced) */
+	assert_true(ca.tx_pkts - ca0.tx_pkts >= PINGS + 1);
+	assert_true(ca.tx_pkts - ca0.tx_pkts <= 2 * PINGS + 1);
+	assert_true(cb.tx_pkts - cb0.tx_pkts >= PINGS + 1);
+	assert_true(cb.tx_pkts - cb0.tx_pkts <= 2 * PINGS + 1);
+}
+
 int
 main(void)
 {
@@ -702,6 +794,7 @@ main(void)
 		cmocka_unit_test(test_cq_ex),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_fence),
+		cmocka_unit_test(test_pingpong),
 	};
 
 	return pair_run_group_tests(tests, &pair);
