@@ -732,6 +732,12 @@ void droce_path_build_header(const struct droce_dev *dev,
 			     struct droce_path *path);
 
 /**
+ * Put the checksum of the IPv4 header at @p ip, a template's (its total
+ * length 0: droce_pkt_send() adds each packet's to it), in its place.
+ */
+void droce_path_ipv4_cksum(uint8_t *ip);
+
+/**
  * Make sure @p path knows its MAC and has its header template.
  * @return true when it can be sent on.
  */

@@ -19,6 +19,17 @@
 #define DEFAULT_TTL 64
 
 void
+droce_path_ipv4_cksum(uint8_t *ip)
+{
+	uint16_t cksum;
+
+	ip[10] = 0;
+	ip[11] = 0;
+	cksum = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
+	memcpy(ip + 10, &cksum, 2);
+}
+
+void
 droce_path_build_header(const struct droce_dev *dev, struct droce_path *path)
 {
 	uint8_t *h = path->hdr;
@@ -29,7 +40,6 @@ droce_path_build_header(const struct droce_dev *dev, struct droce_path *path)
 	 * none), its ECN field ECT(0) if the path's packets are
 	 * ECN-capable */
 	uint8_t tclass = path->ah.grh.traffic_class;
-	uint16_t cksum;
 	uint8_t *udp;
 
 	if ((tclass >> 2) == 0)
@@ -49,8 +59,7 @@ droce_path_build_header(const struct droce_dev *dev, struct droce_path *path)
 		ip[9] = IPPROTO_UDP;
 		memcpy(ip + 12, path->sgid + 12, 4);
 		memcpy(ip + 16, path->dgid + 12, 4);
-		cksum = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
-		memcpy(ip + 10, &cksum, 2);
+		droce_path_ipv4_cksum(ip);
 		udp = ip + 20;
 	} else {
 		droce_put_be16(h + 12, RTE_ETHER_TYPE_IPV6);

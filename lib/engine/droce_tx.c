@@ -212,17 +212,12 @@ droce_pkt_send_cnp(struct droce_qp_eng *qp)
 	memset(bth + DROCE_BTH_LEN, 0, DROCE_CNP_RESV_LEN);
 	ip = rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN);
 	if ((ip[0] >> 4) == 4) {
-		uint16_t cksum;
-
-		/* (the template's checksum, of the header as changed:
-		 * droce_pkt_send() adds the length to it) */
+		/* (the template's checksum, of the header as changed) */
 		ip[1] &= (uint8_t)~DROCE_ECN_MASK;
-		ip[10] = 0;
-		ip[11] = 0;
-		cksum = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
-		memcpy(ip + 10, &cksum, 2);
-	} else
+		droce_path_ipv4_cksum(ip);
+	} else {
 		ip[1] &= (uint8_t)~(DROCE_ECN_MASK << 4);
+	}
 	qp->stats.cnps_sent++;
 	qp->shard->stats.tx_cnps++;
 	droce_pkt_send(qp, m);
