@@ -16,7 +16,6 @@ import html
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -179,15 +178,7 @@ class ShellEnd:
         try:
             out, _ = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                out, _ = p.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                out = ''
-            return None, out
+            return None, inject.kill_group(p)
         return p.returncode, out
 
     def close(self):
@@ -331,10 +322,15 @@ class Lab:
             return run
         args = scripts.perftest_args(script, qps)
         port = PORT + n
-        hs = resp.start(_server(resp, script.tool, args, port))
-        hc = req.start(_client(req, script.tool, args, port, resp.ip))
-        rc_c, out_c = req.wait(hc, RUN_TIMEOUT)
-        rc_s, out_s = resp.wait(hs, 60 if rc_c is not None else 5)
+        try:
+            hs = resp.start(_server(resp, script.tool, args, port))
+            hc = req.start(_client(req, script.tool, args, port, resp.ip))
+            rc_c, out_c = req.wait(hc, RUN_TIMEOUT)
+            rc_s, out_s = resp.wait(hs, 60 if rc_c is not None else 5)
+        except BaseException:
+            # (a session of its own: no terminal's signal reaches it)
+            inject.kill_group(inj)
+            raise
         rep = inject.stop(inj)
         run.exits = (rc_c, rc_s)
         for side, out in ((req_side, out_c), (resp_side, out_s)):
