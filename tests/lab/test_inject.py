@@ -185,9 +185,9 @@ def main():
     # sent the request, and its CNP's when droce's answer reached the
     # injector.  Three busy-polling DPDK processes on two CPUs hold frames
     # a millisecond or more between them (CI saw 1.02 ms), so the window
-    # is droce-lab run's, 10 ms, not analyze's default of 1 ms.
+    # is droce-lab run's, not analyze's default of 1 ms.
     lab = subprocess.run([args.lab, 'analyze', trace, '--timeout', '14',
-                          '--cnp-window-us', '10000'],
+                          '--cnp-window-us', lab_run.CNP_WINDOW_US],
                          capture_output=True, text=True)
     print(lab.stdout + lab.stderr)
     check(lab.returncode == 0, 'droce-lab analyze of the trace: no check '

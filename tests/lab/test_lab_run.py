@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'interop'))
 
 import netns   # noqa: E402
-from lab_run import is_ends   # noqa: E402
+from lab_run import CNP_WINDOW_US, is_ends   # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'app', 'lab'))
 from droce_lab.analyze import ARRIVAL   # noqa: E402
@@ -173,7 +173,7 @@ def droce_end(args):
     for m in mirrors:
         p = subprocess.run([args.lab, 'analyze', os.path.join(work, m),
                             '--at', DROCE_IP, '--timeout', '14',
-                            '--cnp-window-us', '10000'],
+                            '--cnp-window-us', CNP_WINDOW_US],
                            capture_output=True, text=True)
         mine += ['%s: %s' % (m, l) for l in p.stdout.splitlines()
                  if l.startswith('FAIL ') and l.split()[1] in arrival and

@@ -53,12 +53,12 @@ RING = ',framecnt=4096'
 # The guest, the injector, droce and the tools share this machine's two
 # cores: the injector sleeps 20 us when idle (--idle-us) rather than
 # hold a core, and droce-lab allows for frames that wait milliseconds on
-# the way (one was seen to wait 3 ms between the injector and droce): an
-# answer may take 10 ms to cross to the requester (a frame it sent in
-# that time was sent before the answer reached it) and a CNP 10 ms to
-# follow a CE mark
-CROSSING_US = '10000'
-CNP_WINDOW_US = '10000'
+# the way (one was seen to wait 3 ms between the injector and droce), as
+# droce-lab run does: an answer may take lab_run.CROSSING_US to cross to
+# the requester (a frame it sent in that time was sent before the answer
+# reached it) and a CNP lab_run.CNP_WINDOW_US to follow a CE mark
+CROSSING_US = lab_run.CROSSING_US
+CNP_WINDOW_US = lab_run.CNP_WINDOW_US
 
 WRITE = ('ib_write_bw', ['-s', '8192', '-n', '300'])
 READ = ('ib_read_bw', ['-s', '8192', '-n', '300'])
