@@ -329,6 +329,7 @@ droce_cm_send_rej(struct cm_conn *c, uint16_t reason, const void *priv,
 		break;
 	case CM_REQ_SENT:
 	case CM_MRA_RCVD:
+	case CM_REP_SENT:       /* its RTU never came: a REJ "timeout" */
 		m.rej.msg_rejected = DROCE_CM_REF_OTHER;
 		break;
 	default:

@@ -38,8 +38,9 @@ extern "C" {
 
 /** The Q_Key of the GSI (QP1). */
 #define DROCE_GSI_QKEY 0x80010000u
-/** The QPN of the GSI. */
-#define DROCE_GSI_QPN 1
+/** The QPN of the GSI (spelt as droce_engine.h spells it, which a
+ * file may include beside this one). */
+#define DROCE_GSI_QPN 1u
 
 #define DROCE_MAD_BASE_VERSION 1
 /** Management class of communication management. */

@@ -33,6 +33,8 @@
 
 #include "droce_cm.h"
 #include "droce_cma_pvt.h"
+#include "droce_neigh.h"
+#include "droce_verbs_pvt.h"
 #include "cm_util.h"
 #include "harness.h"
 
@@ -740,21 +742,43 @@ test_cm_getaddrinfo_hints(void **state)
  * CM of droce1 as its GSI hands them over, from droce0's address.
  */
 
-static void
-inject(const uint8_t *mad, size_t len)
+/* The GID of IPv4 address @p ip. */
+static union ibv_gid
+gid_of(const char *ip)
 {
-	union ibv_gid srv, cli;
-	struct sockaddr_in a = addr4(server_ip, 0), b = addr4(client_ip, 0);
+	struct sockaddr_in a = addr4(ip, 0);
+	union ibv_gid g;
+
+	droce_cma_addr_to_gid((struct sockaddr *)&a, &g);
+	return g;
+}
+
+/*
+ * @p mad from @p from, as droce1's GSI hands it to its CM; with @p mac,
+ * from that MAC, as the engine notes a datagram's (a MAD in a frame
+ * comes with the address its answer goes to).
+ */
+static void
+inject_from(const char *from, const struct rte_ether_addr *mac,
+	    const uint8_t *mad, size_t len)
+{
+	union ibv_gid srv = gid_of(server_ip), src = gid_of(from);
 	struct cm_dev *dev;
 	int index = 0;
 
-	droce_cma_addr_to_gid((struct sockaddr *)&a, &srv);
-	droce_cma_addr_to_gid((struct sockaddr *)&b, &cli);
 	pthread_mutex_lock(&droce_cm.lock);
 	dev = droce_cm_dev_by_gid(&srv, &index);
 	assert_non_null(dev);
-	droce_cm_rx(dev, &cli, (uint8_t)index, mad, len);
+	if (mac != NULL)
+		droce_neigh_heard(to_ctx(dev->ctx)->dev, src.raw, mac);
+	droce_cm_rx(dev, &src, (uint8_t)index, mad, len);
 	pthread_mutex_unlock(&droce_cm.lock);
+}
+
+static void
+inject(const uint8_t *mad, size_t len)
+{
+	inject_from(client_ip, NULL, mad, len);
 }
 
 static void
@@ -780,6 +804,86 @@ expect_none(struct rdma_event_channel *ch, int ms)
 	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
 
 	assert_int_equal(poll(&p, 1, ms), 0);
+}
+
+/*
+ * A REQ from a peer that then says nothing, its RTU never sent (an
+ * address on the client's subnet that nobody has): the server, having
+ * accepted, sends its REP (to the MAC the REQ came from) again
+ * max_cm_retries times as the REQ asks,
+ * each after the peer's response timeout and two packet lifetimes, then
+ * gives up as the IBTA asks: a REJ "timeout", and to the application
+ * RDMA_CM_EVENT_CONNECT_ERROR with -ETIMEDOUT, librdmacm's event for a
+ * passive side whose REP went unanswered.
+ */
+#define NOBODY_IP_HOST 77
+
+static void
+test_cm_rep_timeout(void **state)
+{
+	struct side srv = {0}, cli = {0};
+	struct droce_cm_stats s0, s1;
+	struct rdma_cm_event *ev;
+	uint8_t mad[DROCE_MAD_LEN];
+	struct droce_cm_msg m;
+	union ibv_gid nobody;
+	uint64_t t0, wait_ms;
+	/* a MAC nobody on the ring has: what goes to it is lost */
+	const struct rte_ether_addr nobody_mac = {
+		.addr_bytes = { 0x02, 0, 0, 0, 0, NOBODY_IP_HOST },
+	};
+	char nobody_ip[INET_ADDRSTRLEN];
+	struct in_addr in;
+	uint16_t port;
+
+	(void)state;
+	/* a REQ as the client's, then taken back: its copy is forged */
+	port = listen_on(&srv, 8);
+	client_to(&cli, port);
+	cm_request(&cli, &srv, NULL);
+	msg_init(&m, DROCE_CM_ATTR_REQ);
+	m.req = cm_id_of(srv.id)->req;
+	assert_int_equal(rdma_reject(srv.id, NULL, 0), 0);
+	expect_ack(cli.ch, RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(rdma_destroy_id(srv.id), 0);
+	srv.id = NULL;
+
+	in.s_addr = inet_addr(client_ip);
+	((uint8_t *)&in.s_addr)[3] = NOBODY_IP_HOST;
+	assert_non_null(inet_ntop(AF_INET, &in, nobody_ip, sizeof(nobody_ip)));
+	nobody = gid_of(nobody_ip);
+	m.req.local_comm_id = 0x5a5a5a5a;
+	memcpy(m.req.primary.local_gid, nobody.raw, 16);
+	/* one REP again, each after 2 x 33.6 ms + 1.0 ms (4.096 us x 2^13
+	 * twice, x 2^8) */
+	m.req.max_cm_retries = 1;
+	m.req.local_cm_response_timeout = 8;
+	wait_ms = 2 * 33 + 1;
+	assert_int_equal(droce_cm_mad_build(&m, mad), DROCE_MAD_LEN);
+	s0 = cm_stats();
+	inject_from(nobody_ip, &nobody_mac, mad, sizeof(mad));
+	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	srv.id = ev->id;
+	rdma_ack_cm_event(ev);
+	qp_on(&srv, srv.id);
+	t0 = ep_now_ms();
+	assert_int_equal(rdma_accept(srv.id, NULL), 0);
+	ev = expect(srv.ch, RDMA_CM_EVENT_CONNECT_ERROR);
+	assert_non_null(ev);
+	assert_int_equal(ev->status, -ETIMEDOUT);
+	rdma_ack_cm_event(ev);
+	/* not before the two waits */
+	assert_true(ep_now_ms() - t0 >= 2 * wait_ms);
+	s1 = cm_stats();
+	assert_int_equal(s1.mads_resent - s0.mads_resent, 1);
+	assert_int_equal(s1.rej_sent[DROCE_CM_REJ_TIMEOUT] -
+			 s0.rej_sent[DROCE_CM_REJ_TIMEOUT], 1);
+	/* nothing more for either side */
+	expect_none(srv.ch, 200);
+	expect_none(cli.ch, 0);
+	side_free(&srv);
+	side_free(&cli);
 }
 
 /*
@@ -1145,6 +1249,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_cm_addr_errors),
 		cmocka_unit_test(test_cm_route_error),
 		cmocka_unit_test(test_cm_bad_input),
+		cmocka_unit_test(test_cm_rep_timeout),
 		cmocka_unit_test(test_cm_bind_loopback),
 		cmocka_unit_test(test_cm_connect_self),
 		cmocka_unit_test(test_cm_resolve_own),
