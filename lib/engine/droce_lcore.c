@@ -243,8 +243,6 @@ lcore_pass(struct droce_lcore *lc, bool app)
 	if (!droce_pass_trylock(&lc->pass_lock))
 		return -1;
 	running = lc;
-	lc->app_pass = app;
-	lc->pass_no++;
 	__atomic_store_n(&lc->pass_since, now, __ATOMIC_RELAXED);
 	work = run_control(lc);
 	t = now;

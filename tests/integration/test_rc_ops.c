@@ -693,9 +693,7 @@ test_fence(void **state)
  * does, then a last message nobody answers: every SEND completes, the
  * unanswered one too, every byte lands, and no request is sent twice
  * nor waits for a timeout. Under rc_ops_one_cpu the polls run the
- * engine's passes, in which a receiver's ACK waits for the pass of its
- * answer (droce_resp_run()); the last one goes with whichever pass
- * comes next.
+ * engine's passes (run_to_completion).
  */
 #define PINGS 500
 
