@@ -26,18 +26,7 @@ import tempfile
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, 'devtools'))
 import compare  # noqa: E402
-
-
-def build_old(rev, work):
-    tree = os.path.join(work, 'old')
-    subprocess.run(['git', '-C', TOP, 'worktree', 'add', '-q', '--detach',
-                    tree, rev], check=True)
-    subprocess.run(['meson', 'setup', '-Dtests=false',
-                    os.path.join(tree, 'build'), tree], check=True,
-                   stdout=subprocess.DEVNULL)
-    subprocess.run(['ninja', '-C', os.path.join(tree, 'build'),
-                    'app/droce-perf'], check=True, stdout=subprocess.DEVNULL)
-    return tree, os.path.join(tree, 'build', 'app', 'droce-perf')
+from shared_core import build_rev  # noqa: E402
 
 
 def run(perf, work, test, size, secs):
@@ -66,7 +55,8 @@ def main():
     work = tempfile.mkdtemp()
     tree = None
     try:
-        tree, old = build_old(rev, work)
+        tree = build_rev(rev, work, 'app/droce-perf')
+        old = os.path.join(tree, 'build', 'app', 'droce-perf')
         res = {}
         for r in range(rounds):
             order = [('old', old), ('new', new)]

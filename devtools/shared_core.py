@@ -88,17 +88,19 @@ def perftest(lib, work, tag, argv, port):
     return res
 
 
-def build_rev(rev, work):
-    """droce's libibverbs of @rev, built in a scratch worktree."""
+def build_rev(rev, work, target=None):
+    """The tree of @rev, checked out in a scratch worktree (work/old) and
+    built (only @target, a ninja target, if given)."""
     tree = os.path.join(work, 'old')
     subprocess.run(['git', '-C', TOP, 'worktree', 'add', '-q', '--detach',
                     tree, rev], check=True)
     subprocess.run(['meson', 'setup', '-Dtests=false',
                     os.path.join(tree, 'build'), tree], check=True,
                    stdout=subprocess.DEVNULL)
-    subprocess.run(['ninja', '-C', os.path.join(tree, 'build')], check=True,
+    subprocess.run(['ninja', '-C', os.path.join(tree, 'build')] +
+                   ([target] if target else []), check=True,
                    stdout=subprocess.DEVNULL)
-    return os.path.join(tree, 'build', 'lib', 'ibverbs')
+    return tree
 
 
 def main():
@@ -115,7 +117,8 @@ def main():
     work = tempfile.mkdtemp(prefix='droce-sc-')
     try:
         if args.rev:
-            builds.insert(0, ('old', build_rev(args.rev, work)))
+            builds.insert(0, ('old', os.path.join(
+                build_rev(args.rev, work), 'build', 'lib', 'ibverbs')))
         netns.enter()
         figs = {}
         port = 18700
