@@ -220,6 +220,9 @@ struct droce_lcore {
 	/** TSC an application thread on its CPU last asked for a pass */
 	uint64_t app_at;
 	uint64_t idle_loops;
+	bool app_pass;                /**< the pass running is an
+				       *   application thread's */
+	uint32_t pass_no;             /**< passes run, whoever ran them */
 	struct droce_pass_clock clock;   /**< with pass_clock only */
 };
 
@@ -792,6 +795,13 @@ struct droce_resp_state {
 	uint32_t msn;
 	bool nak_sent;         /**< for the current sequence gap */
 	bool ack_pending;
+	/* an ACK that waits for the pass after an application
+	 * thread's that completed a receive (droce_resp_tx.c) */
+	uint32_t done_in;      /**< the lcore's pass that did */
+	bool done_twice;       /**< it completed more than one */
+	bool look;             /**< the next pass sees if it answered */
+	bool answers;          /**< the application answered the last one */
+	bool ack_waited;       /**< the ACK owed waited a pass already */
 	uint32_t ack_psn;
 	/** the last packet of a SEND or WRITE taken in order: what
 	 * the ACK of a duplicate says (never a READ's or an atomic's

@@ -243,6 +243,8 @@ lcore_pass(struct droce_lcore *lc, bool app)
 	if (!droce_pass_trylock(&lc->pass_lock))
 		return -1;
 	running = lc;
+	lc->app_pass = app;
+	lc->pass_no++;
 	__atomic_store_n(&lc->pass_since, now, __ATOMIC_RELAXED);
 	work = run_control(lc);
 	t = now;
@@ -383,6 +385,8 @@ droce_lcore_main(void *arg)
 			break;
 		}
 	}
+	/* a last pass: an ACK that waited for one goes (droce_resp_tx.c) */
+	lcore_pass(lc, false);
 	__atomic_store_n(&lc->stop, 2, __ATOMIC_RELEASE);
 	return 0;
 }

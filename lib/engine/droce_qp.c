@@ -300,6 +300,8 @@ qp_remove(struct droce_shard *sh, void *arg)
 	struct droce_qp_eng *qp = arg;
 	struct droce_qp_eng *last = sh->live[sh->nlive - 1];
 
+	/* an ACK that waits for a pass would never go */
+	droce_resp_send_waiting(qp);
 	/* no kick naming it may stay behind in the ring */
 	droce_qp_kicks(sh);
 	droce_qp_unschedule(qp);
@@ -474,6 +476,9 @@ qp_modify(struct droce_shard *sh, void *arg)
 	int ret;
 
 	droce_qp_activate(qp);
+	/* the ACK that waits for a pass goes as the QP is (a QP taken
+	 * to ERR, or to RESET, would never send it) */
+	droce_resp_send_waiting(qp);
 	ret = modify_check(sh->dev, attr, mask);
 	if (ret != 0)
 		return ret;

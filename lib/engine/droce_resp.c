@@ -1044,6 +1044,7 @@ droce_resp_recv_cqe_from(struct droce_qp_eng *qp, uint32_t idx,
 	};
 
 	droce_cq_push(qp->cfg.recv_cq, &cqe);
+	droce_resp_completed(qp);
 }
 
 /*

@@ -24,6 +24,14 @@ void droce_resp_rx(struct droce_qp_eng *qp, struct rte_mbuf *m,
 /** Send pending READ responses, atomic ACKs and ACKs. */
 void droce_resp_run(struct droce_qp_eng *qp, uint64_t now);
 
+/** Send now what @p qp's responder owes, an ACK that waits a pass too:
+ * the QP is about to be modified or destroyed. */
+void droce_resp_send_waiting(struct droce_qp_eng *qp);
+
+/** A receive of @p qp completed, in the pass running: its ACK may wait
+ * for the next (lib/engine/droce_resp_tx.c). */
+void droce_resp_completed(struct droce_qp_eng *qp);
+
 /** Send an ACK/NAK with @p syndrome for @p psn. */
 void droce_resp_send_ack(struct droce_qp_eng *qp, uint8_t syndrome,
 			 uint32_t psn);

@@ -174,14 +174,90 @@ send_owed(struct droce_qp_eng *qp, unsigned int budget, bool paced)
 	return true;
 }
 
+/*
+ * An ACK can wait a pass. An application thread that runs the engine's
+ * pass as it polls its CQ (run_to_completion) sees nothing the pass
+ * completes until the pass is over; when the pass has completed a
+ * receive, the application may well answer it at once with a request
+ * (a ping-pong, an RPC), whose post or next poll runs the next pass. The
+ * ACK owed then waits for that pass and goes with the answer: the
+ * completion is seen without the ACK's time, and the two frames go in
+ * one burst. It waits only
+ *
+ * - when its pass is an application thread's and completed one receive
+ *   of the QP (more make a stream, whose sender waits on its ACKs);
+ * - when the application answered the last such completion by the next
+ *   pass (a request was waiting then);
+ * - and never twice in a row.
+ *
+ * A pass later it goes, whoever runs that pass: if the application goes
+ * quiet instead, the engine lcore's next pass sends it, after its idle
+ * sleep at most. A QP modified or destroyed sends it first
+ * (droce_resp_send_waiting()), and the engine lcore runs a last pass as it
+ * stops: a program that takes its last message and exits still
+ * acknowledges it.
+ */
+
+/* Whether requests of @p qp's wait to be sent. */
+static bool
+requests_waiting(const struct droce_qp_eng *qp)
+{
+	const struct droce_wq *sq = qp->cfg.sq;
+
+	return sq != NULL &&
+		__atomic_load_n(&sq->prod_tail, __ATOMIC_RELAXED) !=
+		qp->req.cons;
+}
+
+/* In the first pass of @p qp's after an application thread's that
+ * completed a receive: did the application answer? */
+static void
+look_for_answer(struct droce_qp_eng *qp, uint32_t pass)
+{
+	if (qp->resp.look && qp->resp.done_in != pass) {
+		qp->resp.answers = requests_waiting(qp);
+		qp->resp.look = false;
+	}
+}
+
+void
+droce_resp_completed(struct droce_qp_eng *qp)
+{
+	const struct droce_lcore *lc = qp->shard->lc;
+
+	if (!lc->app_pass)
+		return;
+	look_for_answer(qp, lc->pass_no);
+	qp->resp.done_twice = qp->resp.done_in == lc->pass_no;
+	qp->resp.done_in = lc->pass_no;
+	qp->resp.look = true;
+}
+
+/* Whether the ACK owed waits for the next pass (above). */
+static bool
+ack_waits(struct droce_qp_eng *qp)
+{
+	uint32_t pass = qp->shard->lc->pass_no;
+
+	if (qp->resp.done_in != pass || qp->resp.done_twice ||
+	    !qp->resp.answers || qp->resp.ack_waited) {
+		qp->resp.ack_waited = false;
+		return false;
+	}
+	qp->resp.ack_waited = true;
+	return true;
+}
+
 bool
 droce_resp_idle(const struct droce_qp_eng *qp)
 {
 	return !qp->resp.ack_pending && qp->resp.res_sending == 0;
 }
 
-void
-droce_resp_run(struct droce_qp_eng *qp, uint64_t now)
+/* What the responder owes, up to the QP's budget; with @p may_wait, an
+ * ACK may wait a pass (above). */
+static void
+resp_run(struct droce_qp_eng *qp, uint64_t now, bool may_wait)
 {
 	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
 		return;
@@ -191,9 +267,10 @@ droce_resp_run(struct droce_qp_eng *qp, uint64_t now)
 		return;
 	if (!droce_qp_path_ready(qp, now))
 		return;
+	look_for_answer(qp, qp->shard->lc->pass_no);
 	if (!send_owed(qp, DROCE_QP_BUDGET, true))
 		return;
-	if (qp->resp.ack_pending) {
+	if (qp->resp.ack_pending && !(may_wait && ack_waits(qp))) {
 		struct droce_rd_res *res = res_next(qp);
 
 		/* an ACK may not overtake the responses before it */
@@ -205,6 +282,19 @@ droce_resp_run(struct droce_qp_eng *qp, uint64_t now)
 				    qp->resp.ack_psn);
 		qp->resp.ack_pending = false;
 	}
+}
+
+void
+droce_resp_run(struct droce_qp_eng *qp, uint64_t now)
+{
+	resp_run(qp, now, true);
+}
+
+void
+droce_resp_send_waiting(struct droce_qp_eng *qp)
+{
+	qp->resp.ack_waited = false;
+	resp_run(qp, rte_get_tsc_cycles(), false);
 }
 
 /* The READ responses and atomic ACKs of requests accepted before go

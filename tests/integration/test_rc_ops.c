@@ -693,7 +693,9 @@ test_fence(void **state)
  * does, then a last message nobody answers: every SEND completes, the
  * unanswered one too, every byte lands, and no request is sent twice
  * nor waits for a timeout. Under rc_ops_one_cpu the polls run the
- * engine's passes (run_to_completion).
+ * engine's passes, in which a receiver's ACK waits for the pass of its
+ * answer (droce_resp_run()); the last one goes with whichever pass
+ * comes next.
  */
 #define PINGS 500
 
@@ -776,6 +778,48 @@ test_pingpong(void **state)
 	assert_true(cb.tx_pkts - cb0.tx_pkts <= 2 * PINGS + 1);
 }
 
+/*
+ * ibv_rc_pingpong's end: the side that takes the last message destroys
+ * its QP at once. The ACK it owed goes all the same (under
+ * rc_ops_one_cpu, one that waited for the pass of an answer): the last
+ * SEND completes, and nothing is sent twice nor waits for a timeout.
+ */
+#define ROUNDS 20
+
+static void
+test_pingpong_destroy(void **state)
+{
+	struct droce_qp_counters c0, c1;
+	struct ep c, d;
+	struct ibv_wc wc;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(ep_pair(&c, &d, 65536, &opts), 0);
+	assert_int_equal(droce_query_qp_counters(c.qp, &c0), 0);
+	for (i = 0; i <= ROUNDS; i++) {
+		assert_int_equal(ep_post_recv(&d, i, 0, 64), 0);
+		assert_int_equal(ep_post(&c, IBV_WR_SEND, i, 0, 64, NULL, 0,
+					 i == ROUNDS ? IBV_SEND_SIGNALED : 0),
+				 0);
+		expect_one(d.rcq, i, IBV_WC_RECV, &wc);
+		if (i == ROUNDS)
+			break;
+		assert_int_equal(ep_post_recv(&c, i, 0, 64), 0);
+		assert_int_equal(ep_post(&d, IBV_WR_SEND, i, 0, 64, NULL, 0,
+					 0), 0);
+		expect_one(c.rcq, i, IBV_WC_RECV, &wc);
+	}
+	assert_int_equal(ibv_destroy_qp(d.qp), 0);
+	d.qp = NULL;
+	expect_one(c.scq, ROUNDS, IBV_WC_SEND, &wc);
+	assert_int_equal(droce_query_qp_counters(c.qp, &c1), 0);
+	assert_int_equal(c1.retransmits - c0.retransmits, 0);
+	assert_int_equal(c1.timeouts - c0.timeouts, 0);
+	ep_close(&c);
+	ep_close(&d);
+}
+
 int
 main(void)
 {
@@ -793,6 +837,7 @@ main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_fence),
 		cmocka_unit_test(test_pingpong),
+		cmocka_unit_test(test_pingpong_destroy),
 	};
 
 	return pair_run_group_tests(tests, &pair);
