@@ -223,8 +223,17 @@ struct droce_lcore {
 	bool app_pass;                /**< the pass running is an
 				       *   application thread's */
 	uint32_t pass_no;             /**< passes run, whoever ran them */
+	uint32_t requests;            /**< requests received from peers */
 	struct droce_pass_clock clock;   /**< with pass_clock only */
 };
+
+/** A request of a peer's came (in a pass: its lock held; the lcore's
+ * idle policy reads the count outside its passes). */
+static inline void
+droce_lcore_request_in(struct droce_lcore *lc)
+{
+	__atomic_store_n(&lc->requests, lc->requests + 1, __ATOMIC_RELAXED);
+}
 
 /** The pass clock's time now (0 without it). */
 static inline uint64_t

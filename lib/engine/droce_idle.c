@@ -28,11 +28,20 @@
  *   it; then it does not poll on for 5 ms, twice that after each next
  *   such preemption within a second, up to 320 ms).
  * - One whose wake-ups keep finding the application thread running its
- *   passes, or just done with one (run_to_completion), was woken for
- *   nothing: each such wake-up only costs that thread a context switch.
- *   After DRIVEN_WAKES of them in a row, its sleeps double with each
- *   next one, up to 2^DRIVEN_SHIFT_MAX times idle_sleep_us; one wake-up
- *   that finds work nobody did ends that.
+ *   passes (run_to_completion) was woken for nothing: each such wake-up
+ *   only costs that thread two context switches, which in a virtual
+ *   machine take longer than the sleep. After DRIVEN_WAKES of them in a
+ *   row, its sleeps double with each next one, up to 2^DRIVEN_SHIFT_MAX
+ *   times idle_sleep_us. A wake-up was for nothing if it found the
+ *   thread in a pass, or if that thread ran one while the lcore slept
+ *   and the lcore found no request of a peer's: only acknowledgements
+ *   and responses, which end in the completions the thread polls for
+ *   (or nothing). The time since the thread's last pass says little:
+ *   the wake-up itself takes some 20 us here. A wake-up that finds a
+ *   request ends it, as does one after the thread ran no pass: a thread
+ *   that spins on its memory (ib_write_lat) waits for what only this
+ *   lcore will place, and runs passes only as it posts and polls for
+ *   its own request's completion.
  * - A pass another thread has held for long (a control call that runs
  *   seconds): each wake-up to find it so costs the thread sharing the CPU
  *   a context switch, so they come less and less often. A short one (the
@@ -61,9 +70,7 @@
 #define BACKOFF_MIN_US 5000
 #define BACKOFF_MAX_US 320000
 #define BACKOFF_RESET_US 1000000
-/* A wake-up that finds an application thread running a pass, or done
- * with one this recently, was needless. */
-#define DRIVEN_US 5
+/* Needless wake-ups in a row before the sleeps grow (above). */
 #define DRIVEN_WAKES 3
 #define DRIVEN_SHIFT_MAX 5u
 /* (the sleep doubles at most this often, whatever the reasons) */
@@ -128,7 +135,7 @@ droce_idle_next(struct droce_idle *st, const struct droce_idle_params *p,
 	if (st->slept) {
 		st->slept = false;
 		st->driven = pass->work < 0 ||
-			now - pass->app_at < p->cycles_us * DRIVEN_US ?
+			(!pass->requests && pass->app_at > st->slept_at) ?
 			st->driven + 1 : 0;
 	}
 	if (pass->work > 0) {
@@ -150,5 +157,6 @@ droce_idle_next(struct droce_idle *st, const struct droce_idle_params *p,
 		return DROCE_IDLE_YIELD;
 	*sleep_us = sleep_time(st, p->sleep_us);
 	st->slept = true;
+	st->slept_at = now;
 	return DROCE_IDLE_SLEEP;
 }

@@ -38,6 +38,7 @@ struct droce_idle_pass {
 				 *   CPU last asked for a pass */
 	uint64_t pass_since;    /**< the pass of another thread began */
 	bool woke;              /**< it woke a thread reading an event fd */
+	bool requests;          /**< it received requests from peers */
 };
 
 /** An engine lcore's idle spells: zero it to begin. */
@@ -46,7 +47,8 @@ struct droce_idle {
 	unsigned int taken;     /**< ...that found a long pass of another's */
 	unsigned int driven;    /**< wake-ups in a row that found the
 				 *   application thread running passes */
-	bool slept;             /**< the last decision was a sleep */
+	bool slept;             /**< the last decision was a sleep... */
+	uint64_t slept_at;      /**< ...taken then */
 	uint64_t since;         /**< the spell began */
 	uint64_t worked_at;     /**< the last pass with work */
 	uint64_t quiet_until;   /**< no polling on before this */

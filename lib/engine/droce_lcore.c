@@ -356,12 +356,16 @@ droce_lcore_main(void *arg)
 	if (p.sleep_us != 0)
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE) == 0) {
+		uint32_t requests = __atomic_load_n(&lc->requests,
+						    __ATOMIC_RELAXED);
 		struct droce_idle_pass pass = { .work = lcore_pass(lc, false) };
 		unsigned int us = 0;
 		struct timespec ts;
 
 		if (p.sleep_us == 0)
 			continue;
+		pass.requests = __atomic_load_n(&lc->requests,
+						__ATOMIC_RELAXED) != requests;
 		pass.now = rte_get_tsc_cycles();
 		pass.app_at = __atomic_load_n(&lc->app_at, __ATOMIC_RELAXED);
 		pass.pass_since = __atomic_load_n(&lc->pass_since,

@@ -74,6 +74,7 @@ rx_group(struct droce_shard *sh, struct droce_mcast *g, struct rte_mbuf *m,
 		sh->stats.rx_not_ours++;
 		return;
 	}
+	droce_lcore_request_in(sh->lc);
 	for (i = 0; i < g->nqps; i++) {
 		struct droce_qp_eng *qp = g->qps[i];
 
@@ -398,10 +399,12 @@ rx_roce(struct droce_shard *sh, struct rte_mbuf *m,
 	}
 	if (unlikely(rx_ecn(frame, meta) == DROCE_ECN_CE))
 		rx_ce(sh, qp, now);
-	if (meta->op->flags & DROCE_OPF_REQ)
+	if (meta->op->flags & DROCE_OPF_REQ) {
+		droce_lcore_request_in(sh->lc);
 		droce_resp_rx(qp, m, meta, now);
-	else
+	} else {
 		droce_comp_rx(qp, m, meta);
+	}
 }
 
 /* droce_icrc_verify_frame() of a frame in segments. */

@@ -42,18 +42,26 @@ setup(void **state)
 
 /* One pass that did @p work, @p dt microseconds after the last. */
 static enum droce_idle_act
-pass_at(int work, uint64_t dt, uint64_t app_at, bool woke,
-	unsigned int *us)
+pass_req(int work, uint64_t dt, uint64_t app_at, bool woke, bool requests,
+	 unsigned int *us)
 {
 	struct droce_idle_pass pass = {
 		.work = work, .app_at = app_at, .pass_since = now,
-		.woke = woke,
+		.woke = woke, .requests = requests,
 	};
 
 	now += dt;
 	pass.now = now;
 	*us = 0;
 	return droce_idle_next(&st, &p, &pass, us);
+}
+
+/* ...that received no request of a peer's */
+static enum droce_idle_act
+pass_at(int work, uint64_t dt, uint64_t app_at, bool woke,
+	unsigned int *us)
+{
+	return pass_req(work, dt, app_at, woke, false, us);
 }
 
 static enum droce_idle_act
@@ -210,9 +218,11 @@ test_preempted_backs_off(void **state)
 	assert_true(polls_on());
 }
 
-/* Wake-ups that find the application thread running passes: from the
- * third in a row the sleep doubles, up to 32 times; one that finds work
- * nobody did brings it back to idle_sleep_us. */
+/* Wake-ups that find the application thread running passes, or after it
+ * ran one during the sleep: from the third in a row the sleep doubles,
+ * up to 32 times; one that finds work nobody did, one after a sleep in
+ * which it ran no pass, and one that finds a peer's request bring it
+ * back to idle_sleep_us. */
 static void
 test_driven_sleeps_longer(void **state)
 {
@@ -233,12 +243,25 @@ test_driven_sleeps_longer(void **state)
 	assert_int_equal(pass_at(1, us, NEVER, false, &us), DROCE_IDLE_GO);
 	assert_int_equal(polls_to_sleep(now, &us), 15);
 	assert_int_equal(us, 20);
-	/* and a wake-up to an application quiet for 5 us and more too */
+	/* a wake-up to an application that ran no pass as it slept (it
+	 * spins on its memory), though one just before it slept */
 	for (i = 0; i < 4; i++)
 		pass_at(-1, us, now, false, &us);
 	assert_int_equal(us, 80);
-	assert_int_equal(pass_at(0, us, now + us - 5, false, &us),
-			 DROCE_IDLE_SLEEP);
+	assert_int_equal(pass_at(0, us, now, false, &us), DROCE_IDLE_SLEEP);
+	assert_int_equal(us, 20);
+	/* the application ran passes as it slept, and the lcore found only
+	 * what they would have taken (acknowledgements): longer sleeps, as
+	 * long as it is so; a peer's request: back to 20 */
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(pass_at(1, us, now + 1, false, &us),
+				 DROCE_IDLE_GO);
+		polls_to_sleep(now, &us);
+	}
+	assert_int_equal(us, 80);
+	assert_int_equal(pass_req(1, us, now + us - 1, false, true, &us),
+			 DROCE_IDLE_GO);
+	polls_to_sleep(now, &us);
 	assert_int_equal(us, 20);
 }
 
