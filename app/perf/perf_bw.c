@@ -20,6 +20,23 @@
 #define WR_SEQ_BITS 40
 #define WR_SEQ_MASK ((1ull << WR_SEQ_BITS) - 1)
 
+/*
+ * An empty poll on the CPU of its engine runs the engine's pass itself
+ * (run_to_completion), so waiting there costs no yield; but an engine
+ * thread preempted in its pass holds it, and only a yield gives it the
+ * CPU to finish. So this many empty polls in a row, then a yield.
+ */
+#define EMPTY_POLLS_TO_YIELD 64
+
+/* After a poll that found @p n completions: yield if it is time. */
+static void
+idle_poll(int n, unsigned int *empty)
+{
+	*empty = n == 0 ? *empty + 1 : 0;
+	if (*empty != 0 && *empty % EMPTY_POLLS_TO_YIELD == 0)
+		sched_yield();
+}
+
 struct qp_state {
 	uint64_t posted;
 	uint64_t done;
@@ -217,10 +234,7 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 			}
 		}
 		n = ibv_poll_cq(cl->cq, 32, wc);
-		/* nothing to do: let an engine sharing this core run (soon:
-		 * it is what this thread waits for) */
-		if (n == 0 && ++idle % 4 == 0)
-			sched_yield();
+		idle_poll(n, &idle);
 		for (i = 0; i < n; i++) {
 			uint64_t seq = wc[i].wr_id & WR_SEQ_MASK;
 
@@ -302,15 +316,13 @@ perf_bw_server(const struct perf_opts *o, struct perf_side *sv)
 			return -1;
 	if (perf_sync(o) < 0)
 		return -1;
-	/* repost receives until the client says it is done; nothing to do:
-	 * let an engine sharing this core run (a sleep would leave the
-	 * receive queue empty for tens of microseconds) */
+	/* repost receives until the client says it is done (a sleep would
+	 * leave the receive queue empty for tens of microseconds) */
 	while (!perf_sync_ready()) {
 		n = server_poll(o, sv);
 		if (n < 0)
 			return -1;
-		if (n == 0 && ++idle % 4 == 0)
-			sched_yield();
+		idle_poll(n, &idle);
 	}
 	return perf_sync(o);
 }
