@@ -24,6 +24,8 @@ stop_injector = inject.stop
 _JUDGE = run.load_config(None)['judge']
 CROSSING_US = _JUDGE['crossing_us']
 CNP_WINDOW_US = _JUDGE['cnp_window_us']
+# ...and the QPs' timeout exponent, which its tools are given (-u)
+TIMEOUT = _JUDGE['timeout']
 
 
 def verdicts(out, kinds=('PASS', 'FAIL', 'N/A')):

@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'interop'))
 
 import netns   # noqa: E402
-from lab_run import CNP_WINDOW_US, is_ends   # noqa: E402
+from lab_run import CNP_WINDOW_US, TIMEOUT, is_ends   # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'app', 'lab'))
 from droce_lab.analyze import ARRIVAL   # noqa: E402
@@ -172,7 +172,7 @@ def droce_end(args):
     mirrors = sorted(f for f in os.listdir(work) if f.startswith('mirror-'))
     for m in mirrors:
         p = subprocess.run([args.lab, 'analyze', os.path.join(work, m),
-                            '--at', DROCE_IP, '--timeout', '14',
+                            '--at', DROCE_IP, '--timeout', TIMEOUT,
                             '--cnp-window-us', CNP_WINDOW_US],
                            capture_output=True, text=True)
         mine += ['%s: %s' % (m, l) for l in p.stdout.splitlines()
