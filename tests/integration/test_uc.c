@@ -25,6 +25,7 @@
  */
 
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +36,8 @@
 #include <sys/stat.h>
 
 #include <cmocka.h>
+
+#include <droce.h>
 
 #include "harness.h"
 
@@ -169,6 +172,32 @@ test_uc_too_long(void **state)
 	assert_memory_equal(b.buf + RECV_OFF + 4096, a.buf, 3000);
 }
 
+/* Packets b's QP has received. */
+static uint64_t
+b_rx_pkts(void)
+{
+	struct droce_qp_counters c;
+
+	assert_int_equal(droce_query_qp_counters(b.qp, &c), 0);
+	return c.rx_pkts;
+}
+
+/*
+ * Wait until b's QP has received @p n packets since it had @p before: a
+ * UC SEND completes on its sender as it goes, and one that finds no
+ * receive must have reached b before b posts one, or it takes that.
+ */
+static void
+wait_b_rx(uint64_t before, uint64_t n)
+{
+	uint64_t end = ep_now_ms() + 5000;
+
+	/* (yielding: b's engine lcore may share this CPU) */
+	while (b_rx_pkts() - before < n && ep_now_ms() < end)
+		sched_yield();
+	assert_true(b_rx_pkts() - before >= n);
+}
+
 static void
 test_uc_rules(void **state)
 {
@@ -182,6 +211,7 @@ test_uc_rules(void **state)
 	struct ibv_sge sge = { .addr = (uintptr_t)a.buf, .length = 8,
 			       .lkey = a.mr->lkey };
 	struct ibv_qp *qp;
+	uint64_t rx0 = b_rx_pkts();
 	size_t i;
 
 	(void)state;
@@ -205,6 +235,7 @@ test_uc_rules(void **state)
 	 * but it completes on the sender */
 	for (i = 0; i < sizeof(rc_only) / sizeof(rc_only[0]); i++)
 		expect_send_done(0, IBV_WC_SEND);
+	wait_b_rx(rx0, sizeof(rc_only) / sizeof(rc_only[0]));
 
 	/* RC's attributes are not UC's */
 	memset(&qa, 0, sizeof(qa));
@@ -255,6 +286,7 @@ test_uc_rules(void **state)
 static void
 test_uc_lost_messages(void **state)
 {
+	uint64_t rx0 = b_rx_pkts();
 	struct ibv_wc wc;
 	uint32_t rkey;
 
@@ -264,6 +296,7 @@ test_uc_lost_messages(void **state)
 	assert_int_equal(post_imm(&a, IBV_WR_SEND, 1, 0, 3000, NULL, 0, 0),
 			 0);
 	expect_send_done(1, IBV_WC_SEND);
+	wait_b_rx(rx0, 3);
 	assert_int_equal(ep_poll(b.rcq, &wc, 1, 200), 0);
 	/* the next one finds its receive */
 	fill_pattern(a.buf, 3000, 8);
