@@ -53,6 +53,11 @@ uint32_t droce_crc32_vclmul_masked64(uint32_t reg, const void *buf,
 uint32_t droce_crc32_vbmi_masked_short(uint32_t reg, const void *buf,
 				       size_t len, const uint8_t set[64]);
 
+/* The same over 16 to 63 bytes by carry-less multiplication;
+ * droce_crc32_have_clmul() required. */
+uint32_t droce_crc32_clmul_masked_short(uint32_t reg, const void *buf,
+					size_t len, const uint8_t set[64]);
+
 /* true if this CPU can run droce_crc32_vbmi_masked_short(). */
 bool droce_crc32_have_vbmi(void);
 

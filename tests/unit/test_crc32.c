@@ -337,6 +337,10 @@ test_masked_short(void **state)
 		assert_int_equal(droce_crc32_sw_masked64(0x5a5a0ff0u, end - len,
 							 len, set),
 				 droce_crc32_sw(0x5a5a0ff0u, copy, len));
+		if (droce_crc32_have_clmul() && len >= 16)
+			assert_int_equal(droce_crc32_clmul_masked_short(
+					0x5a5a0ff0u, end - len, len, set),
+					 droce_crc32_sw(0x5a5a0ff0u, copy, len));
 		if (droce_crc32_have_vbmi() && len >= 4)
 			assert_int_equal(droce_crc32_vbmi_masked_short(
 					0x5a5a0ff0u, end - len, len, set),
