@@ -224,6 +224,12 @@ struct droce_lcore {
 				       *   application thread's */
 	uint32_t pass_no;             /**< passes run, whoever ran them */
 	uint32_t requests;            /**< requests received from peers */
+	/** the mbuf pool's cache of the thread running the pass (NULL
+	 * outside a pass, or for a thread without an lcore id): looked up
+	 * once a pass, not at each mbuf (DPDK's lcore id is thread-local,
+	 * which a shared library reaches through a call): the engine's one
+	 * pool, which every device takes from */
+	struct rte_mempool_cache *mcache;
 	struct droce_pass_clock clock;   /**< with pass_clock only */
 };
 
@@ -1094,5 +1100,37 @@ void droce_qp_flush(struct droce_qp_eng *qp);
  * @return true when it can send.
  */
 bool droce_qp_path_ready(struct droce_qp_eng *qp, uint64_t now);
+
+/** An mbuf of @p sh's pool for a packet, reset, or NULL: as
+ * rte_pktmbuf_alloc(), through the cache of the thread whose pass it is. */
+static inline struct rte_mbuf *
+droce_mbuf_alloc(const struct droce_shard *sh)
+{
+	struct rte_mbuf *m;
+
+	if (rte_mempool_generic_get(sh->dev->pool, (void **)&m, 1,
+				    sh->lc->mcache) < 0)
+		return NULL;
+	rte_pktmbuf_reset(m);
+	return m;
+}
+
+/** Free @p m and the segments after it: as rte_pktmbuf_free(), those
+ * of @p sh's pool through the cache of the thread whose pass it is. */
+static inline void
+droce_mbuf_free(const struct droce_shard *sh, struct rte_mbuf *m)
+{
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+
+		m = rte_pktmbuf_prefree_seg(m);
+		if (m != NULL && m->pool == sh->dev->pool)
+			rte_mempool_generic_put(m->pool, (void **)&m, 1,
+						sh->lc->mcache);
+		else if (m != NULL)
+			rte_mempool_put(m->pool, m);
+		m = next;
+	}
+}
 
 #endif /* DROCE_ENGINE_PVT_H */

@@ -243,6 +243,9 @@ lcore_pass(struct droce_lcore *lc, bool app)
 	if (!droce_pass_trylock(&lc->pass_lock))
 		return -1;
 	running = lc;
+	lc->mcache = lc->nshards == 0 ? NULL :
+		rte_mempool_default_cache(lc->shards[0]->dev->pool,
+					  rte_lcore_id());
 	lc->app_pass = app;
 	lc->pass_no++;
 	__atomic_store_n(&lc->pass_since, now, __ATOMIC_RELAXED);
@@ -254,6 +257,7 @@ lcore_pass(struct droce_lcore *lc, bool app)
 		lc->shards[d]->stats.app_passes += app;
 	}
 	running = NULL;
+	lc->mcache = NULL;
 	if (app)
 		__atomic_store_n(&lc->app_at, rte_get_tsc_cycles(), __ATOMIC_RELAXED);
 	if (DROCE_PASS_CLOCK) {

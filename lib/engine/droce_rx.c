@@ -531,7 +531,7 @@ droce_shard_rx_burst(struct droce_shard *sh, struct rte_mbuf **pkts,
 			rx_roce(sh, roce[i], &meta[i], now);
 		else
 			sh->stats.rx_icrc_err++;
-		rte_pktmbuf_free(roce[i]);
+		droce_mbuf_free(sh, roce[i]);
 	}
 	droce_clock_mark(sh->lc, &t, DROCE_STAGE_RECEIVE);
 }

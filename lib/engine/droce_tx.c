@@ -62,7 +62,7 @@ droce_pkt_alloc_to(struct droce_qp_eng *qp, const uint8_t *hdr,
 		   bool ackreq, bool se, uint32_t payload_len, uint8_t **bth)
 {
 	uint32_t pad = (4 - (payload_len & 3)) & 3;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->shard->dev->pool);
+	struct rte_mbuf *m = droce_mbuf_alloc(qp->shard);
 
 	if (m == NULL) {
 		qp->shard->stats.no_mbuf++;
@@ -70,7 +70,7 @@ droce_pkt_alloc_to(struct droce_qp_eng *qp, const uint8_t *hdr,
 	}
 	if (!pkt_headers(m, hdr, hdr_len, dqpn, opcode, psn, ackreq, se,
 			 payload_len, payload_len + pad + DROCE_ICRC_LEN, bth)) {
-		rte_pktmbuf_free(m);
+		droce_mbuf_free(qp->shard, m);
 		return NULL;
 	}
 	return m;
