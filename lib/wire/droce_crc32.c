@@ -434,8 +434,142 @@ droce_crc32_vbmi_masked_short(uint32_t reg, const void *buf, size_t len,
 	return vclmul_from(z, p + len, 0, NULL);
 }
 
+/*
+ * 256-bit registers (VPCLMULQDQ with AVX2, on CPUs without AVX-512):
+ * two lanes a register, four registers 128 bytes a step.
+ */
+static inline __attribute__((always_inline, target("avx2,vpclmulqdq")))
+__m256i
+fold256(__m256i x, __m256i k, __m256i next)
+{
+	__m256i hi = _mm256_clmulepi64_epi128(x, k, 0x00);
+	__m256i lo = _mm256_clmulepi64_epi128(x, k, 0x11);
+
+	return _mm256_xor_si256(_mm256_xor_si256(hi, lo), next);
+}
+
+static inline __attribute__((always_inline, target("avx2,vpclmulqdq")))
+__m256i
+k256(uint64_t k_hi, uint64_t k_lo)
+{
+	return _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)k_lo,
+							  (long long)k_hi));
+}
+
+/* 32 bytes at @p p, and the same at @p d unless it is NULL. */
+static inline __attribute__((always_inline, target("avx2,vpclmulqdq")))
+__m256i
+load256(const uint8_t *p, uint8_t *d)
+{
+	__m256i y = _mm256_loadu_si256((const __m256i *)p);
+
+	if (d != NULL)
+		_mm256_storeu_si256((__m256i *)d, y);
+	return y;
+}
+
+/*
+ * The CRC of y0 and y1 (the first 64 bytes, the seed in) followed by
+ * the @p len (at least 64) bytes at @p p: four registers 128 bytes a
+ * step, then one, then 128-bit lanes. With @p d, the bytes are also
+ * copied there as they are read: @p len must then be a multiple of 32.
+ */
+static inline __attribute__((always_inline,
+			     target("avx2,vpclmulqdq,pclmul,sse4.1")))
+uint32_t
+vclmul256_from(__m256i y0, __m256i y1, const uint8_t *p, size_t len,
+	       uint8_t *d)
+{
+	const __m256i k1024 = k256(CRC32_FOLD1024_HI, CRC32_FOLD1024_LO);
+	const __m256i k2 = k256(CRC32_FOLD256_HI, CRC32_FOLD256_LO);
+	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
+					    (long long)CRC32_FOLD128_HI);
+	__m256i y2, y3;
+	__m128i x;
+
+	y2 = load256(p, d);
+	y3 = load256(p + 32, d != NULL ? d + 32 : NULL);
+	p += 64;
+	d = d != NULL ? d + 64 : NULL;
+	len -= 64;
+	while (len >= 128) {
+		y0 = fold256(y0, k1024, load256(p, d));
+		y1 = fold256(y1, k1024, load256(p + 32,
+				d != NULL ? d + 32 : NULL));
+		y2 = fold256(y2, k1024, load256(p + 64,
+				d != NULL ? d + 64 : NULL));
+		y3 = fold256(y3, k1024, load256(p + 96,
+				d != NULL ? d + 96 : NULL));
+		p += 128;
+		d = d != NULL ? d + 128 : NULL;
+		len -= 128;
+	}
+	/* four registers into one, 256 bits apart */
+	y0 = fold256(y0, k2, y1);
+	y0 = fold256(y0, k2, y2);
+	y0 = fold256(y0, k2, y3);
+	while (len >= 32) {
+		y0 = fold256(y0, k2, load256(p, d));
+		p += 32;
+		d = d != NULL ? d + 32 : NULL;
+		len -= 32;
+	}
+	/* its two lanes into one */
+	x = fold(_mm256_castsi256_si128(y0), k128,
+		 _mm256_extracti128_si256(y0, 1));
+	while (len >= 16) {
+		x = fold(x, k128, _mm_loadu_si128((const __m128i *)p));
+		p += 16;
+		len -= 16;
+	}
+	return lane_finish(x, p + len, len);
+}
+
+/* The seed into the first four bytes of a register. */
+static inline __attribute__((always_inline, target("avx2,vpclmulqdq")))
+__m256i
+seed256(__m256i y, uint32_t reg)
+{
+	return _mm256_xor_si256(y, _mm256_zextsi128_si256(
+					_mm_cvtsi32_si128((int)reg)));
+}
+
+__attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1"))) uint32_t
+droce_crc32_vclmul256(uint32_t reg, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	return vclmul256_from(seed256(load256(p, NULL), reg),
+			      load256(p + 32, NULL), p + 64, len - 64, NULL);
+}
+
+__attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1"))) uint32_t
+droce_crc32_vclmul256_copy(uint32_t reg, void *dst, const void *src,
+			   size_t len)
+{
+	const uint8_t *p = src;
+	uint8_t *d = dst;
+
+	return vclmul256_from(seed256(load256(p, d), reg),
+			      load256(p + 32, d + 32), p + 64, len - 64,
+			      d + 64);
+}
+
+__attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1"))) uint32_t
+droce_crc32_vclmul256_masked64(uint32_t reg, const void *buf, size_t len,
+			       const uint8_t set[64])
+{
+	const uint8_t *p = buf;
+	__m256i y0 = _mm256_or_si256(load256(p, NULL), load256(set, NULL));
+	__m256i y1 = _mm256_or_si256(load256(p + 32, NULL),
+				     load256(set + 32, NULL));
+
+	return vclmul256_from(seed256(y0, reg), y1, p + 64, len - 64, NULL);
+}
+
 static bool have_clmul;
 static bool have_vclmul;
+static bool have_vclmul256;
 static bool have_vbmi;
 
 RTE_INIT(droce_crc32_detect)
@@ -448,6 +582,14 @@ RTE_INIT(droce_crc32_detect)
 		__builtin_cpu_supports("vpclmulqdq");
 	have_vbmi = have_vclmul && __builtin_cpu_supports("avx512bw") &&
 		__builtin_cpu_supports("avx512vbmi");
+	have_vclmul256 = have_clmul && __builtin_cpu_supports("avx2") &&
+		__builtin_cpu_supports("vpclmulqdq");
+}
+
+bool
+droce_crc32_have_vclmul256(void)
+{
+	return have_vclmul256;
 }
 
 bool
@@ -523,6 +665,33 @@ droce_crc32_have_vclmul(void)
 }
 
 uint32_t
+droce_crc32_vclmul256(uint32_t reg, const void *buf, size_t len)
+{
+	return droce_crc32_sw(reg, buf, len);
+}
+
+uint32_t
+droce_crc32_vclmul256_copy(uint32_t reg, void *dst, const void *src,
+			   size_t len)
+{
+	memcpy(dst, src, len);
+	return droce_crc32_sw(reg, src, len);
+}
+
+uint32_t
+droce_crc32_vclmul256_masked64(uint32_t reg, const void *buf, size_t len,
+			       const uint8_t set[64])
+{
+	return droce_crc32_sw_masked64(reg, buf, len, set);
+}
+
+bool
+droce_crc32_have_vclmul256(void)
+{
+	return false;
+}
+
+uint32_t
 droce_crc32_vbmi_masked_short(uint32_t reg, const void *buf, size_t len,
 			      const uint8_t set[64])
 {
@@ -541,6 +710,8 @@ droce_crc32_have_vbmi(void)
 #define CLMUL_MIN_LEN 32
 /* From here 512-bit registers pay off. */
 #define VCLMUL_MIN_LEN 512
+/* From here 256-bit ones do (where there are no 512-bit ones). */
+#define VCLMUL256_MIN_LEN 256
 
 uint32_t
 droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
@@ -561,6 +732,8 @@ droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
 			reg = droce_crc32_sw_masked64(reg, buf, len, set);
 	} else if (droce_crc32_have_vclmul())
 		reg = droce_crc32_vclmul_masked64(reg, buf, len, set);
+	else if (len >= VCLMUL256_MIN_LEN && droce_crc32_have_vclmul256())
+		reg = droce_crc32_vclmul256_masked64(reg, buf, len, set);
 	else if (droce_crc32_have_clmul())
 		reg = droce_crc32_clmul_masked64(reg, buf, len, set);
 	else
@@ -571,16 +744,20 @@ droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
 uint32_t
 droce_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
-	/* 512-bit registers copy and fold whole 64-byte blocks in one
-	 * pass; the rest, and every other CPU, copy then CRC */
+	/* 512- or 256-bit registers copy and fold whole 64-byte blocks in
+	 * one pass; the rest, and CPUs with neither, copy then CRC */
 	size_t bulk = len & ~(size_t)63;
 
-	if (len >= VCLMUL_MIN_LEN && droce_crc32_have_vclmul()) {
+	if (len >= VCLMUL_MIN_LEN && droce_crc32_have_vclmul())
 		crc = ~droce_crc32_vclmul_copy(~crc, dst, src, bulk);
-		dst = (uint8_t *)dst + bulk;
-		src = (const uint8_t *)src + bulk;
-		len -= bulk;
-	}
+	else if (len >= VCLMUL256_MIN_LEN && droce_crc32_have_vclmul256() &&
+		 !droce_crc32_have_vclmul())
+		crc = ~droce_crc32_vclmul256_copy(~crc, dst, src, bulk);
+	else
+		bulk = 0;
+	dst = (uint8_t *)dst + bulk;
+	src = (const uint8_t *)src + bulk;
+	len -= bulk;
 	memcpy(dst, src, len);
 	return droce_crc32(crc, src, len);
 }
@@ -592,6 +769,9 @@ droce_crc32(uint32_t crc, const void *buf, size_t len)
 
 	if (len >= VCLMUL_MIN_LEN && droce_crc32_have_vclmul())
 		reg = droce_crc32_vclmul(reg, buf, len);
+	else if (len >= VCLMUL256_MIN_LEN && droce_crc32_have_vclmul256() &&
+		 !droce_crc32_have_vclmul())
+		reg = droce_crc32_vclmul256(reg, buf, len);
 	else if (len >= CLMUL_MIN_LEN && droce_crc32_have_clmul())
 		reg = droce_crc32_clmul(reg, buf, len);
 	else

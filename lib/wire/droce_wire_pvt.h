@@ -36,10 +36,20 @@ uint32_t droce_crc32_vclmul_copy(uint32_t reg, void *dst, const void *src,
 /* true if this CPU can run droce_crc32_vclmul(). */
 bool droce_crc32_have_vclmul(void);
 
+/* The same with 256-bit registers (VPCLMULQDQ with AVX2); len >= 128 and
+ * droce_crc32_have_vclmul256() required; the copy's len a multiple of
+ * 32. */
+uint32_t droce_crc32_vclmul256(uint32_t reg, const void *buf, size_t len);
+uint32_t droce_crc32_vclmul256_copy(uint32_t reg, void *dst, const void *src,
+				    size_t len);
+
+/* true if this CPU can run the droce_crc32_vclmul256 functions. */
+bool droce_crc32_have_vclmul256(void);
+
 /*
  * Each implementation's update over @p len bytes whose first 64 are
- * taken OR @p set (droce_crc32_masked64()): at least 64 bytes, but for
- * the tables, which take any length.
+ * taken OR @p set (droce_crc32_masked64()): at least 64 bytes (128 for
+ * the 256-bit registers), but for the tables, which take any length.
  */
 uint32_t droce_crc32_sw_masked64(uint32_t reg, const void *buf, size_t len,
 				 const uint8_t set[64]);
@@ -47,6 +57,8 @@ uint32_t droce_crc32_clmul_masked64(uint32_t reg, const void *buf,
 				    size_t len, const uint8_t set[64]);
 uint32_t droce_crc32_vclmul_masked64(uint32_t reg, const void *buf,
 				     size_t len, const uint8_t set[64]);
+uint32_t droce_crc32_vclmul256_masked64(uint32_t reg, const void *buf,
+					size_t len, const uint8_t set[64]);
 
 /* The same over 4 to 63 bytes with AVX-512 VBMI, reading none past them;
  * droce_crc32_have_vbmi() required. */

@@ -133,6 +133,9 @@ main(int argc, char **argv)
 	fprintf(f, "/* Fold 128-bit lanes 2048 bits forward (4 x 512-bit registers). */\n");
 	fprintf(f, "#define CRC32_FOLD2048_HI 0x%016" PRIx64 "ull\n", fold_const(2048 + 63));
 	fprintf(f, "#define CRC32_FOLD2048_LO 0x%016" PRIx64 "ull\n", fold_const(2048 - 1));
+	fprintf(f, "/* Fold 128-bit lanes 1024 bits forward (4 x 256-bit registers). */\n");
+	fprintf(f, "#define CRC32_FOLD1024_HI 0x%016" PRIx64 "ull\n", fold_const(1024 + 63));
+	fprintf(f, "#define CRC32_FOLD1024_LO 0x%016" PRIx64 "ull\n", fold_const(1024 - 1));
 	fprintf(f, "/* Fold a 128-bit lane 384 and 256 bits forward. */\n");
 	fprintf(f, "#define CRC32_FOLD384_HI 0x%016" PRIx64 "ull\n", fold_const(384 + 63));
 	fprintf(f, "#define CRC32_FOLD384_LO 0x%016" PRIx64 "ull\n", fold_const(384 - 1));

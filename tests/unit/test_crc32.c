@@ -215,6 +215,39 @@ test_vclmul_matches_tables(void **state)
 			 droce_crc32_sw(~0u, buf, BUF_LEN));
 }
 
+static void
+test_vclmul256_matches_tables(void **state)
+{
+	static uint8_t dst[BUF_LEN + 64];
+	size_t len, align;
+
+	(void)state;
+	if (!droce_crc32_have_vclmul256()) {
+		print_message("no VPCLMULQDQ with AVX2: no 256-bit path\n");
+		return;
+	}
+	fill(buf, sizeof(buf), 10);
+	for (align = 0; align < 64; align += 7)
+		for (len = 128; len <= 3000; len++)
+			assert_int_equal(droce_crc32_vclmul256(0x9abcdef0u,
+							       buf + align,
+							       len),
+					 droce_crc32_sw(0x9abcdef0u,
+							buf + align, len));
+	assert_int_equal(droce_crc32_vclmul256(~0u, buf, BUF_LEN),
+			 droce_crc32_sw(~0u, buf, BUF_LEN));
+	/* the copy: the bytes, and none written past them */
+	for (len = 128; len <= BUF_LEN; len += 32) {
+		memset(dst, 0, sizeof(dst));
+		assert_int_equal(droce_crc32_vclmul256_copy(0x9abcdef0u,
+							    dst + 3, buf + 5,
+							    len),
+				 droce_crc32_sw(0x9abcdef0u, buf + 5, len));
+		assert_memory_equal(dst + 3, buf + 5, len);
+		assert_int_equal(dst[3 + len], 0);
+	}
+}
+
 /*
  * droce_crc32_copy(): the CRC of droce_crc32() and the bytes of memcpy(),
  * at lengths either side of where the one-pass path starts and of each
@@ -293,6 +326,10 @@ test_masked64(void **state)
 				assert_int_equal(droce_crc32_clmul_masked64(
 						0x5a5a0ff0u, buf + align, len,
 						set), want);
+			if (droce_crc32_have_vclmul256() && len >= 128)
+				assert_int_equal(droce_crc32_vclmul256_masked64(
+						0x5a5a0ff0u, buf + align, len,
+						set), want);
 			if (droce_crc32_have_vclmul())
 				assert_int_equal(droce_crc32_vclmul_masked64(
 						0x5a5a0ff0u, buf + align, len,
@@ -360,6 +397,7 @@ main(void)
 		cmocka_unit_test(test_chaining),
 		cmocka_unit_test(test_clmul_matches_tables),
 		cmocka_unit_test(test_vclmul_matches_tables),
+		cmocka_unit_test(test_vclmul256_matches_tables),
 		cmocka_unit_test(test_masked64),
 		cmocka_unit_test(test_masked_short),
 		cmocka_unit_test(test_copy),
