@@ -7,7 +7,9 @@
 # a 1500-byte MTU, and a 9000-byte one, "ring9k", for large messages) and
 # over net_memif (two processes), each beside the raw frame rate of the
 # same port and lcore; the floor of RoCE packets alone (raw frames with
-# their ICRCs computed and checked) on both; and memcpy on this machine.
+# their ICRCs computed and checked) on both, and one engine lcore's
+# 64-byte WRITEs against that floor (the per-lcore floor); and memcpy on
+# this machine.
 #
 # Usage: devtools/bench.sh [SECONDS]    (after devtools/quickstart.sh demo)
 
@@ -87,6 +89,18 @@ echo "on send and checked on receipt, nothing else (each yardstick taken"
 echo "after a 64-byte write_bw run, as in the table):"
 floor ring
 floor memif
+echo
+echo "one engine lcore doing both ends against that floor, the two in ten"
+echo "turns each (a host's drift weighs on both alike), 64-byte write_bw:"
+for l in 1 32; do
+	DROCE_CONFIG="$work/ring.ini" $perf write_bw -s 64 -D "$secs" -l $l \
+		-R --raw-icrc --turns 10 --no-progress | awk -v l=$l '
+		/^   raw\+icrc / { floor = $2 }
+		/^   RoCE / { roce = $3 }
+		/ratio/ { ratio = $2 }
+		END { printf "  -l %-2s %7.3f Mpps against %7.3f: %s of the floor\n",
+			l, roce, floor, ratio }'
+done
 echo
 echo "memcpy on this machine (8 MiB working set):"
 $perf memcpy -s 65536 -D "$secs" | awk '/^ [0-9]/ { print "  64 KiB copies: " $3 " GB/s" }'

@@ -47,7 +47,10 @@ usage(FILE *out)
 		"      --server         wait for a client (two processes)\n"
 		"  -R, --compare-raw    also run raw frames of the same size\n"
 		"      --raw-icrc       raw frames are RoCE packets no QP takes,\n"
-		"                       their ICRCs computed and checked\n"
+		"                       their ICRCs computed and checked\n"		"      --turns N        with -R in one process: the test and the\n"
+		"                       raw frames take N turns each of D/N s,\n"
+		"                       alternately; each rate from its turns'\n"
+		"                       sums (default 1; one QP)\n"
 		"      --no-progress    no progress line\n"
 		"  -h, --help\n"
 		"Without --server or HOST: one process, droce0 -> droce1.\n",
@@ -116,6 +119,49 @@ is_lat(enum perf_test t)
 	return t == PERF_WRITE_LAT || t == PERF_SEND_LAT || t == PERF_RAW_LAT;
 }
 
+/* @p a's counts and seconds added to @p sum's. */
+static void
+result_add(struct perf_result *sum, const struct perf_result *a)
+{
+	sum->msgs += a->msgs;
+	sum->bytes += a->bytes;
+	sum->frames += a->frames;
+	sum->secs += a->secs;
+	if (a->peak_msg_rate > sum->peak_msg_rate)
+		sum->peak_msg_rate = a->peak_msg_rate;
+}
+
+/*
+ * -R --turns N: the test and the raw frames alternately, N turns of D/N
+ * seconds each, their counts and seconds summed. A host whose speed
+ * drifts within the run (another guest's load) then weighs on the two
+ * alike, where one run after the other may see each at another speed.
+ */
+static int
+bw_raw_turns(const struct perf_opts *o, struct perf_side *cl,
+	     struct perf_side *sv, struct perf_result *r,
+	     struct perf_result *raw)
+{
+	struct perf_opts turn = *o;
+	unsigned int t;
+
+	turn.duration = o->duration / o->turns;
+	memset(r, 0, sizeof(*r));
+	memset(raw, 0, sizeof(*raw));
+	for (t = 0; t < o->turns; t++) {
+		struct perf_result a = { 0 }, b = { 0 };
+
+		if (perf_bw(&turn, cl, sv, &a) != 0)
+			return -1;
+		result_add(r, &a);
+		if (perf_raw(&turn, o->test == PERF_READ_BW ? sv : cl,
+			     &b) != 0)
+			return -1;
+		result_add(raw, &b);
+	}
+	return 0;
+}
+
 /* One process: droce0 to droce1. */
 static int
 run_local(struct perf_opts *o)
@@ -141,13 +187,17 @@ run_local(struct perf_opts *o)
 		ret = perf_raw_lat(o, &cl, false, &r);
 	else if (is_lat(o->test))
 		ret = perf_lat(o, &cl, &sv, &r);
+	else if (o->compare_raw && o->turns > 1)
+		ret = bw_raw_turns(o, &cl, &sv, &r, &raw);
 	else
 		ret = perf_bw(o, &cl, &sv, &r);
 	if (ret == 0)
 		perf_report(o, &r);
 	if (ret == 0 && o->compare_raw && o->test != PERF_RAW &&
 	    !is_lat(o->test)) {
-		ret = perf_raw(o, o->test == PERF_READ_BW ? &sv : &cl, &raw);
+		if (o->turns == 1)
+			ret = perf_raw(o, o->test == PERF_READ_BW ? &sv : &cl,
+				       &raw);
 		if (ret == 0)
 			perf_report_ratio(o, &r, &raw);
 	}
@@ -222,6 +272,7 @@ main(int argc, char **argv)
 		{ "server", no_argument, NULL, 'S' },
 		{ "compare-raw", no_argument, NULL, 'R' },
 		{ "raw-icrc", no_argument, NULL, 'I' },
+		{ "turns", required_argument, NULL, 'T' },
 		{ "no-progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -235,6 +286,7 @@ main(int argc, char **argv)
 		.mtu = 0,               /* the port's active MTU */
 		.port = PERF_DEFAULT_PORT,
 		.progress = true,
+		.turns = 1,
 	};
 	bool size_set = false, duration_set = false;
 	int opt;
@@ -294,6 +346,9 @@ main(int argc, char **argv)
 		case 'I':
 			o.raw_icrc = true;
 			break;
+		case 'T':
+			o.turns = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
 		case 'P':
 			o.progress = false;
 			break;
@@ -320,6 +375,13 @@ main(int argc, char **argv)
 			fprintf(stderr, "droce-perf: cm runs in one process\n");
 			return 2;
 		}
+	}
+	if (o.turns == 0 ||
+	    (o.turns > 1 && (o.host != NULL || o.server || o.qps != 1 ||
+			     o.iters != 0 || o.nsweep != 0))) {
+		fprintf(stderr, "droce-perf: --turns N runs one QP in one "
+			"process for -D seconds\n");
+		return 2;
 	}
 	if (o.qps == 0 || o.qps > PERF_MAX_QPS || o.tx_depth == 0 ||
 	    o.post_list == 0 || o.post_list > PERF_MAX_POST_LIST ||

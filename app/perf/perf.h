@@ -52,6 +52,7 @@ struct perf_opts {
 	int dev;                   /* device of this side (two processes) */
 	bool compare_raw;          /* also measure raw frames of this size */
 	bool raw_icrc;             /* raw frames are RoCE, ICRCs and all */
+	unsigned int turns;        /* -R: test and raw frames in turns */
 	bool progress;
 	bool quiet;
 };
@@ -82,6 +83,8 @@ struct perf_side {
 	struct perf_info peer;     /* its arrays: the other side's me, or
 				    * peer_arrays (two processes) */
 	uint32_t *peer_arrays;
+	bool recvs_posted;         /* send_bw's receives are up (a turn
+				    * before this one posted them) */
 };
 
 struct perf_result {

@@ -198,10 +198,14 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 	memset(r, 0, sizeof(*r));
 	if (st == NULL)
 		return -1;
-	if (o->test == PERF_SEND_BW && sv != NULL)
+	/* (each receive taken is posted again: a run's leave the next
+	 * run as many) */
+	if (o->test == PERF_SEND_BW && sv != NULL && !sv->recvs_posted) {
 		for (q = 0; q < busy; q++)
 			if (post_recvs(o, sv, q, o->tx_depth * PERF_RX_FACTOR) < 0)
 				goto out;
+		sv->recvs_posted = true;
+	}
 	t0 = perf_now();
 	last = t0;
 	end = t0 + o->duration;
