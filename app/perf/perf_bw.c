@@ -198,8 +198,8 @@ perf_bw(const struct perf_opts *o, struct perf_side *cl, struct perf_side *sv,
 	memset(r, 0, sizeof(*r));
 	if (st == NULL)
 		return -1;
-	/* (each receive taken is posted again: a run's leave the next
-	 * run as many) */
+	/* once: server_poll() posts each receive taken again, so a run
+	 * (a turn of --turns) leaves the next as many as it found */
 	if (o->test == PERF_SEND_BW && sv != NULL && !sv->recvs_posted) {
 		for (q = 0; q < busy; q++)
 			if (post_recvs(o, sv, q, o->tx_depth * PERF_RX_FACTOR) < 0)

@@ -224,11 +224,11 @@ struct droce_lcore {
 				       *   application thread's */
 	uint32_t pass_no;             /**< passes run, whoever ran them */
 	uint32_t requests;            /**< requests received from peers */
-	/** the mbuf pool's cache of the thread running the pass (NULL
-	 * outside a pass, or for a thread without an lcore id): looked up
-	 * once a pass, not at each mbuf (DPDK's lcore id is thread-local,
-	 * which a shared library reaches through a call): the engine's one
-	 * pool, which every device takes from */
+	/** the cache of the engine's mbuf pool (every device's) that the
+	 * thread running the pass has, looked up once a pass: DPDK finds it
+	 * by its thread-local lcore id, which a shared library reaches
+	 * through a call each time. NULL outside a pass, and for a thread
+	 * without an lcore id. */
 	struct rte_mempool_cache *mcache;
 	struct droce_pass_clock clock;   /**< with pass_clock only */
 };
