@@ -713,6 +713,15 @@ droce_crc32_have_vbmi(void)
 /* From here 256-bit ones do (where there are no 512-bit ones). */
 #define VCLMUL256_MIN_LEN 256
 
+/* Whether @p len bytes go through 256-bit registers: long enough, on a
+ * CPU that has them and not the 512-bit ones. */
+static inline bool
+use_vclmul256(size_t len)
+{
+	return len >= VCLMUL256_MIN_LEN && droce_crc32_have_vclmul256() &&
+		!droce_crc32_have_vclmul();
+}
+
 uint32_t
 droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
 		     const uint8_t set[64])
@@ -732,7 +741,7 @@ droce_crc32_masked64(uint32_t crc, const void *buf, size_t len,
 			reg = droce_crc32_sw_masked64(reg, buf, len, set);
 	} else if (droce_crc32_have_vclmul())
 		reg = droce_crc32_vclmul_masked64(reg, buf, len, set);
-	else if (len >= VCLMUL256_MIN_LEN && droce_crc32_have_vclmul256())
+	else if (use_vclmul256(len))
 		reg = droce_crc32_vclmul256_masked64(reg, buf, len, set);
 	else if (droce_crc32_have_clmul())
 		reg = droce_crc32_clmul_masked64(reg, buf, len, set);
@@ -750,8 +759,7 @@ droce_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
 
 	if (len >= VCLMUL_MIN_LEN && droce_crc32_have_vclmul())
 		crc = ~droce_crc32_vclmul_copy(~crc, dst, src, bulk);
-	else if (len >= VCLMUL256_MIN_LEN && droce_crc32_have_vclmul256() &&
-		 !droce_crc32_have_vclmul())
+	else if (use_vclmul256(len))
 		crc = ~droce_crc32_vclmul256_copy(~crc, dst, src, bulk);
 	else
 		bulk = 0;
@@ -769,8 +777,7 @@ droce_crc32(uint32_t crc, const void *buf, size_t len)
 
 	if (len >= VCLMUL_MIN_LEN && droce_crc32_have_vclmul())
 		reg = droce_crc32_vclmul(reg, buf, len);
-	else if (len >= VCLMUL256_MIN_LEN && droce_crc32_have_vclmul256() &&
-		 !droce_crc32_have_vclmul())
+	else if (use_vclmul256(len))
 		reg = droce_crc32_vclmul256(reg, buf, len);
 	else if (len >= CLMUL_MIN_LEN && droce_crc32_have_clmul())
 		reg = droce_crc32_clmul(reg, buf, len);
