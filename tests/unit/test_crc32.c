@@ -218,7 +218,6 @@ test_vclmul_matches_tables(void **state)
 static void
 test_vclmul256_matches_tables(void **state)
 {
-	static uint8_t dst[BUF_LEN + 64];
 	size_t len, align;
 
 	(void)state;
@@ -236,12 +235,24 @@ test_vclmul256_matches_tables(void **state)
 							buf + align, len));
 	assert_int_equal(droce_crc32_vclmul256(~0u, buf, BUF_LEN),
 			 droce_crc32_sw(~0u, buf, BUF_LEN));
-	/* the copy: the bytes, and none written past them */
-	for (len = 128; len <= BUF_LEN; len += 32) {
+}
+
+/*
+ * A one-pass copy and CRC, @p copy, at each length from @p from to the
+ * buffer's in steps of @p step: the CRC of the tables, the bytes, and
+ * none written past them.
+ */
+static void
+check_one_pass_copy(uint32_t (*copy)(uint32_t reg, void *dst,
+				     const void *src, size_t len),
+		    size_t from, size_t step)
+{
+	static uint8_t dst[BUF_LEN + 64];
+	size_t len;
+
+	for (len = from; len <= BUF_LEN; len += step) {
 		memset(dst, 0, sizeof(dst));
-		assert_int_equal(droce_crc32_vclmul256_copy(0x9abcdef0u,
-							    dst + 3, buf + 5,
-							    len),
+		assert_int_equal(copy(0x9abcdef0u, dst + 3, buf + 5, len),
 				 droce_crc32_sw(0x9abcdef0u, buf + 5, len));
 		assert_memory_equal(dst + 3, buf + 5, len);
 		assert_int_equal(dst[3 + len], 0);
@@ -252,7 +263,7 @@ test_vclmul256_matches_tables(void **state)
  * droce_crc32_copy(): the CRC of droce_crc32() and the bytes of memcpy(),
  * at lengths either side of where the one-pass path starts and of each
  * 64-byte block, at several alignments of either side, nothing written
- * past the end; and the one-pass path itself against the tables.
+ * past the end; and each one-pass path the CPU has against the tables.
  */
 static void
 test_copy(void **state)
@@ -283,16 +294,10 @@ test_copy(void **state)
 			}
 		}
 	}
-	if (!droce_crc32_have_vclmul())
-		return;
-	for (i = 64; i <= BUF_LEN; i += 64) {
-		memset(dst, 0, sizeof(dst));
-		assert_int_equal(droce_crc32_vclmul_copy(0x9abcdef0u, dst + 3,
-							 buf + 5, i),
-				 droce_crc32_sw(0x9abcdef0u, buf + 5, i));
-		assert_memory_equal(dst + 3, buf + 5, i);
-		assert_int_equal(dst[3 + i], 0);
-	}
+	if (droce_crc32_have_vclmul())
+		check_one_pass_copy(droce_crc32_vclmul_copy, 64, 64);
+	if (droce_crc32_have_vclmul256())
+		check_one_pass_copy(droce_crc32_vclmul256_copy, 128, 32);
 }
 
 /*
