@@ -558,12 +558,8 @@ droce_req_run(struct droce_qp_eng *qp, uint64_t now)
 				break;
 			}
 		}
-		/* paced by DCQCN: not yet (the QP stays active). Against
-		 * the time now, as droce_cc_sent() set its next: the pass's
-		 * start would give a device run late in a long pass less
-		 * than its rate. */
-		if (unlikely(qp->cc.rate != 0) &&
-		    !droce_cc_may_send(qp, rte_get_tsc_cycles())) {
+		/* paced by DCQCN: not yet (the QP stays active) */
+		if (unlikely(qp->cc.rate != 0) && !droce_cc_may_send(qp)) {
 			qp->stats.cc_held++;
 			break;
 		}

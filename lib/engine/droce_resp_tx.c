@@ -154,7 +154,7 @@ send_owed(struct droce_qp_eng *qp, unsigned int budget, bool paced)
 			break;
 		/* READ responses go at DCQCN's rate, as requests do */
 		if (unlikely(qp->cc.rate != 0) && paced && !res->atomic &&
-		    !droce_cc_may_send(qp, rte_get_tsc_cycles())) {
+		    !droce_cc_may_send(qp)) {
 			qp->stats.cc_held++;
 			return false;
 		}

@@ -69,20 +69,24 @@ void droce_cc_cnp(struct droce_qp_eng *qp, uint64_t now);
 #define DROCE_CC_SLACK_US 16
 
 /**
- * Whether @p qp, paced by DCQCN, may send its next packet at TSC @p now
- * (DCQCN's timers run first). A QP DCQCN has cut is paced from then on,
- * at the port's speed too once it is back there: a software port (a
+ * Whether @p qp, paced by DCQCN, may send its next packet now (DCQCN's
+ * timers run first): against the clock as it is, as droce_cc_sent() set
+ * that packet's time (the time a pass began would give a QP run late in
+ * a long pass less than its rate). A QP DCQCN has cut is paced from then
+ * on, at the port's speed too once it is back there: a software port (a
  * ring, memif, net_fault's switch) takes a burst faster than any line
  * would, and a QP let go at once would put its whole window in a
  * congested queue.
  */
 static inline bool
-droce_cc_may_send(struct droce_qp_eng *qp, uint64_t now)
+droce_cc_may_send(struct droce_qp_eng *qp)
 {
 	const struct droce_dcqcn_params *p = &qp->shard->dev->cc;
+	uint64_t now;
 
 	if (likely(qp->cc.rate == 0))
 		return true;
+	now = rte_get_tsc_cycles();
 	droce_dcqcn_tick(&qp->cc, p, now / droce_eng.us_cycles);
 	return (int64_t)(now - qp->cc_next) >= 0;
 }
