@@ -288,7 +288,9 @@ ports_close(void *unused)
 	for (i = 0; i < droce_eng.ndevs; i++) {
 		const struct droce_dev *dev = droce_eng.devs[i];
 
-		if (!dev->shards[0]->port_stopped)
+		/* (a port whose memif peer left is started, not polled) */
+		if (!dev->shards[0]->port_stopped ||
+		    dev->memif_peer != DROCE_MEMIF_PEER_HERE)
 			rte_eth_dev_stop(dev->port_id);
 		rte_eth_dev_close(dev->port_id);
 	}
@@ -367,6 +369,7 @@ engine_stop(void)
 	lcores_stop();
 	for (i = 0; i < droce_eng.nlcores; i++)
 		droce_lcore_clock_report(&droce_eng.lcores[i]);
+	droce_memif_leave_all();
 	ports_close_at_exit();
 	for (i = 0; i < droce_eng.ndevs; i++) {
 		const struct droce_shard *p = droce_eng.devs[i]->shards[0];

@@ -424,6 +424,21 @@ struct droce_dev {
 	struct droce_mcast mcast[DROCE_MAX_MCAST];
 	uint64_t link_check_at;       /**< next look at the link */
 	bool link_up;                 /**< as last seen */
+	/** the port is net_memif's, whose peer tells it when it leaves
+	 * (lib/engine/droce_memif_leave.c) */
+	bool memif;
+	bool memif_server;            /**< its memif role */
+	/** enum droce_memif_peer: what its memif peer said and did */
+	uint8_t memif_peer;
+};
+
+/* A memif port's peer (struct droce_dev's memif_peer). */
+enum droce_memif_peer {
+	DROCE_MEMIF_PEER_HERE,        /**< polled as any port */
+	DROCE_MEMIF_PEER_LEAVING,     /**< said it leaves: bursts stopping */
+	DROCE_MEMIF_PEER_LEFT,        /**< told the bursts stopped */
+	DROCE_MEMIF_PEER_GONE,        /**< the link seen down since */
+	DROCE_MEMIF_PEER_COMING,      /**< and up again: bursts starting */
 };
 
 /* A device's shard: what one engine lcore runs of it. */

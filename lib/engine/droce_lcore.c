@@ -25,6 +25,7 @@
 #include "droce_engine_pvt.h"
 #include "droce_comp.h"
 #include "droce_idle.h"
+#include "droce_memif.h"
 #include "droce_neigh.h"
 #include "droce_req.h"
 #include "droce_resp.h"
@@ -69,6 +70,13 @@ link_check(struct droce_dev *dev, uint64_t now)
 	dev->link_check_at = now + droce_eng.hz * DROCE_LINK_CHECK_MS / 1000;
 	if (rte_eth_link_get_nowait(dev->port_id, &link) != 0)
 		return;
+	/* (a port whose memif peer left is looked at on every pass: the
+	 * next one may come and go at once) */
+	if (unlikely(__atomic_load_n(&dev->memif_peer, __ATOMIC_ACQUIRE) !=
+		     DROCE_MEMIF_PEER_HERE)) {
+		droce_memif_link(dev, link.link_status == RTE_ETH_LINK_UP);
+		dev->link_check_at = now;
+	}
 	droce_dev_link_event(dev, link.link_status == RTE_ETH_LINK_UP);
 }
 
@@ -141,8 +149,10 @@ run_device(struct droce_shard *sh, uint64_t now)
 	sh->pass_next = i;
 	droce_clock_mark(sh->lc, &t, DROCE_STAGE_QPS);
 	droce_neigh_timer(sh, now);
+	/* (a port whose memif peer left is looked at, for the next one) */
 	if (sh->index == 0 && unlikely(now >= sh->dev->link_check_at) &&
-	    !sh->port_stopped)
+	    (!sh->port_stopped ||
+	     sh->dev->memif_peer != DROCE_MEMIF_PEER_HERE))
 		link_check(sh->dev, now);
 	droce_shard_tx_flush(sh);
 	droce_clock_mark(sh->lc, &t, DROCE_STAGE_SEND);

@@ -86,6 +86,14 @@ memif_sock_of(const char *eal_args, const char *port, struct memif_sock *s)
 	return true;
 }
 
+bool
+droce_memif_server(const char *eal_args, const char *port)
+{
+	struct memif_sock s;
+
+	return memif_sock_of(eal_args, port, &s) && s.server;
+}
+
 /*
  * Knock on socket @p s as a memif client would, and hang up once the
  * server has said hello: a memif server takes that for a client that

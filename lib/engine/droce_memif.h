@@ -63,4 +63,34 @@ int droce_memif_connect(const char *name, const char *eal_args,
 			const char *port, uint16_t port_id,
 			unsigned int wait_ms);
 
+/** Whether @p port (with @p eal_args) is a net_memif server. */
+bool droce_memif_server(const char *eal_args, const char *port);
+
+/* The Ethernet type of the frames a memif peer's leave is told with
+ * (lib/engine/droce_memif_leave.c): IEEE 802's local experimental 2. */
+#define DROCE_MEMIF_LEAVE_TYPE 0x88b6
+
+/**
+ * On the primary shard's lcore: if @p m, received on a memif port, is a
+ * leave frame, take it (and free it): a peer that leaves has the device's
+ * shards stop their bursts on the port, then is told they did.
+ * @return whether it was one.
+ */
+bool droce_memif_leave_rx(struct droce_shard *sh, struct rte_mbuf *m);
+
+/**
+ * On the primary shard's lcore, while the memif peer of @p dev is not
+ * DROCE_MEMIF_PEER_HERE: its link was seen @p up (or down). Once it went
+ * down and came up again, a new peer is there and the shards' bursts
+ * start again.
+ */
+void droce_memif_link(struct droce_dev *dev, bool up);
+
+/**
+ * As the process exits, its lcores stopped, before its ports close: each
+ * memif peer whose link is up is told this one leaves, and its answer
+ * waited for a while (LEAVE_WAIT_MS).
+ */
+void droce_memif_leave_all(void);
+
 #endif /* DROCE_MEMIF_H */

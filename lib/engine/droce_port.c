@@ -366,6 +366,10 @@ droce_port_configure(struct droce_dev *dev, const struct droce_dev_cfg *c,
 	if (ret < 0)
 		return ret;
 	conf.rxmode.mtu = dev->eth_mtu;
+	dev->memif = info.driver_name != NULL &&
+		strcmp(info.driver_name, "net_memif") == 0;
+	dev->memif_server = dev->memif &&
+		droce_memif_server(droce_eng.cfg.eal_args, c->port);
 	/* checksums and segments the port can make of raw QPs' frames */
 	dev->tx_offloads = info.tx_offload_capa &
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |

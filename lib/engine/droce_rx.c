@@ -17,6 +17,7 @@
 #include "droce_engine_pvt.h"
 #include "droce_comp.h"
 #include "droce_mirror.h"
+#include "droce_memif.h"
 #include "droce_neigh.h"
 #include "droce_resp.h"
 #include "droce_tx.h"
@@ -262,6 +263,9 @@ rx_first(struct droce_shard *sh, struct rte_mbuf *m,
 		droce_neigh_arp_input(sh, m);
 		return false;
 	}
+	if (unlikely(type == DROCE_MEMIF_LEAVE_TYPE) && sh->dev->memif &&
+	    droce_memif_leave_rx(sh, m))
+		return false;
 	if (!rte_is_same_ether_addr(&eth->dst_addr, &sh->dev->mac) &&
 	    !rte_is_multicast_ether_addr(&eth->dst_addr)) {
 		sh->stats.rx_not_ours++;
