@@ -23,8 +23,13 @@
  * exchanged. It prints "rdma_check: ok" and exits 0 only if both sides
  * found every byte right.
  *
+ * -u TIMEOUT is the QPs' local ACK timeout (4.096 us << TIMEOUT, 14 by
+ * default, as perftest's -u): a peer whose responder can be held up for
+ * half a second while its requester runs (soft-RoCE in a guest without
+ * KVM) needs more than 14's 67 ms times seven retries.
+ *
  * Usage: rdma_check -d DEV [-x GID_INDEX] [-p PORT] [-s SIZE] [-n COUNT]
- *                   [SERVER]
+ *                   [-u TIMEOUT] [SERVER]
  */
 
 #include <arpa/inet.h>
@@ -63,6 +68,7 @@ struct check {
 	int port;
 	uint32_t size;
 	uint32_t count;
+	uint8_t timeout;
 	bool is_server;
 
 	struct ibv_context *ctx;
@@ -306,7 +312,7 @@ connect_qp(struct check *c)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = c->self.psn;
-	a.timeout = 14;
+	a.timeout = c->timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = RD_ATOMIC;
@@ -406,12 +412,12 @@ int
 main(int argc, char **argv)
 {
 	struct check c = { .gid_index = 0, .port = 18515, .size = 4096,
-			   .count = 100, .sock = -1 };
+			   .count = 100, .timeout = 14, .sock = -1 };
 	char line[64], verdict[64];
 	size_t bad;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:x:p:s:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:x:p:s:n:u:")) != -1) {
 		switch (opt) {
 		case 'd':
 			c.dev_name = optarg;
@@ -427,6 +433,9 @@ main(int argc, char **argv)
 			break;
 		case 'n':
 			c.count = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'u':
+			c.timeout = (uint8_t)strtoul(optarg, NULL, 0);
 			break;
 		default:
 			goto usage;
@@ -472,6 +481,6 @@ main(int argc, char **argv)
 
 usage:
 	fprintf(stderr, "usage: rdma_check -d DEV [-x GID_INDEX] [-p PORT] "
-		"[-s SIZE] [-n COUNT] [SERVER]\n");
+		"[-s SIZE] [-n COUNT] [-u TIMEOUT] [SERVER]\n");
 	return 2;
 }
