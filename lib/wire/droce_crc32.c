@@ -134,13 +134,13 @@ static const uint8_t shuffle_tbl[48] = {
 };
 
 /*
- * The CRC of lane x followed by the last @p r (< 16) bytes before @p end,
- * with no table: the lane's first r bytes, alone in a lane, are folded
- * into its last 16 - r bytes joined by the tail. Needs 16 readable bytes
- * before end.
+ * The CRC of lane x followed by the last @p r (< 16) bytes of @p last, the
+ * 16 bytes the message ends with, with no table: the lane's first r
+ * bytes, alone in a lane, are folded into its last 16 - r bytes joined
+ * by the tail.
  */
 static inline __attribute__((target("pclmul,sse4.1"))) uint32_t
-lane_finish(__m128i x, const uint8_t *end, size_t r)
+lane_finish_with(__m128i x, __m128i last, size_t r)
 {
 	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
 					    (long long)CRC32_FOLD128_HI);
@@ -151,10 +151,17 @@ lane_finish(__m128i x, const uint8_t *end, size_t r)
 	down = _mm_loadu_si128((const __m128i *)(shuffle_tbl + 16 + r));
 	head = _mm_shuffle_epi8(x, _mm_loadu_si128((const __m128i *)
 					(shuffle_tbl + r)));
-	rest = _mm_blendv_epi8(_mm_shuffle_epi8(x, down),
-			       _mm_loadu_si128((const __m128i *)(end - 16)),
-			       down);
+	rest = _mm_blendv_epi8(_mm_shuffle_epi8(x, down), last, down);
 	return lane_reduce(fold(head, k128, rest));
+}
+
+/* lane_finish_with() the last @p r bytes before @p end: needs 16 readable
+ * bytes before end. */
+static inline __attribute__((target("pclmul,sse4.1"))) uint32_t
+lane_finish(__m128i x, const uint8_t *end, size_t r)
+{
+	return lane_finish_with(x, _mm_loadu_si128((const __m128i *)(end - 16)),
+				r);
 }
 
 /*
@@ -238,25 +245,34 @@ droce_crc32_clmul_masked64(uint32_t reg, const void *buf, size_t len,
 }
 
 /*
- * 16 to 63 bytes, the first taken OR @p set: a masked copy, then one
- * lane. The tables would do, but between two short frames (ACKs) their
- * 8 KiB leave the cache, and a miss costs more than the lane.
+ * 16 to 63 bytes, the first taken OR @p set: one lane, each 16 bytes
+ * ORed as they are loaded, the last few in the 16 bytes the message ends
+ * with (ORed too), so nothing past it is read. The tables would do, but
+ * between two short frames (ACKs) their 8 KiB leave the cache, and a
+ * miss costs more than the lane.
  */
 __attribute__((target("pclmul,sse4.1"))) uint32_t
 droce_crc32_clmul_masked_short(uint32_t reg, const void *buf, size_t len,
 			       const uint8_t set[64])
 {
-	uint8_t first[64] __attribute__((aligned(16))) = { 0 };
-	int i;
+	const uint8_t *p = buf;
+	const __m128i k128 = _mm_set_epi64x((long long)CRC32_FOLD128_LO,
+					    (long long)CRC32_FOLD128_HI);
+	__m128i x;
+	size_t i;
 
-	memcpy(first, buf, len);
-	for (i = 0; i < 4; i++)
-		_mm_store_si128((__m128i *)(first + 16 * i),
-				_mm_or_si128(_mm_load_si128((const __m128i *)
-							    (first + 16 * i)),
-					     _mm_loadu_si128((const __m128i *)
-							     (set + 16 * i))));
-	return droce_crc32_clmul(reg, first, len);
+	x = _mm_xor_si128(_mm_or_si128(_mm_loadu_si128((const __m128i *)p),
+				       _mm_loadu_si128((const __m128i *)set)),
+			  _mm_cvtsi32_si128((int)reg));
+	for (i = 16; i + 16 <= len; i += 16)
+		x = fold(x, k128,
+			 _mm_or_si128(_mm_loadu_si128((const __m128i *)(p + i)),
+				      _mm_loadu_si128((const __m128i *)
+						      (set + i))));
+	return lane_finish_with(x, _mm_or_si128(
+			_mm_loadu_si128((const __m128i *)(p + len - 16)),
+			_mm_loadu_si128((const __m128i *)(set + len - 16))),
+		len - i);
 }
 
 /* Fold each 128-bit lane of a 512-bit register by the constants in k. */
