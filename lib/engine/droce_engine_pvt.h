@@ -501,6 +501,15 @@ struct droce_shard {
 };
 
 /**
+ * On @p sh's lcore (through droce_shard_call()): no more bursts on its
+ * port if @p arg is not NULL (what it had queued to send goes), or bursts
+ * again; for a shard but the primary while the port is stopped, and for
+ * every shard while a memif peer is gone (lib/engine/droce_memif_leave.c).
+ * @return 0.
+ */
+int droce_shard_bursts(struct droce_shard *sh, void *arg);
+
+/**
  * droce_shard_call() of @p first on the primary shard of @p dev, then, while
  * each returns 0, of @p rest on each other shard, in order, with @p arg.
  * @return the first that did not return 0, or 0.

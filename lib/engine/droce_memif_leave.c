@@ -33,7 +33,6 @@
 
 #include "droce_engine_pvt.h"
 #include "droce_memif.h"
-#include "droce_tx.h"
 #include "droce_wire.h"
 
 #define LEAVE_MAGIC "droce-memif"
@@ -90,18 +89,8 @@ leave_send(struct droce_dev *dev, unsigned int kind)
 	rte_pktmbuf_free(m);
 }
 
-/* On a shard's lcore: no more bursts on the port (@p arg non-NULL), or
- * bursts again; what it had queued to send goes. */
-static int
-shard_bursts(struct droce_shard *sh, void *arg)
-{
-	__atomic_store_n(&sh->port_stopped, arg != NULL, __ATOMIC_RELAXED);
-	droce_shard_tx_flush(sh);
-	return 0;
-}
-
 /*
- * shard_bursts() on each shard of @p dev. The lcore of one that the
+ * droce_shard_bursts() on each shard of @p dev. The lcore of one that the
  * engine stops (the process exits) runs no call: once it stopped, its
  * flag is set from here (an exit on that lcore's own thread is not waited
  * for past STOP_WAIT_MS).
@@ -118,7 +107,7 @@ shards_bursts(struct droce_dev *dev, void *arg)
 		struct droce_lcore *lc = sh->lc;
 
 		if (__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE) == 0) {
-			droce_shard_call(sh, shard_bursts, arg);
+			droce_shard_call(sh, droce_shard_bursts, arg);
 			continue;
 		}
 		while (__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE) != 2 &&

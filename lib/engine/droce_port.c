@@ -77,10 +77,8 @@ port_start_call(struct droce_shard *sh, void *arg)
 	return 0;
 }
 
-/* On a shard but the primary: no more bursts on the port (@p arg
- * non-NULL), or bursts again. */
-static int
-shard_port_call(struct droce_shard *sh, void *arg)
+int
+droce_shard_bursts(struct droce_shard *sh, void *arg)
 {
 	__atomic_store_n(&sh->port_stopped, arg != NULL, __ATOMIC_RELAXED);
 	droce_shard_tx_flush(sh);
@@ -97,17 +95,17 @@ droce_dev_port_stop(struct droce_dev *dev)
 	int ret;
 
 	for (i = 1; i < dev->nshards; i++)
-		droce_shard_call(dev->shards[i], shard_port_call, sh);
+		droce_shard_call(dev->shards[i], droce_shard_bursts, sh);
 	ret = droce_shard_call(sh, port_stop_call, NULL);
 	for (i = 1; ret < 0 && i < dev->nshards; i++)
-		droce_shard_call(dev->shards[i], shard_port_call, NULL);
+		droce_shard_call(dev->shards[i], droce_shard_bursts, NULL);
 	return ret;
 }
 
 int
 droce_dev_port_start(struct droce_dev *dev)
 {
-	return droce_dev_call_shards(dev, port_start_call, shard_port_call,
+	return droce_dev_call_shards(dev, port_start_call, droce_shard_bursts,
 				     NULL);
 }
 
