@@ -45,6 +45,12 @@ the tool gives them, qperf's average otherwise).
   kernel UDP           iperf3 -u -b 0 -l 64 (datagrams received);
                        sockperf ping-pong
 
+A second table puts droce's aims beside their yardsticks of the same
+run: droce-perf's 64-byte WRITEs and 64 KiB bandwidth at least half of
+raw frames', the ping-pongs' p50 (droce-perf's write_lat, droce's SEND)
+at most twice raw_lat's and below the kernel's UDP; each ratio, its
+bound, met or not.
+
 It runs in a network namespace of its own (root), so its addresses and
 ports are its own. Packages it needs (iperf3, sockperf, qperf) are
 installed with apt-get if missing.
@@ -345,9 +351,55 @@ def fmt_lat(v):
     if v is None:
         return '-'
     if isinstance(v, tuple):
-        return '%.1f / %s us' % (v[0], '-' if v[1] is None else
-                                 '%.1f' % v[1])
-    return '%.1f us (avg)' % v
+        return '%.2f / %s us' % (v[0], '-' if v[1] is None else
+                                  '%.1f' % v[1])
+    return '%.2f us (avg)' % v
+
+
+# The aims of droce between two processes, each a ratio to its
+# yardstick in the same run: (the row, its column (1 messages, 2
+# bandwidth, 3 ping-pong p50), the yardstick's row, the bound, whether
+# the ratio must be at least (True) or at most (False) the bound).
+AIMS = (
+    ('droce, droce-perf', 1, 'raw DPDK frames', 0.5, True),
+    ('droce, droce-perf', 2, 'raw DPDK frames', 0.5, True),
+    ('droce, droce-perf', 3, 'raw DPDK frames', 2.0, False),
+    ('droce, SEND', 3, 'raw DPDK frames', 2.0, False),
+    ('droce, droce-perf', 3, 'kernel UDP', 1.0, False),
+    ('droce, SEND', 3, 'kernel UDP', 1.0, False),
+)
+COLUMNS = {1: '64 B messages', 2: '64 KiB bandwidth', 3: 'ping-pong p50'}
+
+
+def aims(rows):
+    """Each aim against its yardstick in @rows (compare.py's rows:
+    (name, rate, bandwidth, (p50, p99) or average)): (row, column,
+    yardstick, ratio, bound, at_least, met), the ratio None where
+    either figure is missing."""
+    by = {r[0]: r for r in rows}
+    out = []
+    for name, col, base, bound, at_least in AIMS:
+        a, b = (by.get(n, (n, None, None, None))[col] for n in (name, base))
+        a, b = (x[0] if isinstance(x, tuple) else x for x in (a, b))
+        ratio = a / b if a is not None and b else None
+        met = ratio is not None and (ratio >= bound if at_least
+                                     else ratio <= bound)
+        out.append((name, COLUMNS[col], base, ratio, bound, at_least, met))
+    return out
+
+
+def print_table(head, cells, rst):
+    widths = [max(len(c[i]) for c in cells + [head])
+              for i in range(len(head))]
+    line = '  '.join('=' * w for w in widths)
+    if rst:
+        print(line)
+    print('  '.join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+    print(line if rst else '')
+    for c in cells:
+        print('  '.join(x.ljust(w) for x, w in zip(c, widths)).rstrip())
+    if rst:
+        print(line)
 
 
 def main():
@@ -423,16 +475,15 @@ def main():
             '64 KiB bandwidth', '64 B ping-pong p50 / p99')
     cells = [(r[0], fmt_rate(r[1]), fmt_bw(r[2]), fmt_lat(r[3]))
              for r in rows]
-    widths = [max(len(c[i]) for c in cells + [head]) for i in range(4)]
-    line = '  '.join('=' * w for w in widths)
-    if rst:
-        print(line)
-    print('  '.join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
-    print(line if rst else '')
-    for c in cells:
-        print('  '.join(x.ljust(w) for x, w in zip(c, widths)).rstrip())
-    if rst:
-        print(line)
+    print_table(head, cells, rst)
+    print()
+    print_table(('aim, this run', 'of', 'ratio', 'bound', 'result'),
+                [('%s, %s' % (name, col), base,
+                  '-' if ratio is None else '%.2f' % ratio,
+                  '%s %.1f' % ('>=' if at_least else '<=', bound),
+                  'met' if met else 'not met')
+                 for name, col, base, ratio, bound, at_least, met
+                 in aims(rows)], rst)
     return 0 if all(any(x is not None for x in r[1:]) for r in rows) else 1
 
 
