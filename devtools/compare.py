@@ -80,12 +80,6 @@ LIBS = '%s:%s' % (os.path.join(TOP, 'build', 'lib', 'ibverbs'),
 SERVER_CORE, CLIENT_CORE = '1', '0'
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 def install_missing():
     want = [p for p, exe in (('iperf3', 'iperf3'), ('sockperf', 'sockperf'),
                              ('qperf', 'qperf')) if not shutil.which(exe)]
@@ -153,7 +147,7 @@ def memif_configs(work, tag=''):
 
 def droce_perf(work, test, size, secs, extra=()):
     sini, cini = memif_configs(work)
-    port = str(free_port())
+    port = str(netns.free_port())
     base = [PERF, test, '-s', str(size), '-p', port, '--no-progress']
     run = ['-D', str(secs)] if test.endswith('_bw') or test == 'raw' \
         else ['-n', '5000']
@@ -181,7 +175,7 @@ def ucx_perftest(work, test, size, secs):
     """ucx_perftest over droce between the memif pair: the result line's
     (p50 us, msg/s, MB/s)."""
     sini, cini = memif_configs(work, 'ucx')
-    port = str(free_port())
+    port = str(netns.free_port())
     env = {'UCX_NET_DEVICES': 'droce0:1', 'UCX_TLS': '^sm'}
     # as many iterations as take about secs (a warm-up first)
     iters = {'tag_lat': 20000, 'tag_bw': 2000000, 'ucp_put_bw': 100000}
@@ -230,7 +224,7 @@ def fi_pingpong(work, secs):
     inis = veth_configs(work, 'fi')
     res = {}
     for size, iters in ((64, 20000 * secs), (65536, 2000 * secs)):
-        port = str(free_port())
+        port = str(netns.free_port())
         base = ['fi_pingpong', '-p', 'verbs', '-e', 'msg', '-S', str(size),
                 '-I', str(iters)]
         out = Pair([RUN, '-c', inis[0]] + base + ['-B', port],
@@ -247,7 +241,7 @@ def fi_pingpong(work, secs):
 
 
 def iperf3(secs, size, udp=False):
-    port = str(free_port())
+    port = str(netns.free_port())
     client = ['iperf3', '-c', '127.0.0.1', '-p', port, '-t', str(secs),
               '-l', str(size), '-J']
     client += ['-u', '-b', '0'] if udp else ['-N']
@@ -262,7 +256,7 @@ def iperf3(secs, size, udp=False):
 
 
 def sockperf(secs, tcp):
-    port = str(free_port())
+    port = str(netns.free_port())
     proto = ['--tcp'] if tcp else []
     out = Pair(['sockperf', 'server', '-i', '127.0.0.1', '-p', port] + proto,
                ['sockperf', 'ping-pong', '-i', '127.0.0.1', '-p', port,
@@ -284,7 +278,7 @@ def qperf_result(out, test, what):
 
 
 def qperf_tcp(secs):
-    port = str(free_port())
+    port = str(netns.free_port())
     base = ['qperf', '-lp', port, '-v', '-t', str(secs), '127.0.0.1']
     out = {}
     for size, test in (('64', 'tcp_bw'), ('64K', 'tcp_bw'),

@@ -12,6 +12,7 @@ subnets or ports. Needs root (CAP_SYS_ADMIN), as these tests do anyway.
 
 import ctypes
 import os
+import socket
 import subprocess
 
 CLONE_NEWNET = 0x40000000
@@ -24,3 +25,10 @@ def enter():
         err = ctypes.get_errno()
         raise OSError(err, 'unshare(CLONE_NEWNET): ' + os.strerror(err))
     subprocess.run(['ip', 'link', 'set', 'lo', 'up'], check=True)
+
+
+def free_port():
+    """A TCP port free on this namespace's loopback now."""
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]

@@ -32,10 +32,11 @@ Usage: test_memif_leave.py --lib DIR --workdir DIR [--rounds N]
 import argparse
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
+
+import netns
 
 CONFIG = """[eal]
 args = --log-level=lib.droce.engine:info --no-huge -m 512 --no-pci \
@@ -64,12 +65,6 @@ def check(ok, what):
         failures.append(what)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 def config(work, role, n, core, wait):
     path = os.path.join(work, role + '.ini')
     with open(path, 'w') as f:
@@ -94,7 +89,7 @@ def main():
     client_cfg = config(work, 'client', 2, 0, 30)
     log_path = os.path.join(work, 'server.log')
     with open(log_path, 'w') as log:
-        port = free_port()
+        port = netns.free_port()
         server = subprocess.Popen(
             ['ibv_rc_pingpong', '-d', 'droce0', '-g', '0', '-n', '100',
              '-p', str(port)],

@@ -22,7 +22,6 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -79,12 +78,6 @@ def check(cond, what):
     print('%s %s' % ('ok   ' if cond else 'FAIL ', what))
     if not cond:
         failed += 1
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def check_moved(trace):
@@ -148,7 +141,7 @@ def main():
             f.write(INI.format(prefix='%s-%s' % (tag, role), veth=veth,
                                n=n))
         inis.append(ini)
-    port = str(free_port())
+    port = str(netns.free_port())
     base = [args.perf, 'write_bw', '-s', '4096', '-n', '3000', '-p', port,
             '--no-progress']
     srv = subprocess.Popen(base + ['--server'],
