@@ -63,7 +63,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -296,9 +295,7 @@ def qperf_droce(work, secs):
     env = dict(os.environ, LD_LIBRARY_PATH=LIBS)
     envs = [dict(env, DROCE_CONFIG=ini)
             for ini in veth_configs(work, 'qperf')]
-    with socket.socket() as so:
-        so.bind((dropin.QPERF_SERVER, 0))
-        port = str(so.getsockname()[1])
+    port = str(netns.free_port(dropin.QPERF_SERVER))
     server = subprocess.Popen(['taskset', '-c', SERVER_CORE, 'qperf', '-lp',
                                port], env=envs[0], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL,

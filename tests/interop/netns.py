@@ -27,8 +27,8 @@ def enter():
     subprocess.run(['ip', 'link', 'set', 'lo', 'up'], check=True)
 
 
-def free_port():
-    """A TCP port free on this namespace's loopback now."""
+def free_port(addr='127.0.0.1'):
+    """A TCP port free on @addr (this namespace's loopback) now."""
     with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
+        s.bind((addr, 0))
         return s.getsockname()[1]

@@ -77,7 +77,6 @@ import os
 import pty
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -643,9 +642,7 @@ def test_qperf(args, env, tests):
         envs.append(dict(env, DROCE_CONFIG=ini))
     # the control connection's port: one free now (the namespace is the
     # test's own, so nothing else takes it meanwhile)
-    with socket.socket() as so:
-        so.bind((QPERF_SERVER, 0))
-        port = str(so.getsockname()[1])
+    port = str(netns.free_port(QPERF_SERVER))
     # (a session of its own: the server forks a child for each test,
     # and the whole group goes at the end; its output goes to files, as
     # nothing reads it before then)
