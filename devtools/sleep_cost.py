@@ -45,7 +45,7 @@ def main():
     os.sched_setaffinity(0, {0})
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(1000), 0, 0, 0)
-    # (Python's own cost a sleep, measured the same way without one)
+    # (what a read of the clock costs: the measurement's own share)
     t = time.perf_counter_ns()
     for _ in range(n):
         time.perf_counter_ns()
