@@ -43,8 +43,8 @@ def record(work, test, size, secs, extra):
          '-s', str(size), '-D', str(secs), '--no-progress'] + extra,
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, check=True).stdout
-    rate = [l for l in out.splitlines() if re.match(r'^\s*\d+\s+\d+\s', l)]
-    return data, rate[-1].split() if rate else None
+    rows = [l for l in out.splitlines() if re.match(r'^\s*\d+\s+\d+\s', l)]
+    return data, rows[-1].strip() if rows else None
 
 
 def samples(data):
@@ -81,11 +81,11 @@ def main():
     secs = int(argv[2]) if len(argv) > 2 else 4
     top = int(argv[3]) if len(argv) > 3 else 15
     with tempfile.TemporaryDirectory() as work:
-        data, rate = record(work, test, size, secs, extra)
+        data, result = record(work, test, size, secs, extra)
         threads = samples(data)
-    if rate:
-        print('%s -s %d %s: %s Mmsg/s' % (test, size, ' '.join(extra),
-                                          rate[-1]))
+    # (droce-perf's result line, as it prints it: bytes first)
+    if result:
+        print(' '.join([test] + extra + ['->', result]))
     engine = max(threads, key=lambda t: sum(
         s for s, sym, _ in threads[t] if sym in PASS_SYMBOLS))
     show('engine lcore (thread %d)' % engine, threads[engine], top)
