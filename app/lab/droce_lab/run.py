@@ -66,6 +66,9 @@ mac = 52:54:00:0a:00:02
 
 # how long one side of one run may take
 RUN_TIMEOUT = 300
+# how long a guest end of a run that timed out has to tell of a kernel
+# fault (its check runs every second; its tools killed, rxe may warn)
+FAULT_GRACE_S = 10
 # at most this many lines of what differs, a run, on the console
 SHOWN = 6
 # the first TCP port of perftest's exchanges (one a run)
@@ -348,6 +351,12 @@ class Lab:
         elif (acted or 0) != want:
             run.problems.append('the event acted on %s frames, not %d' % (
                 acted, want))
+        if rc_c is None or rc_s is None:
+            # (a guest whose network stalled tells of it late, often as
+            # its tools are killed: its fault, then, not the run's)
+            for e in (req, resp):
+                if isinstance(e, GuestEnd):
+                    e.vm.wait_for(r'^guest: kernel fault$', FAULT_GRACE_S)
         for e in (req, resp):
             fault = e.vm.fault() if isinstance(e, GuestEnd) else None
             if fault is not None:
