@@ -89,7 +89,9 @@ void droce_memif_link(struct droce_dev *dev, bool up);
 /**
  * As the process exits, its lcores stopped, before its ports close: each
  * memif peer whose link is up is told this one leaves, and its answer
- * waited for a while (LEAVE_WAIT_MS).
+ * (or its close) waited for a while (LEAVE_WAIT_MS), on DPDK's interrupt
+ * thread, where net_memif unmaps a connection's rings as the peer closes
+ * it.
  */
 void droce_memif_leave_all(void);
 

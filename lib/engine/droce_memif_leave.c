@@ -9,7 +9,10 @@
  * (which then faults). So a droce process that exits tells each memif
  * peer it leaves, with a frame of its own on the link, and closes its
  * ports once the peer answered that none of its bursts touch the link any
- * more (or after LEAVE_WAIT_MS, for a peer that is not droce).
+ * more, or closed it (or after LEAVE_WAIT_MS, for a peer that is not
+ * droce). Its own frames and bursts for that go on its interrupt thread
+ * too: the peer closes once it has its answer, maybe before this side
+ * read it.
  *
  * The peer stops its shards' bursts on the port from its interrupt
  * thread, where net_memif's teardown runs too, answers, and starts them
@@ -42,6 +45,10 @@
 #define KIND_STOPPED 2
 /* how long an exiting process waits for its peers' answers */
 #define LEAVE_WAIT_MS 250
+/* how often it looks for them */
+#define LEAVE_POLL_US 100
+/* how much longer it waits for DPDK's interrupt thread, which looks */
+#define LEAVE_LATE_MS 1000
 /* how long a peer's leave waits for an lcore the engine stops */
 #define STOP_WAIT_MS 100
 
@@ -208,6 +215,18 @@ enum leave_wait {
 };
 
 /*
+ * An exiting process's leave, run on DPDK's interrupt thread: net_memif
+ * tears a connection down there when its peer closes it, unmapping the
+ * rings a burst from any other thread may be reading (the peer closes as
+ * soon as it has its answer, which may be before this side read it).
+ */
+static struct {
+	enum leave_wait wait[DROCE_MAX_DEVS];
+	uint64_t end;                 /**< TSC: no answer waited for after */
+	uint32_t done;                /**< set once nothing is waited for */
+} leave;
+
+/*
  * Poll the queues of @p dev for its peer's answer; @return what to wait
  * for next. STOPPED: nothing (the peer polls no more). A peer that leaves
  * too polls until it has an answer: the memif server answers a client's
@@ -257,48 +276,116 @@ link_down(const struct droce_dev *dev)
 		link.link_status != RTE_ETH_LINK_UP;
 }
 
-void
-droce_memif_leave_all(void)
+/* One look at each peer's answer. @return whether one is still waited
+ * for (and may be). */
+static bool
+leave_look(void)
 {
-	enum leave_wait wait[DROCE_MAX_DEVS] = { WAIT_NONE };
-	unsigned int i, left = 0;
-	uint64_t end;
+	unsigned int i;
+	bool left = false;
 
 	for (i = 0; i < droce_eng.ndevs; i++) {
 		struct droce_dev *dev = droce_eng.devs[i];
 
+		if (leave.wait[i] == WAIT_ANSWER)
+			leave.wait[i] = leave_poll(dev);
+		/* (a peer that closed the link polls it no more) */
+		if (leave.wait[i] != WAIT_NONE && link_down(dev))
+			leave.wait[i] = WAIT_NONE;
+		left |= leave.wait[i] != WAIT_NONE;
+	}
+	return left && rte_get_timer_cycles() < leave.end;
+}
+
+/* On DPDK's interrupt thread: leave_look(), and again in LEAVE_POLL_US
+ * until nothing is waited for. */
+static void
+leave_step(void *unused)
+{
+	RTE_SET_USED(unused);
+	if (leave_look() && rte_eal_alarm_set(LEAVE_POLL_US, leave_step,
+					      NULL) == 0)
+		return;
+	__atomic_store_n(&leave.done, 1, __ATOMIC_RELEASE);
+}
+
+/* Tell each memif peer whose link is up that this process leaves.
+ * @return whether one was told. */
+static bool
+leave_tell(void)
+{
+	unsigned int i;
+	bool told = false;
+
+	for (i = 0; i < droce_eng.ndevs; i++) {
+		struct droce_dev *dev = droce_eng.devs[i];
+
+		leave.wait[i] = WAIT_NONE;
 		/* (a peer that is leaving already answers on its own) */
 		if (!dev->memif || dev->shards[0]->port_stopped ||
 		    __atomic_load_n(&dev->memif_peer, __ATOMIC_ACQUIRE) !=
 		    DROCE_MEMIF_PEER_HERE || link_down(dev))
 			continue;
 		leave_send(dev, KIND_LEAVING);
-		wait[i] = WAIT_ANSWER;
-		left++;
+		leave.wait[i] = WAIT_ANSWER;
+		told = true;
 	}
-	end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 *
+	leave.end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 *
 		LEAVE_WAIT_MS;
-	while (left > 0 && rte_get_timer_cycles() < end) {
-		for (i = 0; i < droce_eng.ndevs; i++) {
-			struct droce_dev *dev = droce_eng.devs[i];
+	return told;
+}
 
-			if (wait[i] == WAIT_ANSWER)
-				wait[i] = leave_poll(dev);
-			if (wait[i] == WAIT_CLOSE && link_down(dev))
-				wait[i] = WAIT_NONE;
+/* On DPDK's interrupt thread: the leave begins. */
+static void
+leave_begin(void *unused)
+{
+	if (leave_tell()) {
+		leave_step(unused);
+		return;
+	}
+	__atomic_store_n(&leave.done, 1, __ATOMIC_RELEASE);
+}
+
+void
+droce_memif_leave_all(void)
+{
+	unsigned int i;
+	uint64_t end;
+	int ret;
+
+	leave.done = 0;
+	if (rte_thread_is_intr()) {
+		/* (an exit on that thread: nothing tears down meanwhile) */
+		if (leave_tell())
+			while (leave_look())
+				rte_delay_us_sleep(LEAVE_POLL_US);
+	} else {
+		ret = rte_eal_alarm_set(1, leave_begin, NULL);
+		if (ret < 0) {
+			DROCE_LOG(WARNING, "memif peers not told this process "
+				  "leaves: %s", strerror(-ret));
+			return;
 		}
-		left = 0;
-		for (i = 0; i < droce_eng.ndevs; i++)
-			left += wait[i] != WAIT_NONE;
-		if (left > 0)
-			rte_delay_us_sleep(100);
+		/* (the thread may not come: then no leave) */
+		end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 *
+			(LEAVE_WAIT_MS + LEAVE_LATE_MS);
+		while (!__atomic_load_n(&leave.done, __ATOMIC_ACQUIRE) &&
+		       rte_get_timer_cycles() < end)
+			rte_delay_us_sleep(1000);
+		if (!__atomic_load_n(&leave.done, __ATOMIC_ACQUIRE)) {
+			rte_eal_alarm_cancel(leave_begin, NULL);
+			rte_eal_alarm_cancel(leave_step, NULL);
+			DROCE_LOG(WARNING, "memif peers not waited for: DPDK's "
+				  "interrupt thread did not come in %d ms",
+				  LEAVE_WAIT_MS + LEAVE_LATE_MS);
+		}
 	}
 	for (i = 0; i < droce_eng.ndevs; i++)
-		if (wait[i] != WAIT_NONE)
+		if (leave.wait[i] != WAIT_NONE)
 			DROCE_LOG(INFO, "%s: the memif peer did not %s in %d "
 				  "ms: closing port %u anyway",
 				  droce_eng.devs[i]->name,
-				  wait[i] == WAIT_ANSWER ?
+				  leave.wait[i] == WAIT_ANSWER ?
 				  "say it stopped polling" : "close the link",
 				  LEAVE_WAIT_MS, droce_eng.devs[i]->port_id);
 }
