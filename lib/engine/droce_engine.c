@@ -297,6 +297,30 @@ ports_close(void *unused)
 	__atomic_store_n(&ports_closed, 1, __ATOMIC_RELEASE);
 }
 
+bool
+droce_intr_run_wait(void (*fn)(void *), const uint32_t *done,
+		    unsigned int wait_ms, const char *what)
+{
+	uint64_t end;
+	int ret;
+
+	ret = rte_eal_alarm_set(1, fn, NULL);
+	if (ret < 0) {
+		DROCE_LOG(WARNING, "%s: %s", what, strerror(-ret));
+		return false;
+	}
+	end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * wait_ms;
+	while (!__atomic_load_n(done, __ATOMIC_ACQUIRE) &&
+	       rte_get_timer_cycles() < end)
+		rte_delay_us_sleep(1000);
+	if (__atomic_load_n(done, __ATOMIC_ACQUIRE))
+		return true;
+	rte_eal_alarm_cancel(fn, NULL);
+	DROCE_LOG(WARNING, "%s: DPDK's interrupt thread did not come in %u "
+		  "ms", what, wait_ms);
+	return false;
+}
+
 /*
  * ports_close() on DPDK's interrupt thread, waited for a while: a
  * process that exits on that thread runs it at once, and one whose
@@ -306,30 +330,11 @@ ports_close(void *unused)
 static void
 ports_close_at_exit(void)
 {
-	uint64_t end;
-	int ret;
-
-	if (rte_thread_is_intr()) {
+	if (rte_thread_is_intr())
 		ports_close(NULL);
-		return;
-	}
-	ret = rte_eal_alarm_set(1, ports_close, NULL);
-	if (ret < 0) {
-		DROCE_LOG(WARNING, "ports not closed at exit: %s",
-			  strerror(-ret));
-		return;
-	}
-	end = rte_get_timer_cycles() +
-		rte_get_timer_hz() / 1000 * CLOSE_WAIT_MS;
-	while (!__atomic_load_n(&ports_closed, __ATOMIC_ACQUIRE) &&
-	       rte_get_timer_cycles() < end)
-		rte_delay_us_sleep(1000);
-	if (!__atomic_load_n(&ports_closed, __ATOMIC_ACQUIRE)) {
-		rte_eal_alarm_cancel(ports_close, NULL);
-		DROCE_LOG(WARNING, "ports not closed at exit: DPDK's "
-			  "interrupt thread did not come in %d ms",
-			  CLOSE_WAIT_MS);
-	}
+	else
+		droce_intr_run_wait(ports_close, &ports_closed, CLOSE_WAIT_MS,
+				    "ports not closed at exit");
 }
 
 /*

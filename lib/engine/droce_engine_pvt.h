@@ -264,6 +264,17 @@ droce_clock_mark(struct droce_lcore *lc, uint64_t *t, enum droce_stage stage)
 
 int droce_lcore_main(void *arg);
 
+/**
+ * Run @p fn on DPDK's interrupt thread, where net_memif tears a
+ * connection down when its peer closes it, and wait up to @p wait_ms for
+ * *@p done, which @p fn (or what it leaves for that thread) sets once it
+ * is through. If the thread does not come (or @p fn cannot be handed to
+ * it), @p fn is cancelled and a warning headed @p what logged.
+ * @return whether *@p done was set.
+ */
+bool droce_intr_run_wait(void (*fn)(void *), const uint32_t *done,
+			 unsigned int wait_ms, const char *what);
+
 /** Log what the pass clock of @p lc counted, if anything (pass_clock). */
 void droce_lcore_clock_report(const struct droce_lcore *lc);
 

@@ -350,8 +350,6 @@ void
 droce_memif_leave_all(void)
 {
 	unsigned int i;
-	uint64_t end;
-	int ret;
 
 	leave.done = 0;
 	if (rte_thread_is_intr()) {
@@ -359,26 +357,11 @@ droce_memif_leave_all(void)
 		if (leave_tell())
 			while (leave_look())
 				rte_delay_us_sleep(LEAVE_POLL_US);
-	} else {
-		ret = rte_eal_alarm_set(1, leave_begin, NULL);
-		if (ret < 0) {
-			DROCE_LOG(WARNING, "memif peers not told this process "
-				  "leaves: %s", strerror(-ret));
-			return;
-		}
-		/* (the thread may not come: then no leave) */
-		end = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 *
-			(LEAVE_WAIT_MS + LEAVE_LATE_MS);
-		while (!__atomic_load_n(&leave.done, __ATOMIC_ACQUIRE) &&
-		       rte_get_timer_cycles() < end)
-			rte_delay_us_sleep(1000);
-		if (!__atomic_load_n(&leave.done, __ATOMIC_ACQUIRE)) {
-			rte_eal_alarm_cancel(leave_begin, NULL);
-			rte_eal_alarm_cancel(leave_step, NULL);
-			DROCE_LOG(WARNING, "memif peers not waited for: DPDK's "
-				  "interrupt thread did not come in %d ms",
-				  LEAVE_WAIT_MS + LEAVE_LATE_MS);
-		}
+	} else if (!droce_intr_run_wait(leave_begin, &leave.done,
+					LEAVE_WAIT_MS + LEAVE_LATE_MS,
+					"memif peers not waited for at exit")) {
+		/* (the thread did not come, or left a look pending) */
+		rte_eal_alarm_cancel(leave_step, NULL);
 	}
 	for (i = 0; i < droce_eng.ndevs; i++)
 		if (leave.wait[i] != WAIT_NONE)
